@@ -1,0 +1,191 @@
+"""Pommerman: 11x11 board, 4 agents, FFA or teams, two rulesets of one engine.
+
+    >>> from games.pommerman import Pommerman, PommermanConfig
+    >>> game = Pommerman(PommermanConfig(mode="ffa", ruleset="canonical"))
+    >>> game.reset(seed=7)
+    >>> game.step([0, 1, 2, 5])
+    >>> game.step_count
+    1
+
+Rulesets: ``canonical`` (the NeurIPS 2018 competition package, default) and
+``java`` (the Java framework of the FEMCTS study, with optional board
+collapse). See ``_layout.py`` for the state layout, ``_kernels.py`` for the
+shared kernels and ``_canonical.py`` / ``_java.py`` for the rules.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..api import LOSS, TIE, WIN
+from . import _kernels
+from ._json import StateFormatError, state_from_dict, state_to_dict
+from ._layout import (
+    A_ALIVE, A_COL, A_ROW, A_STATUS, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE, DEFAULT_MAX_STEPS,
+    FULL_VIEW, M_MODE, M_N_BOMBS, M_RESULT, M_STEP, MODES, N_ACTIONS, N_AGENTS, RESULT_TIE,
+    RULESETS, STATUS_WIN, MODE_TEAM, PommermanState, copy_state,
+)
+
+__all__ = ["Pommerman", "PommermanConfig", "PommermanState", "StateFormatError"]
+
+VIEW_RANGES = (0, 1, 2, 3, 4)
+
+
+@dataclass(frozen=True)
+class PommermanConfig:
+    """Options of a Pommerman game."""
+
+    mode: str = "ffa"
+    """``ffa`` (four players) or ``team`` (agents 0+2 against 1+3)."""
+    ruleset: str = "canonical"
+    """``canonical`` (NeurIPS 2018 package) or ``java`` (the Java framework)."""
+    collapse: bool = False
+    """Java ruleset only: the board collapses at ticks 500, 575, 650 and 725."""
+    view_range: int | None = None
+    """Chebyshev radius 0..4 each agent sees around itself; None = full observability."""
+    max_steps: int = DEFAULT_MAX_STEPS
+    """Game length limit in ticks (the references use 800)."""
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"mode: unknown mode {self.mode!r}; expected one of {sorted(MODES)}")
+        if self.ruleset not in RULESETS:
+            raise ValueError(f"ruleset: unknown ruleset {self.ruleset!r}; expected one of {sorted(RULESETS)}")
+        if self.collapse and self.ruleset != "java":
+            raise ValueError("collapse: board collapse exists only in the 'java' ruleset")
+        if self.view_range is not None and self.view_range not in VIEW_RANGES:
+            raise ValueError(f"view_range: must be one of {VIEW_RANGES} or absent (full), got {self.view_range!r}")
+        if not isinstance(self.max_steps, int) or not 1 <= self.max_steps <= 100_000:
+            raise ValueError(f"max_steps: must be an int in [1, 100000], got {self.max_steps!r}")
+
+    @property
+    def view(self) -> int:
+        """The view range as the kernels take it (-1 = full)."""
+        return FULL_VIEW if self.view_range is None else int(self.view_range)
+
+
+def generate(config: PommermanConfig, seed) -> PommermanState:
+    """A fresh board for ``config`` from ``seed`` (int or SeedSequence)."""
+    mode = MODES[config.mode]
+    if config.ruleset == "java":
+        from ._java import generate_java
+        state = generate_java(seed, mode, bool(config.collapse))
+    else:
+        from ._canonical import generate_canonical
+        state = generate_canonical(seed, mode)
+    state.meta[8] = config.max_steps  # M_MAX_STEPS
+    return state
+
+
+class Pommerman:
+    """The ergonomic wrapper over the Pommerman kernels (see :class:`games.api.Game`)."""
+
+    num_players = N_AGENTS
+    num_actions = N_ACTIONS
+
+    def __init__(self, config: PommermanConfig | None = None, **options):
+        self.config = config if config is not None else PommermanConfig(**options)
+        self.state: PommermanState | None = None
+        self.invalid_actions = np.zeros(N_AGENTS, dtype=np.int64)
+
+    # --- life cycle -----------------------------------------------------
+    def reset(self, seed) -> None:
+        self.state = generate(self.config, seed)
+        self.invalid_actions[:] = 0
+
+    def step(self, actions) -> None:
+        if self.state is None:
+            raise RuntimeError("call reset(seed) before step()")
+        if len(actions) != N_AGENTS:
+            raise ValueError(f"actions: expected {N_AGENTS} actions, got {len(actions)}")
+        joint = np.zeros(N_AGENTS, dtype=np.int64)
+        for i, a in enumerate(actions):
+            try:
+                a = int(a)
+            except (TypeError, ValueError):
+                a = -1
+            if 0 <= a < N_ACTIONS:
+                joint[i] = a
+            else:  # the reference treats an invalid action as stop
+                self.invalid_actions[i] += 1
+        _kernels.step(self.state, joint)
+
+    # --- queries --------------------------------------------------------
+    def observation(self, player: int) -> PommermanState:
+        return _kernels.observe(self.state, int(player), self.config.view)
+
+    def legal_actions(self, player: int) -> np.ndarray:
+        return _kernels.legal_actions(self.state, int(player))
+
+    @property
+    def done(self) -> bool:
+        return bool(_kernels.is_terminal(self.state))
+
+    @property
+    def step_count(self) -> int:
+        return int(self.state.meta[M_STEP])
+
+    def returns(self) -> np.ndarray:
+        return _kernels.returns(self.state)
+
+    def outcomes(self) -> list[str]:
+        """WIN / TIE / LOSS per seat at the end (a team win counts for both members)."""
+        tie = self.state.meta[M_RESULT] == RESULT_TIE
+        return [WIN if self.state.agents[i, A_STATUS] == STATUS_WIN else TIE if tie else LOSS
+                for i in range(N_AGENTS)]
+
+    def teams(self) -> list[int]:
+        if self.state is not None and self.state.meta[M_MODE] == MODE_TEAM or self.config.mode == "team":
+            return [0, 1, 0, 1]
+        return [0, 1, 2, 3]
+
+    # --- copies and serialisation ---------------------------------------
+    def copy(self) -> "Pommerman":
+        other = Pommerman(self.config)
+        other.state = copy_state(self.state)
+        other.invalid_actions = self.invalid_actions.copy()
+        return other
+
+    def to_json(self) -> str:
+        d = state_to_dict(self.state)
+        d["config"] = asdict(self.config)
+        return json.dumps(d)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Pommerman":
+        d = json.loads(text)
+        cfg = PommermanConfig(**d.get("config", {}))
+        game = cls(cfg)
+        game.state = state_from_dict(d, mode=cfg.mode, ruleset=cfg.ruleset,
+                                     collapse=cfg.collapse, max_steps=cfg.max_steps)
+        return game
+
+    def render(self, state: PommermanState | None = None) -> str:
+        return render_state(self.state if state is None else state)
+
+
+_GLYPHS = {0: ".", 1: "#", 2: "+", 3: "b", 4: "*", 5: "?", 6: "a", 7: "r", 8: "k", 9: "@"}
+
+
+def render_state(state: PommermanState) -> str:
+    """ASCII picture: ``#`` rigid, ``+`` wood, ``b`` bomb, ``*`` flames, ``?`` fog,
+    ``a``/``r``/``k`` power-ups (ammo, range, kick), ``0``-``3`` agents."""
+    rows = []
+    for r in range(BOARD_SIZE):
+        line = []
+        for c in range(BOARD_SIZE):
+            v = int(state.board[r * BOARD_SIZE + c])
+            line.append(str(v - 10) if v >= 10 else _GLYPHS.get(v, "?"))
+        rows.append(" ".join(line))
+    status = []
+    for i in range(N_AGENTS):
+        a = state.agents[i]
+        if not a[A_VISIBLE]:
+            status.append(f"{i}: unseen")
+        else:
+            status.append(f"{i}: {'alive' if a[A_ALIVE] else 'dead'} ({a[A_ROW]},{a[A_COL]})")
+    bombs = ", ".join(f"({b[B_ROW]},{b[B_COL]})" for b in state.bombs[: state.meta[M_N_BOMBS]])
+    rows.append(f"step {int(state.meta[M_STEP])} | " + " | ".join(status) + (f" | bombs {bombs}" if bombs else ""))
+    return "\n".join(rows)

@@ -25,3 +25,185 @@ def step(state, actions):
         step_java(state, actions)
     else:
         step_canonical(state, actions)
+
+
+from ._layout import (  # noqa: E402
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_STATUS, A_VISIBLE, A_REWARD,
+    B_COL, B_DIR, B_OWNER, B_ROW, F_COL, F_LIFE, F_ROW, FOG, FULL_VIEW, M_DONE,
+    M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
+    N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_WIN, WOOD, BOARD_SIZE,
+    copy_state,
+)
+import numpy as np  # noqa: E402
+
+#: Flame life an agent's model gives every visible flame (the reference's
+#: "flames get the full life" when it copies a state for an agent).
+FULL_FLAME_LIFE_CANONICAL = 2
+FULL_FLAME_LIFE_JAVA = 5
+
+
+@nb.njit(cache=True)
+def is_terminal(state):
+    """True when the game is over (meta[M_DONE])."""
+    return state.meta[M_DONE] != 0
+
+
+@nb.njit(cache=True)
+def returns(state):
+    """float64[4]: the reference's rewards after the last step (final at the end)."""
+    out = np.empty(N_AGENTS, dtype=np.float64)
+    for i in range(N_AGENTS):
+        out[i] = state.agents[i, A_REWARD]
+    return out
+
+
+@nb.njit(cache=True)
+def legal_actions(state, player):
+    """bool[6] action mask for ``player``.
+
+    Pommerman accepts every action from a living agent (a blocked move is a
+    stop, a bomb without ammo does nothing); a dead or finished agent can only
+    stop.
+    """
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    if state.agents[player, A_ALIVE] and not state.meta[M_DONE]:
+        mask[:] = True
+    else:
+        mask[0] = True
+    return mask
+
+
+@nb.njit(cache=True)
+def teammate_of(state, player):
+    """The teammate's id in team mode (teams 0+2, 1+3), else -1."""
+    if state.meta[M_MODE] == MODE_TEAM:
+        return (player + 2) % 4
+    return -1
+
+
+@nb.njit(cache=True)
+def observe(state, player, view_range):
+    """The model of the world ``player`` may plan from, as a new PommermanState.
+
+    Args:
+        state: the true PommermanState.
+        player: int, the observer's id.
+        view_range: int, -1 for full observability, else the Chebyshev radius
+            0..4 of the square the observer sees around itself.
+    Returns:
+        PommermanState in the same layout, built the way the reference Java
+        framework copies a state for a searching agent:
+        - cells outside the view square read FOG (5); bombs and flames there
+          are dropped; agents there get ``A_VISIBLE = 0`` and no board cell;
+        - hidden power-ups (``items``) are never in the model;
+        - under partial observability other agents' ammo, blast strength and
+          kick are unknown and set to the starting defaults (1, 2, no kick);
+        - bombs lose their owner (no ammo refund in simulations) and their
+          movement; flames get the full life of the ruleset.
+        ``meta[M_VIEW_RANGE]`` records the view range.
+    """
+    obs = copy_state(state)
+    obs.items[:] = 0
+    obs.meta[M_VIEW_RANGE] = view_range
+    full_flame = FULL_FLAME_LIFE_JAVA if state.meta[M_RULESET] == RULESET_JAVA else FULL_FLAME_LIFE_CANONICAL
+    prow = state.agents[player, A_ROW]
+    pcol = state.agents[player, A_COL]
+    partial = view_range >= 0
+    if partial:
+        for c in range(N_CELLS):
+            r = c // BOARD_SIZE
+            k = c % BOARD_SIZE
+            if abs(r - prow) > view_range or abs(k - pcol) > view_range:
+                obs.board[c] = FOG
+    for i in range(N_AGENTS):
+        if i == player:
+            continue
+        if partial:
+            r = state.agents[i, A_ROW]
+            k = state.agents[i, A_COL]
+            if abs(r - prow) > view_range or abs(k - pcol) > view_range:
+                obs.agents[i, A_VISIBLE] = 0
+            obs.agents[i, A_AMMO] = 1
+            obs.agents[i, A_BLAST] = 2
+            obs.agents[i, A_KICK] = 0
+    nb_ = 0
+    for b in range(state.meta[M_N_BOMBS]):
+        r = state.bombs[b, B_ROW]
+        k = state.bombs[b, B_COL]
+        if partial and (abs(r - prow) > view_range or abs(k - pcol) > view_range):
+            continue
+        obs.bombs[nb_, :] = state.bombs[b, :]
+        obs.bombs[nb_, B_OWNER] = NO_OWNER
+        obs.bombs[nb_, B_DIR] = 0
+        nb_ += 1
+    obs.meta[M_N_BOMBS] = nb_
+    nf = 0
+    for f in range(state.meta[M_N_FLAMES]):
+        r = state.flames[f, F_ROW]
+        k = state.flames[f, F_COL]
+        if partial and (abs(r - prow) > view_range or abs(k - pcol) > view_range):
+            continue
+        obs.flames[nf, :] = state.flames[f, :]
+        obs.flames[nf, F_LIFE] = full_flame
+        nf += 1
+    obs.meta[M_N_FLAMES] = nf
+    return obs
+
+
+@nb.njit(cache=True)
+def count_wood(state):
+    """Number of wood cells on the (possibly fogged) board."""
+    n = 0
+    for c in range(N_CELLS):
+        if state.board[c] == WOOD:
+            n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def count_alive(state, player, teammates):
+    """Living visible agents other than ``player``: teammates if ``teammates`` else enemies."""
+    mate = teammate_of(state, player)
+    n = 0
+    for i in range(N_AGENTS):
+        if i == player or not state.agents[i, A_ALIVE] or not state.agents[i, A_VISIBLE]:
+            continue
+        if (i == mate) == teammates:
+            n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def heuristic(root, root_wood, leaf, player):
+    """The reference framework's heuristic value of ``leaf`` for ``player``.
+
+    Args:
+        root: PommermanState the search started from.
+        root_wood: int, wood cells on the root board (precomputed once).
+        leaf: PommermanState reached by the search.
+        player: int.
+    Returns:
+        float64: +1 if ``player`` has won, -1 if it has lost or died, else
+        FFA: 0.5 * enemies killed / 3 + 0.1 * wood destroyed / initial wood
+        + 0.15 * can kick + 0.15 * blast gained / 10; team: 0.4 for enemies
+        plus 0.1 * change in living teammates.
+    """
+    status = leaf.agents[player, A_STATUS]
+    if status == STATUS_WIN:
+        return 1.0
+    if status == STATUS_LOSS or not leaf.agents[player, A_ALIVE]:
+        return -1.0
+    team = leaf.meta[M_MODE] == MODE_TEAM
+    enemy_factor = 0.4 if team else 0.5
+    enemies_killed = count_alive(root, player, False) - count_alive(leaf, player, False)
+    teammates_change = count_alive(leaf, player, True) - count_alive(root, player, True)
+    wood_destroyed = root_wood - count_wood(leaf)
+    max_wood = max(root.meta[M_INITIAL_WOOD], 1)
+    blast_gained = leaf.agents[player, A_BLAST] - root.agents[player, A_BLAST]
+    score = enemy_factor * enemies_killed / 3.0
+    score += 0.1 * wood_destroyed / max_wood
+    score += 0.15 * (1.0 if leaf.agents[player, A_KICK] else 0.0)
+    score += 0.15 * blast_gained / 10.0
+    if team:
+        score += 0.1 * teammates_change
+    return score

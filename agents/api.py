@@ -1,0 +1,120 @@
+"""The agent interface: a named, configurable player with a per-decision budget.
+
+An agent is a class registered in :mod:`agents.registry` under a name, with a
+frozen ``Config`` dataclass (one docstring per field, ``__post_init__``
+validation raising ``ValueError`` that names the field). The cluster builds
+agents only through the registry::
+
+    agent = make_agent("mcts", {"exploration": 1.4}, Budget(iterations=200), game_config)
+    agent.begin_game(seat=0, seed=np.random.SeedSequence(42))
+    action = agent.act(observation)
+
+Search happens inside numba kernels; ``act`` is the only Python call per
+decision. Agents that learn across games (FEMCTS populations, TD weights)
+expose that state as a dict of numpy arrays (``learned_state`` /
+``load_learned_state``), which the cluster saves after every game of a series
+(as ``.npz``) so a series can restart from its last finished game.
+"""
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-decision search budget: exactly one of ``ms`` or ``iterations``.
+
+    Iteration budgets make games reproducible; millisecond budgets are what the
+    studies report (40 ms per decision by default).
+    """
+
+    ms: float | None = 40.0
+    """Wall-clock milliseconds per decision (checked inside the search kernel)."""
+    iterations: int | None = None
+    """Search iterations per decision (overrides ``ms``)."""
+
+    def __post_init__(self):
+        if self.iterations is not None:
+            if not isinstance(self.iterations, int) or self.iterations < 1:
+                raise ValueError(f"budget.iterations: must be a positive int, got {self.iterations!r}")
+            object.__setattr__(self, "ms", None)
+        elif self.ms is None or not (0 < float(self.ms) <= 600_000):
+            raise ValueError(f"budget.ms: must be in (0, 600000], got {self.ms!r}")
+
+    @property
+    def deterministic(self) -> bool:
+        return self.iterations is not None
+
+    def kernel_args(self) -> tuple[int, float]:
+        """(max_iterations, time limit in seconds) for search kernels; a
+        kernel stops at whichever comes first (0 s = no time limit)."""
+        if self.iterations is not None:
+            return int(self.iterations), 0.0
+        return 2**62, float(self.ms) / 1000.0
+
+    def describe(self) -> str:
+        return f"{self.iterations} it" if self.iterations is not None else f"{self.ms:g} ms"
+
+
+@dataclass(frozen=True)
+class NoConfig:
+    """An agent without parameters."""
+
+
+class Agent(ABC):
+    """Base class of every agent."""
+
+    name: ClassVar[str] = "agent"
+    Config: ClassVar[type] = NoConfig
+
+    def __init__(self, config: Any, budget: Budget, game_config: Any):
+        self.config = config
+        self.budget = budget
+        self.game_config = game_config
+        self.seat = 0
+        self.decisions = 0
+        self.total_iterations = 0
+        self.total_seconds = 0.0
+
+    def begin_game(self, seat: int, seed: np.random.SeedSequence) -> None:
+        """Called before each game with the seat and this seat's seed."""
+        self.seat = seat
+        self.decisions = 0
+        self.total_iterations = 0
+        self.total_seconds = 0.0
+
+    def act(self, observation) -> int:
+        """Choose an action from ``observation`` (timed and counted)."""
+        t0 = time.perf_counter()
+        action, iterations = self.decide(observation)
+        self.total_seconds += time.perf_counter() - t0
+        self.total_iterations += int(iterations)
+        self.decisions += 1
+        return int(action)
+
+    @abstractmethod
+    def decide(self, observation) -> tuple[int, int]:
+        """Return (action, search iterations used)."""
+
+    def end_game(self, observation, returns: np.ndarray) -> None:
+        """Called after each game with the final observation (learning hook)."""
+
+    def learned_state(self) -> dict[str, np.ndarray] | None:
+        """Arrays this agent carries from game to game (None if it learns nothing)."""
+        return None
+
+    def load_learned_state(self, arrays: dict[str, np.ndarray]) -> None:
+        """Restore what ``learned_state`` returned (validating shapes)."""
+
+    @property
+    def mean_iterations(self) -> float:
+        return self.total_iterations / self.decisions if self.decisions else 0.0
+
+    @property
+    def mean_ms(self) -> float:
+        return 1000.0 * self.total_seconds / self.decisions if self.decisions else 0.0

@@ -1,0 +1,77 @@
+"""Agents by name: the only way the cluster and the CLI construct an agent."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, fields
+from typing import Any
+
+from .api import Agent, Budget
+
+_AGENTS: dict[str, type[Agent]] = {}
+
+
+def register(cls: type[Agent]) -> type[Agent]:
+    """Class decorator: register an Agent subclass under ``cls.name``."""
+    _AGENTS[cls.name] = cls
+    return cls
+
+
+def agent_names() -> list[str]:
+    _load_builtin()
+    return sorted(_AGENTS)
+
+
+def agent_class(name: str) -> type[Agent]:
+    _load_builtin()
+    if name not in _AGENTS:
+        raise ValueError(f"agent: unknown agent {name!r}; known: {sorted(_AGENTS)}")
+    return _AGENTS[name]
+
+
+def make_agent_config(name: str, params: dict | None = None, field_prefix: str = "params"):
+    """Validate ``params`` for agent ``name``; errors name the field as ``field_prefix.key``."""
+    cls = agent_class(name)
+    params = dict(params or {})
+    known = {f.name for f in fields(cls.Config)}
+    for key in params:
+        if key not in known:
+            raise ValueError(f"{field_prefix}.{key}: unknown parameter for agent {name!r}; "
+                             f"known: {sorted(known) or 'none'}")
+    try:
+        return cls.Config(**params)
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(field_prefix) else f"{field_prefix}.{msg}") from None
+    except TypeError as exc:
+        raise ValueError(f"{field_prefix}: {exc}") from None
+
+
+def make_agent(name: str, params: dict | Any | None, budget: Budget, game_config) -> Agent:
+    """An agent from its name, parameters (dict or Config), budget and the game's config."""
+    cls = agent_class(name)
+    config = params if isinstance(params, cls.Config) else make_agent_config(name, params)
+    return cls(config, budget, game_config)
+
+
+def config_hash(name: str, config, budget: Budget) -> str:
+    """A short stable hash of an agent's identity (name, parameters, budget)."""
+    blob = json.dumps({"name": name, "config": asdict(config), "budget": asdict(budget)},
+                      sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+_loaded = False
+
+
+def _load_builtin() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from . import simple  # noqa: F401  (random and other lightweight agents)
+    try:
+        from . import pommerman  # noqa: F401  (search agents)
+    except ImportError as exc:  # pragma: no cover - only while agents are being written
+        if "agents.pommerman" not in str(exc) and "cannot import" not in str(exc):
+            raise

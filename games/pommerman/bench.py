@@ -1,0 +1,106 @@
+"""Engine benchmarks: forward-model ticks and state copies per second, start-up times.
+
+Run through the CLI: ``arena bench pommerman --json``.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba as nb
+import numpy as np
+
+from .._rng import make_rng, rng_integer
+from . import PommermanConfig, generate
+from ._kernels import step
+from ._layout import M_DONE, N_AGENTS, copy_into, copy_state
+
+
+@nb.njit(cache=True)
+def random_playouts(boards, scratch, rng, games):
+    """Play ``games`` games with uniform random actions from the fresh ``boards``.
+
+    Args:
+        boards: a typed list of PommermanState, fresh boards cycled through.
+        scratch: PommermanState overwritten for each game.
+        rng: uint64[2] generator state.
+        games: int, number of games to play.
+    Returns:
+        int64: forward-model ticks executed.
+    """
+    ticks = 0
+    actions = np.zeros(N_AGENTS, dtype=np.int64)
+    for g in range(games):
+        copy_into(scratch, boards[g % len(boards)])
+        while scratch.meta[M_DONE] == 0:
+            for i in range(N_AGENTS):
+                actions[i] = rng_integer(rng, 6)
+            step(scratch, actions)
+            ticks += 1
+    return ticks
+
+
+@nb.njit(cache=True)
+def repeated_copies(src, dst, count):
+    """Copy ``src`` into ``dst`` ``count`` times (fresh arrays each time, like ``copy_state``)."""
+    total = 0
+    for _ in range(count):
+        s = copy_state(src)
+        total += s.meta[0]
+    copy_into(dst, src)
+    return total
+
+
+def bench_engine(ruleset: str = "canonical", mode: str = "ffa", seconds: float = 2.0, seed: int = 0) -> dict:
+    """Ticks per second of random games and copies per second, on one core."""
+    config = PommermanConfig(mode=mode, ruleset=ruleset)
+    boards = nb.typed.List([generate(config, np.random.SeedSequence(seed, spawn_key=(k,))) for k in range(16)])
+    scratch = copy_state(boards[0])
+    rng = make_rng(seed)
+    random_playouts(boards, scratch, rng, 1)  # compile / load
+    games, ticks, elapsed = 0, 0, 0.0
+    batch = 8
+    while elapsed < seconds:
+        t0 = time.perf_counter()
+        ticks += random_playouts(boards, scratch, rng, batch)
+        elapsed += time.perf_counter() - t0
+        games += batch
+    repeated_copies(boards[0], scratch, 10)
+    n = 200_000
+    t0 = time.perf_counter()
+    repeated_copies(boards[0], scratch, n)
+    copy_s = time.perf_counter() - t0
+    return {"ticks_per_s": ticks / elapsed, "random_games": games,
+            "mean_game_length": ticks / games, "copies_per_s": n / copy_s}
+
+
+_START_SNIPPET = (
+    "import time; t0 = time.perf_counter();"
+    "import numpy as np;"
+    "from games.pommerman import Pommerman;"
+    "from agents.registry import make_agent; from agents.api import Budget;"
+    "g = Pommerman(); g.reset(1);"
+    "a = make_agent('mcts', {}, Budget(iterations=50), g.config); a.begin_game(0, np.random.SeedSequence(1));"
+    "a.act(g.observation(0)); g.step([0, 0, 0, 0]);"
+    "print(time.perf_counter() - t0)"
+)
+
+
+def _timed_start(cache_dir: str) -> float:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", _START_SNIPPET], env=env, check=True,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return time.perf_counter() - t0
+
+
+def bench_start() -> dict:
+    """Wall time of a fresh process that makes a game, one MCTS decision and one step:
+    with an empty numba cache (cold) and then with the cache it left (warm)."""
+    with tempfile.TemporaryDirectory(prefix="arena-numba-") as cache_dir:
+        cold = _timed_start(cache_dir)
+        warm = _timed_start(cache_dir)
+    return {"cold_start_s": cold, "warm_start_s": warm}

@@ -1,0 +1,146 @@
+"""The Pommerman wrapper: JSON round trips, bad input, fog masking at every view range."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from games.pommerman import Pommerman, PommermanConfig, StateFormatError
+from games.pommerman._json import state_from_dict, state_to_dict
+from games.pommerman._kernels import heuristic, observe
+from games.pommerman._layout import (
+    A_AMMO, A_BLAST, A_KICK, A_VISIBLE, AGENT0, BOMB, FLAMES, FOG, M_N_BOMBS, M_N_FLAMES,
+    NO_OWNER, RIGID, WOOD, copy_state,
+)
+
+BOARD = """
+. . . . . . . . . . .
+. 0 . . . . . . . 3 .
+. . . # . . . . . . .
+. . . . . b . . . . .
+. . + . . * . . . . .
+. . . . . 2 . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. 1 . . . . . . . . .
+. . . . . . . . . . .
+"""
+CODES = {".": 0, "#": RIGID, "+": WOOD, "b": BOMB, "*": FLAMES}
+
+
+def board_state(picture: str = BOARD, mode: str = "ffa", ruleset: str = "canonical") -> dict:
+    """A golden-format dict from an ASCII picture (agents are digits, bombs 'b', flames '*')."""
+    rows = [r.split() for r in picture.strip().splitlines()]
+    board, agents, bombs, flames = [], [None] * 4, [], []
+    for r, row in enumerate(rows):
+        line = []
+        for c, ch in enumerate(row):
+            if ch.isdigit():
+                agents[int(ch)] = {"id": int(ch), "position": [r, c], "alive": True, "ammo": 1,
+                                   "blast_strength": 2, "can_kick": False}
+                line.append(AGENT0 + int(ch))
+            else:
+                line.append(CODES[ch])
+                if ch == "b":
+                    bombs.append({"position": [r, c], "owner": 2, "life": 5, "blast_strength": 2,
+                                  "moving_direction": 1})
+                if ch == "*":
+                    flames.append({"position": [r, c], "life": 1})
+        board.append(line)
+    return {"step_count": 3, "board": board, "agents": agents, "bombs": bombs, "flames": flames,
+            "items": [[4, 2, 7]], "done": False, "rewards": [0, 0, 0, 0], "result": "Incomplete",
+            "winners": None}
+
+
+def test_json_round_trip_keeps_every_field():
+    d = board_state()
+    state = state_from_dict(d)
+    back = state_to_dict(state)
+    for key in ("step_count", "board", "agents", "bombs", "flames", "items", "done", "rewards"):
+        assert back[key] == d[key], key
+
+
+def test_wrapper_json_round_trip():
+    game = Pommerman.from_json(json.dumps(board_state() | {"config": {"mode": "team"}}))
+    again = Pommerman.from_json(game.to_json())
+    assert again.config == game.config
+    assert again.to_json() == game.to_json()
+    assert game.teams() == [0, 1, 0, 1]
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d["board"].pop(), "board"),
+    (lambda d: d["board"][3].__setitem__(3, 42), "unknown cell value 42"),
+    (lambda d: d["agents"][2].__setitem__("position", [11, 3]), "agents[2].position"),
+    (lambda d: d["agents"][1].__setitem__("position", [-1, 0]), "off the 11x11 board"),
+    (lambda d: d["items"].append([0, 0, 3]), "items[1]"),
+    (lambda d: d["bombs"][0].__setitem__("owner", 7), "bombs[0].owner"),
+])
+def test_malformed_state_names_the_field(mutate, field):
+    d = board_state()
+    mutate(d)
+    with pytest.raises(StateFormatError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        state_from_dict(d)
+
+
+def test_config_errors_name_the_field():
+    with pytest.raises(ValueError, match="view_range"):
+        PommermanConfig(view_range=5)
+    with pytest.raises(ValueError, match="collapse"):
+        PommermanConfig(collapse=True)
+    with pytest.raises(ValueError, match="mode"):
+        PommermanConfig(mode="duel")
+
+
+def chebyshev(a, b):
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+@pytest.mark.parametrize("view_range", [0, 1, 2, 3, 4])
+def test_fog_masks_everything_outside_the_view_square(view_range):
+    state = state_from_dict(board_state())
+    player, me = 2, (5, 5)
+    obs = observe(state, player, view_range)
+    for cell in range(121):
+        r, c = divmod(cell, 11)
+        if chebyshev((r, c), me) > view_range:
+            assert obs.board[cell] == FOG, (r, c)
+        else:
+            assert obs.board[cell] == state.board[cell], (r, c)
+    # other agents: visible only inside the square; their private stats unknown
+    positions = {0: (1, 1), 1: (9, 1), 3: (1, 9)}
+    for i, pos in positions.items():
+        assert obs.agents[i, A_VISIBLE] == (chebyshev(pos, me) <= view_range)
+        assert (obs.agents[i, A_AMMO], obs.agents[i, A_BLAST], obs.agents[i, A_KICK]) == (1, 2, 0)
+    # the bomb at (3, 5) and the flame at (4, 5) are in the model only when seen
+    assert obs.meta[M_N_BOMBS] == (1 if view_range >= 2 else 0)
+    assert obs.meta[M_N_FLAMES] == (1 if view_range >= 1 else 0)
+    assert not obs.items.any(), "hidden power-ups never reach an agent's model"
+
+
+def test_full_observability_hides_only_power_ups_and_bomb_owners():
+    state = state_from_dict(board_state())
+    state.agents[0, A_KICK] = 1
+    obs = observe(state, 2, -1)
+    assert (obs.board == state.board).all()
+    assert obs.agents[0, A_KICK] == 1, "full observability shows the others' stats"
+    assert not obs.items.any()
+    assert obs.bombs[0, 2] == NO_OWNER and obs.bombs[0, 5] == 0  # owner and movement dropped
+    assert obs.flames[0, 2] == 2  # canonical flames get their full life in the model
+
+
+def test_heuristic_rewards_kills_wood_kick_and_blast():
+    root = state_from_dict(board_state())
+    root_wood = int((root.board == WOOD).sum())
+    leaf = copy_state(root)
+    assert heuristic(root, root_wood, leaf, 2) == 0.0
+    leaf.agents[0, 2] = 0  # enemy 0 dies
+    leaf.board[4 * 11 + 2] = 0  # the only wood burns
+    leaf.agents[2, A_KICK] = 1
+    leaf.agents[2, A_BLAST] += 1
+    value = heuristic(root, root_wood, leaf, 2)
+    assert value == pytest.approx(0.5 / 3 + 0.1 * 1 / max(root_wood, 1) + 0.15 + 0.015)
+    leaf.agents[2, 2] = 0  # the player itself dies
+    assert heuristic(root, root_wood, leaf, 2) == -1.0
