@@ -1,8 +1,719 @@
-"""Pommerman rules, canonical ruleset (placeholder: being written)."""
+"""Pommerman rules, canonical ruleset (the NeurIPS 2018 competition package).
+
+``step_canonical`` follows ``pommerman/forward_model.py`` (``ForwardModel.step``,
+``get_done``, ``get_rewards``, ``get_info``) and the env's step-count
+increment of the reference package, operation by operation, on the flat
+arrays of ``_layout.PommermanState``. ``generate_canonical`` draws a board
+with the constraints of the reference's ``utility.make_board`` /
+``utility.make_items``.
+
+Order of one tick (as in the reference):
+
+1. tick flames: dead ones (life 0) leave their cell, revealing a hidden
+   power-up; the others lose one life and are redrawn;
+2. living agents, in id order: clear their cell, lay a bomb (life 10, if no
+   bomb is at their cell and they have ammo) or pick a desired cell (not off
+   the board, not rigid or wood);
+3. bombs, in laying order: clear their cell; moving ones desire the next
+   cell unless it is off the board, a power-up or a wall;
+4. swaps across one border bounce (agent-agent both, bomb-bomb both, a bomb
+   crossing an agent only the bomb); then the reference's occupancy loops,
+   kicks and delayed reverts (cumulative occupancy counts, exactly as the
+   reference's ``defaultdict`` counters);
+5. bombs move or stop; agents move and pick up power-ups (ammo cap 10, blast
+   cap 10 in FFA, 4 in team mode: the reference passes its agent view size);
+6. bombs tick; bombs at 0 or standing in flames explode, in chains; owners
+   get their ammo back (dead or alive);
+7. bombs and flames (new ones life 2) are drawn; agents on flames die, the
+   others are drawn;
+8. step count + 1, then done / rewards / result as the reference computes
+   them (done when the new step count reaches ``meta[M_MAX_STEPS]``).
+"""
+from __future__ import annotations
+
 import numba as nb
+import numpy as np
+
+from ._layout import (
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
+    AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
+    DEFAULT_MAX_STEPS, EXTRA_BOMB, F_COL, F_LIFE, F_ROW, FLAMES, INCR_RANGE, KICK,
+    LAY_BOMB, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS, M_N_FLAMES,
+    M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MAX_FLAMES, MODE_FFA, MODE_TEAM,
+    N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN, RIGID,
+    RULESET_CANONICAL, STATUS_LOSS, STATUS_TIE, STATUS_WIN, STOP, WOOD,
+    PommermanState, empty_state,
+)
+
+#: Life of a freshly laid bomb (the reference's DEFAULT_BOMB_LIFE + 1; it is
+#: ticked in the same step, so it shows 9 after the step that laid it).
+BOMB_LIFE_AT_LAYING = 10
+#: Life of a new flame.
+FLAME_LIFE = 2
+#: Ammo cap (``Bomber.incr_ammo``).
+MAX_AMMO = 10
+#: Blast-strength cap from a range power-up: FFA (the default of
+#: ``ForwardModel.step``) and team mode (the reference's agent view size).
+MAX_BLAST_FFA = 10
+MAX_BLAST_TEAM = 4
+
+#: Board generation (PommeFFACompetition-v0 / PommeTeamCompetition-v0).
+NUM_RIGID = 36
+NUM_WOOD = 36
+NUM_ITEMS = 20
+#: Start cells (row, col) of agents 0..3.
+START_CELLS = ((1, 1), (BOARD_SIZE - 2, 1), (BOARD_SIZE - 2, BOARD_SIZE - 2), (1, BOARD_SIZE - 2))
+
+# Offsets into the per-step int16 scratch buffer (one allocation per step).
+_S_AOCC = 0                         # agent occupancy per cell [121]
+_S_BOCC = _S_AOCC + N_CELLS         # bomb occupancy per cell [121]
+_S_CROSS = _S_BOCC + N_CELLS        # border -> 1 + (agent id | 4 + bomb index) [242]
+_S_EXPL = _S_CROSS + 2 * N_CELLS    # exploded map [121]
+_S_ADES = _S_EXPL + N_CELLS         # agents' desired cell [4]
+_S_BDES = _S_ADES + N_AGENTS        # bombs' desired cell [MAX_BOMBS]
+_S_KBY = _S_BDES + MAX_BOMBS        # bomb -> 1 + kicking agent (0 none) [MAX_BOMBS]
+_S_KOF = _S_KBY + MAX_BOMBS         # agent -> 1 + kicked bomb (0 none) [4]
+_S_DBOMB = _S_KOF + N_AGENTS        # delayed bomb updates (bomb, cell) [2 * MAX_BOMBS]
+_S_DAGENT = _S_DBOMB + 2 * MAX_BOMBS  # delayed agent updates (agent, cell) [2 * MAX_BOMBS]
+_S_ACTS = _S_DAGENT + 2 * MAX_BOMBS  # sanitized actions [4]
+_S_ALIVE = _S_ACTS + N_AGENTS       # alive at the start of the step [4]
+_S_SIZE = _S_ALIVE + N_AGENTS
+
+
+@nb.njit(cache=True, inline="always")
+def _next_cell(p, direction):
+    """Flat cell one step from flat cell ``p`` in ``direction`` (1..4), or -1 off the board."""
+    r = p // BOARD_SIZE
+    c = p % BOARD_SIZE
+    if direction == 1:
+        r -= 1
+    elif direction == 2:
+        r += 1
+    elif direction == 3:
+        c -= 1
+    elif direction == 4:
+        c += 1
+    if r < 0 or r >= BOARD_SIZE or c < 0 or c >= BOARD_SIZE:
+        return -1
+    return r * BOARD_SIZE + c
+
+
+@nb.njit(cache=True, inline="always")
+def _is_powerup(v):
+    """True for the power-up cell codes 6, 7, 8."""
+    return v == EXTRA_BOMB or v == INCR_RANGE or v == KICK
+
+
+@nb.njit(cache=True, inline="always")
+def _is_wall(v):
+    """True for rigid (1) or wood (2)."""
+    return v == RIGID or v == WOOD
+
+
+@nb.njit(cache=True, inline="always")
+def _border(p, q):
+    """Index (0..241) of the border between adjacent flat cells p and q."""
+    lo = p if p < q else q
+    if p - q == BOARD_SIZE or q - p == BOARD_SIZE:
+        return lo
+    return N_CELLS + lo
+
+
+@nb.njit(cache=True)
+def _tick_flames(board, items, flames, meta):
+    """Tick the flames (int16[MAX_FLAMES, 3], first meta[M_N_FLAMES] live).
+
+    Dead flames (life 0) are removed, their cell becomes the hidden item of
+    ``items`` (int8[121], then cleared) or passage; the others lose one life
+    and are redrawn as flames on ``board`` (int8[121]). Order is kept.
+    """
+    nf = meta[M_N_FLAMES]
+    k = 0
+    for i in range(nf):
+        p = flames[i, F_ROW] * BOARD_SIZE + flames[i, F_COL]
+        if flames[i, F_LIFE] == 0:
+            v = items[p]
+            if v != 0:
+                items[p] = 0
+                board[p] = v
+            else:
+                board[p] = PASSAGE
+        else:
+            flames[k, F_ROW] = flames[i, F_ROW]
+            flames[k, F_COL] = flames[i, F_COL]
+            flames[k, F_LIFE] = flames[i, F_LIFE] - 1
+            k += 1
+    meta[M_N_FLAMES] = k
+    for i in range(k):
+        board[flames[i, F_ROW] * BOARD_SIZE + flames[i, F_COL]] = FLAMES
+
+
+@nb.njit(cache=True)
+def _agent_intents(board, agents, bombs, meta, acts, ades):
+    """Living agents clear their cell, lay bombs and choose desired cells.
+
+    acts: int16[4] sanitized actions; ades: int16[4] desired flat cells
+    (written; dead agents keep their own cell). Appends laid bombs to
+    ``bombs`` (int16[MAX_BOMBS, 6]); sets meta[M_OVERFLOW] when full.
+    """
+    for a in range(N_AGENTS):
+        p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+        ades[a] = p
+        if agents[a, A_ALIVE] == 0:
+            continue
+        board[p] = PASSAGE
+        act = acts[a]
+        if act == STOP:
+            continue
+        if act == LAY_BOMB:
+            nb_ = meta[M_N_BOMBS]
+            has_bomb = False
+            for b in range(nb_):
+                if bombs[b, B_ROW] == agents[a, A_ROW] and bombs[b, B_COL] == agents[a, A_COL]:
+                    has_bomb = True
+                    break
+            if not has_bomb and agents[a, A_AMMO] > 0:
+                if nb_ >= MAX_BOMBS:
+                    meta[M_OVERFLOW] = 1
+                    continue
+                agents[a, A_AMMO] -= 1
+                bombs[nb_, B_ROW] = agents[a, A_ROW]
+                bombs[nb_, B_COL] = agents[a, A_COL]
+                bombs[nb_, B_OWNER] = a
+                bombs[nb_, B_LIFE] = BOMB_LIFE_AT_LAYING
+                bombs[nb_, B_BLAST] = agents[a, A_BLAST]
+                bombs[nb_, B_DIR] = 0
+                meta[M_N_BOMBS] = nb_ + 1
+            continue
+        q = _next_cell(p, act)
+        if q >= 0 and not _is_wall(board[q]):
+            ades[a] = q
+
+
+@nb.njit(cache=True)
+def _resolve_moves(board, agents, bombs, nbombs, acts, s):
+    """The reference's movement resolution (swaps, occupancy loops, kicks).
+
+    board int8[121]; agents int16[4, 9]; bombs int16[MAX_BOMBS, 6] with
+    ``nbombs`` live; acts int16[4] (sanitized); s: int16 scratch buffer (zeroed, layout
+    ``_S_*``) holding on return the final desired cells of agents (``_S_ADES``)
+    and bombs (``_S_BDES``) and the kick map (``_S_KBY``). Sets the moving
+    direction of kicked bombs.
+    """
+    # Moving bombs' desired cells.
+    for b in range(nbombs):
+        p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+        board[p] = PASSAGE
+        s[_S_BDES + b] = p
+    for b in range(nbombs):
+        d = bombs[b, B_DIR]
+        if d != 0:
+            p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+            q = _next_cell(p, d)
+            if q >= 0 and not _is_powerup(board[q]) and not _is_wall(board[q]):
+                s[_S_BDES + b] = q
+
+    # Crossings (swaps across one border).
+    for a in range(N_AGENTS):
+        if agents[a, A_ALIVE] == 0:
+            continue
+        p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+        q = s[_S_ADES + a]
+        if q != p:
+            key = _S_CROSS + _border(p, q)
+            if s[key] != 0:
+                s[_S_ADES + a] = p
+                a2 = s[key] - 1
+                s[_S_ADES + a2] = agents[a2, A_ROW] * BOARD_SIZE + agents[a2, A_COL]
+            else:
+                s[key] = 1 + a
+    for b in range(nbombs):
+        p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+        q = s[_S_BDES + b]
+        if q != p:
+            key = _S_CROSS + _border(p, q)
+            if s[key] != 0:
+                s[_S_BDES + b] = p
+                other = s[key] - 1
+                if other >= N_AGENTS:
+                    b2 = other - N_AGENTS
+                    s[_S_BDES + b2] = bombs[b2, B_ROW] * BOARD_SIZE + bombs[b2, B_COL]
+            else:
+                s[key] = 1 + N_AGENTS + b
+
+    # Occupancy counts.
+    for a in range(N_AGENTS):
+        if agents[a, A_ALIVE] != 0:
+            s[_S_AOCC + s[_S_ADES + a]] += 1
+    for b in range(nbombs):
+        s[_S_BOCC + s[_S_BDES + b]] += 1
+
+    change = True
+    while change:
+        change = False
+        for a in range(N_AGENTS):
+            if agents[a, A_ALIVE] == 0:
+                continue
+            d = s[_S_ADES + a]
+            p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+            if d != p and (s[_S_AOCC + d] > 1 or s[_S_BOCC + d] > 1):
+                s[_S_ADES + a] = p
+                s[_S_AOCC + p] += 1
+                change = True
+        for b in range(nbombs):
+            d = s[_S_BDES + b]
+            p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+            if d != p and (s[_S_BOCC + d] > 1 or s[_S_AOCC + d] > 1):
+                s[_S_BDES + b] = p
+                s[_S_BOCC + p] += 1
+                change = True
+
+    # Kicks.
+    ndb = 0
+    nda = 0
+    for b in range(nbombs):
+        d = s[_S_BDES + b]
+        if s[_S_AOCC + d] == 0:
+            continue
+        a = -1
+        for a2 in range(N_AGENTS):
+            if agents[a2, A_ALIVE] != 0 and s[_S_ADES + a2] == d:
+                a = a2
+                break
+        if a < 0:
+            continue
+        bp = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+        ap = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+        if d == ap:
+            if d != bp:
+                s[_S_DBOMB + 2 * ndb] = b
+                s[_S_DBOMB + 2 * ndb + 1] = bp
+                ndb += 1
+            continue
+        if agents[a, A_KICK] == 0:
+            s[_S_DBOMB + 2 * ndb] = b
+            s[_S_DBOMB + 2 * ndb + 1] = bp
+            ndb += 1
+            s[_S_DAGENT + 2 * nda] = a
+            s[_S_DAGENT + 2 * nda + 1] = ap
+            nda += 1
+            continue
+        direction = acts[a]
+        t = _next_cell(d, direction)
+        if (t >= 0 and s[_S_AOCC + t] == 0 and s[_S_BOCC + t] == 0
+                and not _is_powerup(board[t]) and not _is_wall(board[t])):
+            s[_S_BOCC + d] = 0
+            s[_S_DBOMB + 2 * ndb] = b
+            s[_S_DBOMB + 2 * ndb + 1] = t
+            ndb += 1
+            s[_S_KBY + b] = 1 + a
+            s[_S_KOF + a] = 1 + b
+            bombs[b, B_DIR] = direction
+        else:
+            s[_S_DBOMB + 2 * ndb] = b
+            s[_S_DBOMB + 2 * ndb + 1] = bp
+            ndb += 1
+            s[_S_DAGENT + 2 * nda] = a
+            s[_S_DAGENT + 2 * nda + 1] = ap
+            nda += 1
+
+    for i in range(ndb):
+        b = s[_S_DBOMB + 2 * i]
+        q = s[_S_DBOMB + 2 * i + 1]
+        s[_S_BDES + b] = q
+        s[_S_BOCC + q] += 1
+        change = True
+    for i in range(nda):
+        a = s[_S_DAGENT + 2 * i]
+        q = s[_S_DAGENT + 2 * i + 1]
+        s[_S_ADES + a] = q
+        s[_S_AOCC + q] += 1
+        change = True
+
+    while change:
+        change = False
+        for a in range(N_AGENTS):
+            if agents[a, A_ALIVE] == 0:
+                continue
+            d = s[_S_ADES + a]
+            p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+            if d != p and (s[_S_AOCC + d] > 1 or s[_S_BOCC + d] != 0):
+                kb = s[_S_KOF + a]
+                if kb != 0:
+                    b = kb - 1
+                    bp = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+                    s[_S_BDES + b] = bp
+                    s[_S_BOCC + bp] += 1
+                    s[_S_KBY + b] = 0
+                    s[_S_KOF + a] = 0
+                s[_S_ADES + a] = p
+                s[_S_AOCC + p] += 1
+                change = True
+        for b in range(nbombs):
+            d = s[_S_BDES + b]
+            p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+            if d == p and s[_S_KBY + b] == 0:
+                continue
+            if s[_S_BOCC + d] > 1 or s[_S_AOCC + d] != 0:
+                s[_S_BDES + b] = p
+                s[_S_BOCC + p] += 1
+                ka = s[_S_KBY + b]
+                if ka != 0:
+                    a = ka - 1
+                    ap = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+                    s[_S_ADES + a] = ap
+                    s[_S_AOCC + ap] += 1
+                    s[_S_KOF + a] = 0
+                    s[_S_KBY + b] = 0
+                change = True
+
+
+@nb.njit(cache=True)
+def _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast):
+    """Move bombs and agents to their resolved cells; agents pick up power-ups.
+
+    Arguments as ``_resolve_moves``; max_blast: the blast-strength cap.
+    """
+    for b in range(nbombs):
+        d = s[_S_BDES + b]
+        p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+        if d == p and s[_S_KBY + b] == 0:
+            bombs[b, B_DIR] = 0
+        else:
+            bombs[b, B_ROW] = d // BOARD_SIZE
+            bombs[b, B_COL] = d % BOARD_SIZE
+    for a in range(N_AGENTS):
+        if agents[a, A_ALIVE] == 0:
+            continue
+        d = s[_S_ADES + a]
+        p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+        if d != p:
+            q = _next_cell(p, acts[a])
+            agents[a, A_ROW] = q // BOARD_SIZE
+            agents[a, A_COL] = q % BOARD_SIZE
+            v = board[q]
+            if v == EXTRA_BOMB:
+                if agents[a, A_AMMO] + 1 < MAX_AMMO:
+                    agents[a, A_AMMO] += 1
+                else:
+                    agents[a, A_AMMO] = MAX_AMMO
+            elif v == INCR_RANGE:
+                if agents[a, A_BLAST] + 1 < max_blast:
+                    agents[a, A_BLAST] += 1
+                else:
+                    agents[a, A_BLAST] = max_blast
+            elif v == KICK:
+                agents[a, A_KICK] = 1
+
+
+@nb.njit(cache=True)
+def _explode(board, agents, bombs, meta, expl):
+    """Tick bombs and resolve (chain) explosions.
+
+    expl: int16 view of 121 zeros, set to 1 on every blasted cell. Exploded
+    bombs are removed from ``bombs`` keeping the laying order; their owners
+    get one ammo back (cap 10). Returns True when anything exploded.
+    """
+    nbombs = meta[M_N_BOMBS]
+    any_new = False
+    for b in range(nbombs):
+        bombs[b, B_LIFE] -= 1
+        if bombs[b, B_LIFE] == 0:
+            any_new = True
+        elif board[bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]] == FLAMES:
+            bombs[b, B_LIFE] = 0
+            any_new = True
+    exploded_any = any_new
+    while any_new:
+        any_new = False
+        k = 0
+        for b in range(nbombs):
+            if bombs[b, B_LIFE] != 0:
+                if k != b:
+                    for f in range(6):
+                        bombs[k, f] = bombs[b, f]
+                k += 1
+                continue
+            owner = bombs[b, B_OWNER]
+            if owner >= 0:
+                if agents[owner, A_AMMO] + 1 < MAX_AMMO:
+                    agents[owner, A_AMMO] += 1
+                else:
+                    agents[owner, A_AMMO] = MAX_AMMO
+            r0 = bombs[b, B_ROW]
+            c0 = bombs[b, B_COL]
+            strength = bombs[b, B_BLAST]
+            for direction in range(4):
+                # up: 1..s-1; down: 0..s-1 (centre); left, right: 1..s-1.
+                start = 0 if direction == 1 else 1
+                for i in range(start, strength):
+                    r = r0
+                    c = c0
+                    if direction == 0:
+                        r = r0 - i
+                    elif direction == 1:
+                        r = r0 + i
+                    elif direction == 2:
+                        c = c0 - i
+                    else:
+                        c = c0 + i
+                    if r < 0 or c < 0 or r >= BOARD_SIZE or c >= BOARD_SIZE:
+                        break
+                    v = board[r * BOARD_SIZE + c]
+                    if v == RIGID:
+                        break
+                    expl[r * BOARD_SIZE + c] = 1
+                    if v == WOOD:
+                        break
+        nbombs = k
+        for b in range(nbombs):
+            if expl[bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]] != 0:
+                bombs[b, B_LIFE] = 0
+                any_new = True
+    meta[M_N_BOMBS] = nbombs
+    return exploded_any
+
+
+@nb.njit(cache=True)
+def _draw(board, agents, bombs, flames, meta, expl, alive_before, exploded):
+    """Draw bombs, add new flames (row-major, life 2), draw flames, kill agents.
+
+    alive_before: int16[4] 1 for the agents alive at the start of the step.
+    """
+    for b in range(meta[M_N_BOMBS]):
+        board[bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]] = BOMB
+    nf = meta[M_N_FLAMES]
+    if exploded:
+        for p in range(N_CELLS):
+            if expl[p] != 0:
+                if nf >= MAX_FLAMES:
+                    meta[M_OVERFLOW] = 1
+                    break
+                flames[nf, F_ROW] = p // BOARD_SIZE
+                flames[nf, F_COL] = p % BOARD_SIZE
+                flames[nf, F_LIFE] = FLAME_LIFE
+                nf += 1
+        meta[M_N_FLAMES] = nf
+    for i in range(nf):
+        board[flames[i, F_ROW] * BOARD_SIZE + flames[i, F_COL]] = FLAMES
+    for a in range(N_AGENTS):
+        if alive_before[a] == 0:
+            continue
+        p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+        if board[p] == FLAMES:
+            agents[a, A_ALIVE] = 0
+        else:
+            board[p] = AGENT0 + a
+
+
+@nb.njit(cache=True)
+def _finish(agents, meta):
+    """Step count + 1, then the reference's get_done / get_rewards / get_info.
+
+    Writes meta[M_STEP], meta[M_DONE], meta[M_RESULT], agents[:, A_REWARD]
+    and, at the end, agents[:, A_STATUS].
+    """
+    meta[M_STEP] += 1
+    step = meta[M_STEP]
+    timeout = step >= meta[M_MAX_STEPS]
+    n_alive = 0
+    mask = 0
+    for a in range(N_AGENTS):
+        if agents[a, A_ALIVE] != 0:
+            n_alive += 1
+            mask |= 1 << a
+    rewards = agents[:, A_REWARD]
+    rewards[:] = 0
+    if meta[M_MODE] == MODE_TEAM:
+        done = timeout or n_alive <= 1 or mask == 0b0101 or mask == 0b1010
+        if mask == 0b0101 or mask == 0b0001 or mask == 0b0100:
+            rewards[0] = 1
+            rewards[1] = -1
+            rewards[2] = 1
+            rewards[3] = -1
+        elif mask == 0b1010 or mask == 0b0010 or mask == 0b1000:
+            rewards[0] = -1
+            rewards[1] = 1
+            rewards[2] = -1
+            rewards[3] = 1
+        elif timeout or n_alive == 0:
+            rewards[:] = -1
+        result = RESULT_INCOMPLETE
+        if done:
+            if rewards[0] == -1 and rewards[1] == -1 and rewards[2] == -1 and rewards[3] == -1:
+                result = RESULT_TIE
+            else:
+                result = RESULT_WIN
+    else:
+        done = timeout or n_alive <= 1
+        if n_alive == 1:
+            for a in range(N_AGENTS):
+                rewards[a] = 1 if agents[a, A_ALIVE] != 0 else -1
+        elif timeout:
+            rewards[:] = -1
+        else:
+            for a in range(N_AGENTS):
+                rewards[a] = 0 if agents[a, A_ALIVE] != 0 else -1
+        result = RESULT_INCOMPLETE
+        if done:
+            result = RESULT_WIN if n_alive == 1 else RESULT_TIE
+    meta[M_DONE] = 1 if done else 0
+    meta[M_RESULT] = result
+    if done:
+        for a in range(N_AGENTS):
+            if result == RESULT_WIN and rewards[a] == 1:
+                agents[a, A_STATUS] = STATUS_WIN
+            elif result == RESULT_TIE:
+                agents[a, A_STATUS] = STATUS_TIE
+            else:
+                agents[a, A_STATUS] = STATUS_LOSS
 
 
 @nb.njit(cache=True)
 def step_canonical(state, actions):
-    """Advance a canonical-ruleset state by one tick in place (not yet implemented)."""
-    raise NotImplementedError("canonical rules are not written yet")
+    """Advance a canonical-ruleset state by one tick in place.
+
+    Args:
+        state: PommermanState (modified in place); a finished game is left alone.
+        actions: int64[4] per agent id; values outside 0..5 count as STOP;
+            dead agents' actions are ignored.
+    """
+    meta = state.meta
+    if meta[M_DONE] != 0:
+        return
+    board = state.board
+    items = state.items
+    agents = state.agents
+    bombs = state.bombs
+    flames = state.flames
+
+    s = np.empty(_S_SIZE, dtype=np.int16)
+    s[:_S_ADES] = 0
+    s[_S_KBY:_S_DBOMB] = 0
+    acts = s[_S_ACTS:_S_ACTS + N_AGENTS]
+    alive_before = s[_S_ALIVE:_S_ALIVE + N_AGENTS]
+    for a in range(N_AGENTS):
+        v = actions[a]
+        acts[a] = v if 0 <= v <= 5 else STOP
+        alive_before[a] = agents[a, A_ALIVE]
+    max_blast = MAX_BLAST_TEAM if meta[M_MODE] == MODE_TEAM else MAX_BLAST_FFA
+
+    _tick_flames(board, items, flames, meta)
+    _agent_intents(board, agents, bombs, meta, acts, s[_S_ADES:_S_ADES + N_AGENTS])
+    nbombs = meta[M_N_BOMBS]
+    _resolve_moves(board, agents, bombs, nbombs, acts, s)
+    _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast)
+    expl = s[_S_EXPL:_S_EXPL + N_CELLS]
+    exploded = _explode(board, agents, bombs, meta, expl)
+    _draw(board, agents, bombs, flames, meta, expl, alive_before, exploded)
+    _finish(agents, meta)
+
+
+# --------------------------------------------------------------------------
+# Board generation (utility.make_board / utility.make_items)
+# --------------------------------------------------------------------------
+
+def _free_coordinates() -> list[tuple[int, int]]:
+    """The cells make_board may put random walls on (off-diagonal, not reserved), sorted."""
+    n = BOARD_SIZE
+    coords = {(x, y) for x in range(n) for y in range(n) if x != y}
+    for pos in START_CELLS:
+        coords.discard(pos)
+    for i in range(2, 4):  # breathing room next to the agents
+        for pos in ((1, i), (i, 1), (n - 2, n - i - 1), (n - i - 1, n - 2),
+                    (1, n - i - 1), (n - i - 1, 1), (i, n - 2), (n - 2, i)):
+            coords.remove(pos)
+    for pos in _fixed_wood():
+        coords.remove(pos)
+    return sorted(coords)
+
+
+def _fixed_wood() -> list[tuple[int, int]]:
+    """The 12 wood cells make_board always lays (middle of rows/cols 1 and 9)."""
+    n = BOARD_SIZE
+    out = []
+    for i in range(4, n - 4):
+        out += [(1, i), (n - i - 1, 1), (n - 2, n - i - 1), (n - i - 1, n - 2)]
+    return out
+
+
+def _inaccessible_passages(board: np.ndarray) -> int:
+    """Passages (value 0) not reachable from (9, 9) through non-rigid cells.
+
+    board: int array [11, 11]. Mirrors utility.inaccessible_passages, which
+    starts from the last agent of its list, (size - 2, size - 2).
+    """
+    n = BOARD_SIZE
+    start = (n - 2, n - 2)
+    seen = {start}
+    stack = [start]
+    while stack:
+        r, c = stack.pop()
+        for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            q = (r + dr, c + dc)
+            if q in seen or not (0 <= q[0] < n and 0 <= q[1] < n) or board[q] == RIGID:
+                continue
+            seen.add(q)
+            stack.append(q)
+    return sum(1 for r in range(n) for c in range(n)
+               if board[r, c] == PASSAGE and (r, c) not in seen)
+
+
+def _make_board(rng: np.random.Generator) -> np.ndarray:
+    """One draw of make_board's ``make``: int8[11, 11] with agents, rigid and wood."""
+    n = BOARD_SIZE
+    board = np.zeros((n, n), dtype=np.int8)
+    for a, (r, c) in enumerate(START_CELLS):
+        board[r, c] = AGENT0 + a
+    for pos in _fixed_wood():
+        board[pos] = WOOD
+    coords = _free_coordinates()
+    alive = set(coords)
+    for value, count in ((RIGID, NUM_RIGID), (WOOD, NUM_WOOD - len(_fixed_wood()))):
+        left = count
+        while left > 0:
+            # random.sample(coordinates, 1): uniform over the remaining cells.
+            pool = [p for p in coords if p in alive]
+            x, y = pool[int(rng.integers(len(pool)))]
+            alive.discard((x, y))
+            alive.discard((y, x))
+            board[x, y] = value
+            board[y, x] = value
+            left -= 2
+    return board
+
+
+def generate_canonical(seed, mode) -> PommermanState:
+    """A fresh canonical board: 36 rigid, 36 wood, 20 hidden power-ups.
+
+    Args:
+        seed: int or numpy.random.SeedSequence (the only randomness source).
+        mode: MODE_FFA or MODE_TEAM.
+    Returns:
+        PommermanState at step 0: agents 0..3 at (1,1), (9,1), (9,9), (1,9),
+        board symmetric about the main diagonal, items under wood (uniform
+        over extra bomb / range / kick), meta[M_INITIAL_WOOD] set.
+    """
+    if mode not in (MODE_FFA, MODE_TEAM):
+        raise ValueError(f"mode: expected MODE_FFA or MODE_TEAM, got {mode!r}")
+    rng = np.random.default_rng(seed)
+    board = _make_board(rng)
+    while _inaccessible_passages(board) > 4:
+        board = _make_board(rng)
+    flat = board.reshape(-1)
+    wood_cells = np.flatnonzero(flat == WOOD)
+    chosen = rng.choice(wood_cells, size=NUM_ITEMS, replace=False)
+    kinds = rng.integers(EXTRA_BOMB, KICK + 1, size=NUM_ITEMS)
+
+    s = empty_state(mode, RULESET_CANONICAL, 0, DEFAULT_MAX_STEPS)
+    s.board[:] = flat
+    for cell_, kind in zip(chosen, kinds):
+        s.items[int(cell_)] = int(kind)
+    for a, (r, c) in enumerate(START_CELLS):
+        s.agents[a, A_ROW] = r
+        s.agents[a, A_COL] = c
+    s.meta[M_INITIAL_WOOD] = int(len(wood_cells))
+    return s
+
+
+__all__ = ["step_canonical", "generate_canonical"]
