@@ -1,0 +1,108 @@
+"""The plan of a study: its design expanded into series of games, with seeds.
+
+The plan depends on the spec alone (never on the cluster), so a study can be
+resumed, re-run or extended anywhere. Every game has a global ``game_index``
+(0 .. total_games - 1) and its randomness comes from the study seed and
+indices only:
+
+* the board of a game: ``SeedSequence(study_seed, spawn_key=(0, board_seed))``
+  (games on the same board seed get the same board, whatever their index);
+* the agent at ``seat`` of game ``g``:
+  ``SeedSequence(study_seed, spawn_key=(1, g, seat))``.
+
+``GameTask.spawn_key`` is ``(1, game_index)``: the prefix of the seat seeds.
+
+Seat assignment: seat ``i`` gets ``lineup[(i + rotation) % n]``; with
+``design.rotate_seats`` the rotation is the game's position among the games of
+its board seed (seeds design) or its round (runs x rounds design), modulo
+``n``. Rotating keeps lineup entries 0 and 2 together on one team (seats 0+2
+or 1+3) in team games.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["GameTask", "SeriesTask", "plan_study", "board_seed_sequence", "seat_seed_sequence",
+           "BOARD_STREAM", "SEAT_STREAM"]
+
+#: First element of the spawn key of board seeds.
+BOARD_STREAM = 0
+#: First element of the spawn key of agents' seat seeds.
+SEAT_STREAM = 1
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One game of the plan."""
+
+    game_index: int
+    """Global index of the game, 0 .. total_games - 1, stable for a spec."""
+    series_id: int
+    """The series the game belongs to."""
+    index_in_series: int
+    """Position of the game in its series (learned state flows in this order)."""
+    board_seed: int
+    """Index of the board seed (the board comes from ``board_seed_sequence``)."""
+    seat_lineup: tuple[int, ...]
+    """Lineup index of the agent sitting at each seat."""
+    spawn_key: tuple[int, ...]
+    """``(SEAT_STREAM, game_index)``: the prefix of this game's seat seeds."""
+
+
+@dataclass(frozen=True)
+class SeriesTask:
+    """Games that run in order on one actor, sharing learned state."""
+
+    series_id: int
+    """Index of the series, 0 .. number of series - 1."""
+    games: tuple[GameTask, ...]
+    """The games, in the order they are played."""
+
+    @property
+    def game_indices(self) -> tuple[int, ...]:
+        return tuple(g.game_index for g in self.games)
+
+
+def board_seed_sequence(spec_seed: int, task: GameTask) -> np.random.SeedSequence:
+    """The seed of the board of ``task``."""
+    return np.random.SeedSequence(int(spec_seed), spawn_key=(BOARD_STREAM, int(task.board_seed)))
+
+
+def seat_seed_sequence(spec_seed: int, task: GameTask, seat: int) -> np.random.SeedSequence:
+    """The seed of the agent sitting at ``seat`` in ``task``."""
+    return np.random.SeedSequence(int(spec_seed), spawn_key=(*task.spawn_key, int(seat)))
+
+
+def _seat_lineup(n: int, rotation: int) -> tuple[int, ...]:
+    return tuple((seat + rotation) % n for seat in range(n))
+
+
+def plan_study(spec) -> list[SeriesTask]:
+    """The series of ``spec`` in order of ``series_id``; games ordered within each."""
+    design = spec.design
+    n = len(spec.lineup)
+    games: list[tuple[int, int, int, int]] = []  # (game_index, group, position, board_seed)
+    for g in range(design.total_games):
+        if design.runs_design:
+            group, position = divmod(g, design.rounds)  # run, round
+            board_seed = position % design.seeds
+        else:
+            group, position = divmod(g, design.games_per_seed)  # board seed, game of that seed
+            board_seed = group
+        games.append((g, group, position, board_seed))
+
+    series: dict[int, list[GameTask]] = {}
+    for g, group, position, board_seed in games:
+        rotation = position % n if design.rotate_seats else 0
+        if design.series_by == "game":
+            series_id, index_in_series = g, 0
+        else:  # "seed" (seeds design) or "run" (runs design): the group is the series
+            series_id, index_in_series = group, position
+        task = GameTask(game_index=g, series_id=series_id, index_in_series=index_in_series,
+                        board_seed=board_seed, seat_lineup=_seat_lineup(n, rotation),
+                        spawn_key=(SEAT_STREAM, g))
+        series.setdefault(series_id, []).append(task)
+    return [SeriesTask(series_id=sid, games=tuple(sorted(tasks, key=lambda t: t.index_in_series)))
+            for sid, tasks in sorted(series.items())]

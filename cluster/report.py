@@ -1,0 +1,197 @@
+"""Tables and plots of a study, from its result rows alone.
+
+    >>> df = ResultStore(study_dir).read()
+    >>> table = result_table(df)
+    >>> print(to_markdown(table))
+    | Player | Games | Win | Tie | Loss |
+    |---|---:|---:|---:|---:|
+    | MCTS | 40 | 45.0% (30.7-60.2) | 10.0% (4.0-23.1) | 45.0% (30.7-60.2) |
+
+Rates are per game played by a player (a team win counts for both members);
+games that ended in an error are counted apart (``errors``) and are not in the
+rates. Intervals are 95% Wilson score intervals.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["wilson_interval", "result_table", "to_markdown", "write_tables", "win_rate_plot",
+           "OUTCOMES", "TABLE_COLUMNS", "Z95"]
+
+#: Outcome columns of the table, in paper order: (title, result value, count column).
+OUTCOMES = (("Win", "win", "wins"), ("Tie", "tie", "ties"), ("Loss", "loss", "losses"))
+#: Columns of :func:`result_table`, in order.
+TABLE_COLUMNS = ("games", "Win", "Tie", "Loss",
+                 "wins", "win_rate", "win_lo", "win_hi",
+                 "ties", "tie_rate", "tie_lo", "tie_hi",
+                 "losses", "loss_rate", "loss_lo", "loss_hi",
+                 "errors", "agent", "mean_iterations", "mean_ms")
+#: Two-sided 95% normal quantile.
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``successes / n`` (nan, nan if n = 0)."""
+    if n <= 0:
+        return math.nan, math.nan
+    p = successes / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
+    hi = 1.0 if successes >= n else min(1.0, centre + half)
+    return lo, hi
+
+
+def _fmt(rate: float, lo: float, hi: float) -> str:
+    if math.isnan(rate):
+        return "n/a"
+    return f"{100 * rate:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
+
+
+def _label_order(df: pd.DataFrame) -> list:
+    """Labels in the order they sit in the earliest game (lineup order without rotation)."""
+    ordered = df.sort_values(["game_index", "seat"], kind="stable") \
+        if {"game_index", "seat"} <= set(df.columns) else df
+    return list(dict.fromkeys(ordered["label"]))
+
+
+def _summary(rows: pd.DataFrame) -> dict:
+    results = rows["result"]
+    counts = {key: int((results == key).sum()) for _, key, _ in OUTCOMES}
+    errors = int((results == "error").sum())
+    games = sum(counts.values())
+    out = {"games": games}
+    for title, key, count_column in OUTCOMES:
+        rate = counts[key] / games if games else math.nan
+        lo, hi = wilson_interval(counts[key], games)
+        out[title] = _fmt(rate, lo, hi)
+        out[count_column] = counts[key]
+        out[f"{key}_rate"] = rate
+        out[f"{key}_lo"] = lo
+        out[f"{key}_hi"] = hi
+    out["errors"] = errors
+    if "agent" in rows.columns:
+        out["agent"] = ", ".join(dict.fromkeys(rows["agent"].astype(str)))
+    if "mean_iterations" in rows.columns:
+        out["mean_iterations"] = float(rows["mean_iterations"].mean()) if len(rows) else math.nan
+    if "mean_ms" in rows.columns:
+        out["mean_ms"] = float(rows["mean_ms"].mean()) if len(rows) else math.nan
+    return out
+
+
+def result_table(df: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+    """Per player (``label``): games, and Win / Tie / Loss as "45.0% (35.2-55.1)", with
+    the numbers behind them (``wins``, ``win_rate``, ``win_lo``, ``win_hi``, ... ,
+    ``errors``). Rows in lineup order; with ``by`` (a column, e.g. ``view_range``)
+    the index is (by, label)."""
+    records, index = [], []
+    if df is None or len(df) == 0:
+        table = pd.DataFrame(columns=list(TABLE_COLUMNS))
+        table.index.name = "Player"
+        return table
+    labels = _label_order(df)
+    groups = [(None, df)] if by is None else [(k, g) for k, g in df.groupby(by, sort=True, dropna=False)]
+    for key, group in groups:
+        for label in labels:
+            rows = group[group["label"] == label]
+            if by is not None and rows.empty:
+                continue
+            records.append(_summary(rows))
+            index.append(label if by is None else (key, label))
+    table = pd.DataFrame.from_records(records)
+    table = table[[c for c in TABLE_COLUMNS if c in table.columns]]
+    if by is None:
+        table.index = pd.Index(index, name="Player")
+    else:
+        table.index = pd.MultiIndex.from_tuples(index, names=[by, "Player"])
+    return table
+
+
+def _md_cell(value) -> str:
+    if isinstance(value, float):
+        text = "n/a" if math.isnan(value) else f"{value:.4g}"
+    else:
+        text = str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss")) -> str:
+    """A GitHub-style Markdown table (no ``tabulate`` needed): the index columns,
+    then ``columns`` (numbers right-aligned); an ``Errors`` column if any game errored."""
+    columns = [c for c in columns if c in table.columns]
+    if "errors" in table.columns and len(table) and int(table["errors"].sum()) > 0 \
+            and "errors" not in columns:
+        columns.append("errors")
+    index_names = [n if n is not None else "" for n in table.index.names]
+    if index_names == [""]:
+        index_names = ["Player"]
+    titles = {"games": "Games", "errors": "Errors"}
+    header = index_names + [titles.get(c, c) for c in columns]
+    align = ["---"] * len(index_names) + ["---:"] * len(columns)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    for key, row in table.iterrows():
+        keys = list(key) if isinstance(key, tuple) else [key]
+        cells = [_md_cell(k) for k in keys] + [_md_cell(row[c]) for c in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(table: pd.DataFrame, directory, stem: str = "results") -> tuple[Path, Path]:
+    """``<stem>.csv`` (all columns) and ``<stem>.md`` in ``directory``; returns both paths."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = directory / f"{stem}.csv", directory / f"{stem}.md"
+    table.to_csv(csv_path)
+    md_path.write_text(to_markdown(table), encoding="utf-8")
+    return csv_path, md_path
+
+
+def win_rate_plot(df: pd.DataFrame, path, by: str | None = None, title: str | None = None) -> Path:
+    """Win rate per player with 95% Wilson bars; with ``by`` (a numeric or
+    categorical column) one line per player over its values. Saved to ``path``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig = Figure(figsize=(7, 4.2), tight_layout=True)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    table = result_table(df, by=by)
+    if by is None:
+        labels = list(table.index)
+        rates = table["win_rate"].to_numpy(dtype=float) if len(table) else np.array([])
+        lo = table["win_lo"].to_numpy(dtype=float) if len(table) else np.array([])
+        hi = table["win_hi"].to_numpy(dtype=float) if len(table) else np.array([])
+        x = np.arange(len(labels))
+        ax.bar(x, rates, yerr=np.vstack([rates - lo, hi - rates]) if len(labels) else None,
+               capsize=4, color="#4c78a8")
+        ax.set_xticks(x, [str(label) for label in labels])
+    else:
+        keys = list(dict.fromkeys(k for k, _ in table.index))
+        numeric = all(isinstance(k, (int, float, np.integer, np.floating)) and not pd.isna(k)
+                      for k in keys)
+        positions = {k: (float(k) if numeric else i) for i, k in enumerate(keys)}
+        for label in dict.fromkeys(lbl for _, lbl in table.index):
+            sub = table.xs(label, level="Player")
+            x = np.array([positions[k] for k in sub.index])
+            rates = sub["win_rate"].to_numpy(dtype=float)
+            err = np.vstack([rates - sub["win_lo"].to_numpy(dtype=float),
+                             sub["win_hi"].to_numpy(dtype=float) - rates])
+            ax.errorbar(x, rates, yerr=err, marker="o", capsize=3, label=str(label))
+        if not numeric:
+            ax.set_xticks(list(positions.values()), [str(k) for k in keys])
+        ax.set_xlabel(by)
+        ax.legend()
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate (95% Wilson CI)")
+    if title:
+        ax.set_title(title)
+    fig.savefig(path)
+    return path

@@ -1,0 +1,324 @@
+"""The results store of a study: the source of truth, on disk.
+
+Layout of a study directory::
+
+    <study_dir>/spec.json                       the spec (StudySpec.to_dict())
+    <study_dir>/results/part-<time>-<uuid>.parquet   one file per appended batch
+    <study_dir>/learned/series-000003/000005--<label>.npz  learned state of a seat
+                                                 after game 5 of series 3
+
+Durability: every file is written to a hidden temporary name in its final
+directory, flushed and fsynced, then ``os.replace``d into place (and the
+directory fsynced), so a reader never sees a partial file and a crash leaves at
+worst an ignored ``.tmp-*`` file.
+
+Idempotence: ``append`` skips the rows of games already in the store (and
+duplicate (game_index, seat) rows within a batch), so replaying results after a
+resume never duplicates a game; ``read`` also deduplicates defensively.
+
+One row per seat per game, with the columns of :data:`SCHEMA` (extra columns
+are kept, with inferred types).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError",
+           "RESULT_RELEVANT_PREFIXES"]
+
+#: The outcome labels a row may carry.
+RESULTS = ("win", "tie", "loss", "error")
+
+#: Columns of a result row (one row per seat per game).
+SCHEMA = pa.schema([
+    pa.field("study_id", pa.string()),
+    pa.field("series_id", pa.int64()),
+    pa.field("game_index", pa.int64()),
+    pa.field("index_in_series", pa.int64()),
+    pa.field("board_seed", pa.int64()),
+    pa.field("seed_entropy", pa.string()),
+    pa.field("seat", pa.int64()),
+    pa.field("label", pa.string()),
+    pa.field("agent", pa.string()),
+    pa.field("config_hash", pa.string()),
+    pa.field("team", pa.int64()),
+    pa.field("result", pa.string()),
+    pa.field("reward", pa.float64()),
+    pa.field("length", pa.int64()),
+    pa.field("mean_iterations", pa.float64()),
+    pa.field("mean_ms", pa.float64()),
+    pa.field("invalid_actions", pa.int64()),
+    pa.field("budget", pa.string()),
+    pa.field("error", pa.string()),
+    pa.field("finished_at", pa.timestamp("us", tz="UTC")),
+    pa.field("worker", pa.string()),
+])
+#: Columns every row must have (the others may be missing or None).
+REQUIRED = ("study_id", "series_id", "game_index", "index_in_series", "board_seed", "seat",
+            "label", "agent", "result")
+
+#: Flattened spec keys (StudySpec.flat_params) whose change changes results.
+RESULT_RELEVANT_PREFIXES = ("study.seed", "game.", "budget.", "design.", "lineup.")
+
+_PART_RE = re.compile(r"^part-.*\.parquet$")
+_LEARNED_RE = re.compile(r"^(\d+)--(.+)\.npz$")
+_LABELS_KEY = "__labels__"
+
+
+class StoreError(ValueError):
+    """A problem with the files of a study directory (named in the message)."""
+
+
+class SpecMismatchError(StoreError):
+    """The spec differs from the one the study was started with; names the field."""
+
+
+# --- durable file writing ---------------------------------------------------
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
+    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+def _to_utc(value):
+    if value is None:
+        return datetime.now(timezone.utc)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, timezone.utc)
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime()
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    if isinstance(value, str):
+        return _to_utc(datetime.fromisoformat(value))
+    raise TypeError(f"cannot read a time from {value!r}")
+
+
+def _table_from_rows(rows: list[dict]) -> pa.Table:
+    """Rows as an Arrow table with :data:`SCHEMA` (plus inferred extra columns)."""
+    for i, row in enumerate(rows):
+        for name in REQUIRED:
+            if row.get(name) is None:
+                raise StoreError(f"rows[{i}].{name}: required column missing")
+        if row["result"] not in RESULTS:
+            raise StoreError(f"rows[{i}].result: must be one of {list(RESULTS)}, got {row['result']!r}")
+    arrays, names = [], []
+    for fld in SCHEMA:
+        values = [row.get(fld.name) for row in rows]
+        if fld.name == "finished_at":
+            values = [_to_utc(v) for v in values]
+        try:
+            arrays.append(pa.array(values, type=fld.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise StoreError(f"rows.{fld.name}: cannot store as {fld.type}: {exc}") from None
+        names.append(fld.name)
+    extras = []
+    for row in rows:
+        for key in row:
+            if key not in SCHEMA.names and key not in extras:
+                extras.append(key)
+    for key in extras:
+        try:
+            arrays.append(pa.array([row.get(key) for row in rows]))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise StoreError(f"rows.{key}: cannot store this extra column: {exc}") from None
+        names.append(key)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+class ResultStore:
+    """Parquet rows, learned states and the spec of one study directory."""
+
+    def __init__(self, study_dir):
+        self.study_dir = Path(study_dir)
+        self.results_dir = self.study_dir / "results"
+        self.learned_dir = self.study_dir / "learned"
+        self.spec_path = self.study_dir / "spec.json"
+        self.results_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._finished: set[int] | None = None
+
+    # --- result rows --------------------------------------------------------
+    def _parts(self) -> list[Path]:
+        return sorted(p for p in self.results_dir.iterdir() if _PART_RE.match(p.name))
+
+    def _read_part(self, path: Path, columns=None) -> pa.Table:
+        try:
+            return pq.read_table(path, columns=columns)
+        except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
+            raise StoreError(f"{path}: unreadable results file ({type(exc).__name__}: {exc}); "
+                             f"move it away to continue") from None
+
+    def finished_games(self) -> set[int]:
+        """``game_index`` of every game with rows in the store (errored games included)."""
+        with self._lock:
+            return set(self._finished_games())
+
+    def _finished_games(self) -> set[int]:
+        if self._finished is None:
+            finished: set[int] = set()
+            for part in self._parts():
+                column = self._read_part(part, columns=["game_index"]).column("game_index")
+                finished.update(int(v) for v in column.to_pylist())
+            self._finished = finished
+        return self._finished
+
+    def append(self, rows: list[dict]) -> int:
+        """Store the rows of one or more finished games; rows of games already in the
+        store are skipped. Returns the number of games written."""
+        rows = list(rows)
+        if not rows:
+            return 0
+        with self._lock:
+            finished = self._finished_games()
+            fresh, seen = [], set()
+            for i, row in enumerate(rows):
+                if row.get("game_index") is None or row.get("seat") is None:
+                    raise StoreError(f"rows[{i}]: game_index and seat are required")
+                key = (int(row["game_index"]), int(row["seat"]))
+                if key[0] in finished or key in seen:
+                    continue
+                seen.add(key)
+                fresh.append(row)
+            if not fresh:
+                return 0
+            table = _table_from_rows(fresh)
+            sink = io.BytesIO()
+            pq.write_table(table, sink)
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            _atomic_write(self.results_dir / f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet",
+                          sink.getvalue())
+            games = {key[0] for key in seen}
+            finished.update(games)
+            return len(games)
+
+    def read(self) -> pd.DataFrame:
+        """All rows (deduplicated by (game_index, seat)), sorted by game and seat.
+        Works while a study runs or after it was interrupted."""
+        with self._lock:
+            parts = self._parts()
+        tables = [self._read_part(p) for p in parts]
+        if not tables:
+            return SCHEMA.empty_table().to_pandas()
+        frames = [t.to_pandas() for t in tables]
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        df = df.drop_duplicates(subset=["game_index", "seat"], keep="first")
+        return df.sort_values(["game_index", "seat"], kind="stable").reset_index(drop=True)
+
+    # --- learned state ----------------------------------------------------------
+    def _series_dir(self, series_id: int) -> Path:
+        return self.learned_dir / f"series-{int(series_id):06d}"
+
+    def save_learned_state(self, series_id: int, index_in_series: int, seat_label: str,
+                           arrays: dict) -> Path:
+        """Save what the agent ``seat_label`` learned up to game ``index_in_series`` of a series."""
+        directory = self._series_dir(series_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        payload = {}
+        for name, value in (arrays or {}).items():
+            array = np.asarray(value)
+            if array.dtype == object:
+                raise StoreError(f"learned state {seat_label!r}.{name}: object arrays cannot be "
+                                 f"stored (allow_pickle=False)")
+            payload[f"a.{name}"] = array
+        payload[_LABELS_KEY] = np.asarray([seat_label])
+        sink = io.BytesIO()
+        np.savez(sink, **payload)
+        path = directory / f"{int(index_in_series):06d}--{quote(seat_label, safe='')}.npz"
+        _atomic_write(path, sink.getvalue())
+        return path
+
+    def latest_learned_state(self, series_id: int):
+        """``(index_in_series, {seat_label: {name: array}})`` of the last saved game of
+        the series, or None. A file that does not load raises :class:`StoreError`."""
+        directory = self._series_dir(series_id)
+        if not directory.is_dir():
+            return None
+        by_index: dict[int, list[tuple[str, Path]]] = {}
+        for path in directory.iterdir():
+            match = _LEARNED_RE.match(path.name)
+            if match:
+                by_index.setdefault(int(match.group(1)), []).append((unquote(match.group(2)), path))
+        if not by_index:
+            return None
+        index = max(by_index)
+        states = {}
+        for label, path in sorted(by_index[index]):
+            states[label] = self._load_npz(path)
+        return index, states
+
+    @staticmethod
+    def _load_npz(path: Path) -> dict[str, np.ndarray]:
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                return {key[2:]: npz[key] for key in npz.files if key.startswith("a.")}
+        except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
+            raise StoreError(f"{path}: corrupt learned-state file ({type(exc).__name__}: {exc}); "
+                             f"delete it to restart the series from the previous game") from None
+
+    # --- the spec ---------------------------------------------------------------
+    def write_spec(self, spec) -> None:
+        """Write ``spec.json``; if the study already has one (a resume), refuse a
+        spec that differs in anything that changes results, naming the field."""
+        if self.spec_path.exists():
+            try:
+                stored = json.loads(self.spec_path.read_text(encoding="utf-8"))
+                stored_flat = type(spec).from_dict(stored).flat_params()
+            except Exception as exc:  # noqa: BLE001
+                raise StoreError(f"{self.spec_path}: cannot read the stored spec "
+                                 f"({type(exc).__name__}: {exc})") from None
+            current = spec.flat_params()
+            relevant = sorted(k for k in set(stored_flat) | set(current)
+                              if k.startswith(RESULT_RELEVANT_PREFIXES))
+            for key in relevant:
+                if stored_flat.get(key) != current.get(key):
+                    raise SpecMismatchError(
+                        f"{key}: differs from the study in {self.study_dir} (stored "
+                        f"{stored_flat.get(key, '<absent>')!r}, now {current.get(key, '<absent>')!r}); "
+                        f"resume with the same spec or use a new study name / study.id")
+            return
+        self.study_dir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.spec_path,
+                      json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
+
+    def read_spec_dict(self) -> dict | None:
+        """The stored ``spec.json`` as a dict (None if absent)."""
+        if not self.spec_path.exists():
+            return None
+        return json.loads(self.spec_path.read_text(encoding="utf-8"))
