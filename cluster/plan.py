@@ -12,6 +12,11 @@ indices only:
 
 ``GameTask.spawn_key`` is ``(1, game_index)``: the prefix of the seat seeds.
 
+Conditions (``design.vary``): the design is repeated once per combination of
+the varied game options; game ``g`` belongs to condition
+``g // games_per_condition`` and is played on the same board seeds as the
+matching game of every other condition (a paired comparison).
+
 Seat assignment: seat ``i`` gets ``lineup[(i + rotation) % n]``; with
 ``design.rotate_seats`` the rotation is the game's position among the games of
 its board seed (seeds design) or its round (runs x rounds design), modulo
@@ -49,6 +54,8 @@ class GameTask:
     """Lineup index of the agent sitting at each seat."""
     spawn_key: tuple[int, ...]
     """``(SEAT_STREAM, game_index)``: the prefix of this game's seat seeds."""
+    condition: int = 0
+    """Index of the condition (combination of ``design.vary`` game options)."""
 
 
 @dataclass(frozen=True)
@@ -83,26 +90,25 @@ def plan_study(spec) -> list[SeriesTask]:
     """The series of ``spec`` in order of ``series_id``; games ordered within each."""
     design = spec.design
     n = len(spec.lineup)
-    games: list[tuple[int, int, int, int]] = []  # (game_index, group, position, board_seed)
+    per_condition = design.games_per_condition
+    groups_per_condition = design.runs if design.runs_design else design.seeds
+    series: dict[int, list[GameTask]] = {}
     for g in range(design.total_games):
+        condition, local = divmod(g, per_condition)
         if design.runs_design:
-            group, position = divmod(g, design.rounds)  # run, round
+            group, position = divmod(local, design.rounds)  # run, round
             board_seed = position % design.seeds
         else:
-            group, position = divmod(g, design.games_per_seed)  # board seed, game of that seed
+            group, position = divmod(local, design.games_per_seed)  # board seed, game of that seed
             board_seed = group
-        games.append((g, group, position, board_seed))
-
-    series: dict[int, list[GameTask]] = {}
-    for g, group, position, board_seed in games:
         rotation = position % n if design.rotate_seats else 0
         if design.series_by == "game":
             series_id, index_in_series = g, 0
         else:  # "seed" (seeds design) or "run" (runs design): the group is the series
-            series_id, index_in_series = group, position
+            series_id, index_in_series = condition * groups_per_condition + group, position
         task = GameTask(game_index=g, series_id=series_id, index_in_series=index_in_series,
                         board_seed=board_seed, seat_lineup=_seat_lineup(n, rotation),
-                        spawn_key=(SEAT_STREAM, g))
+                        spawn_key=(SEAT_STREAM, g), condition=condition)
         series.setdefault(series_id, []).append(task)
     return [SeriesTask(series_id=sid, games=tuple(sorted(tasks, key=lambda t: t.index_in_series)))
             for sid, tasks in sorted(series.items())]

@@ -33,9 +33,10 @@ Designs (see :class:`DesignSpec`):
 """
 from __future__ import annotations
 
+import itertools
 import math
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -50,7 +51,7 @@ SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
 STUDY_KEYS = ("name", "seed", "results_dir", "id", "max_in_flight")
 BUDGET_KEYS = ("ms", "iterations")
 DESIGN_KEYS = ("seeds", "games_per_seed", "runs", "rounds", "rotate_seats",
-               "carry_learned_state", "series_by")
+               "carry_learned_state", "series_by", "vary")
 SEAT_KEYS = ("agent", "label", "params", "seed_population")
 TRACKING_KEYS = ("uri", "experiment", "enabled")
 SERIES_BY = ("seed", "run", "game")
@@ -141,8 +142,19 @@ class DesignSpec:
     series_by: str = "seed"
     """``seed``: the games of a board seed form a series (seeds design); ``run``: a
     run is a series (runs x rounds design); ``game``: every game is independent."""
+    vary: dict = field(default_factory=dict)
+    """Game options to vary, e.g. ``{view_range = [0, 1, 2, 3, 4]}``: the whole
+    design is played once per combination (a *condition*), on the same boards,
+    and results are reported per condition."""
 
     def __post_init__(self):
+        if not isinstance(self.vary, dict):
+            raise SpecError(f"design.vary: expected a table of option = [values], got {self.vary!r}")
+        for key, values in self.vary.items():
+            if not isinstance(values, list) or not values:
+                raise SpecError(f"design.vary.{key}: expected a non-empty list of values, got {values!r}")
+            if len(set(map(repr, values))) != len(values):
+                raise SpecError(f"design.vary.{key}: repeated values in {values!r}")
         _positive_int("design.seeds", self.seeds)
         _positive_int("design.games_per_seed", self.games_per_seed)
         _optional_positive_int("design.runs", self.runs)
@@ -172,10 +184,20 @@ class DesignSpec:
         return self.runs is not None
 
     @property
-    def total_games(self) -> int:
+    def conditions(self) -> list[dict]:
+        """Every combination of the varied game options ([{}] when nothing varies)."""
+        keys = list(self.vary)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(self.vary[k] for k in keys))]
+
+    @property
+    def games_per_condition(self) -> int:
         if self.runs_design:
             return self.runs * self.rounds
         return self.seeds * self.games_per_seed
+
+    @property
+    def total_games(self) -> int:
+        return self.games_per_condition * len(self.conditions)
 
 
 @dataclass(frozen=True)
@@ -222,7 +244,20 @@ class StudySpec:
     source: str = ""
     """Path of the TOML file the spec came from ("" if built in code)."""
     id: str | None = None
-    """Study id (names the study directory and the rows); default: ``name``."""
+    """Study id (names the results directory and the MLflow run); default: the name."""
+    condition_configs: tuple = ()
+    """The game config of each condition of ``design.vary`` (one entry when nothing varies)."""
+
+    def game_config_for(self, condition: int):
+        """The game config of condition ``condition`` (0 when nothing varies)."""
+        return self.condition_configs[condition] if self.condition_configs else self.game_config
+
+    def condition_label(self, condition: int) -> str:
+        """``view_range=2`` style label of a condition ('' when nothing varies)."""
+        if not self.design.vary:
+            return ""
+        values = self.design.conditions[condition]
+        return ",".join(f"{k}={v}" for k, v in values.items())
 
     @property
     def study_id(self) -> str:
@@ -385,7 +420,7 @@ def apply_scale(data: dict, scale: float | None) -> dict:
 def _build_game(raw) -> tuple[str, Any, int]:
     from games.registry import game_names, make_config, make_game
 
-    table = _table("game", raw)
+    table = dict(_table("game", raw))
     if "name" not in table:
         raise SpecError(f"game.name: required; known games: {game_names()}")
     name = _str("game.name", table.pop("name"))
@@ -551,13 +586,36 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     if "design" not in data:
         raise SpecError("design: required section is missing (design.seeds at least)")
     design = _build_design(data["design"])
+    condition_configs = _build_conditions(game, game_config, design)
     base_dir = Path(source).resolve().parent if source else Path.cwd()
     lineup = _build_lineup(data["lineup"], num_players, game, base_dir, check_files)
     tracking = _build_tracking(data.get("tracking", {}))
     return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=max_in_flight, source=str(source),
-                     id=study_id)
+                     id=study_id, condition_configs=condition_configs)
+
+
+def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:
+    """The game config of every condition of ``design.vary`` (validated)."""
+    from games.registry import make_config
+
+    if not design.vary:
+        return (game_config,)
+    base = asdict(game_config)
+    configs = []
+    for condition in design.conditions:
+        for key in condition:
+            if key not in base:
+                raise SpecError(f"design.vary.{key}: unknown option of game {game!r}; "
+                                f"known: {sorted(base)}")
+        try:
+            configs.append(make_config(game, {**base, **condition}))
+        except (ValueError, TypeError) as exc:
+            key = next(iter(condition))
+            msg = str(exc).removeprefix("game.")
+            raise SpecError(f"design.vary.{key}: {msg}") from None
+    return tuple(configs)
 
 
 def load_spec(path, overrides: Sequence[str] = (), scale: float | None = None) -> StudySpec:

@@ -285,3 +285,33 @@ def test_bad_override_syntax(tmp_path, override, match):
 @pytest.mark.parametrize("scale", [0, -1, float("nan"), "2"])
 def test_bad_scale(tmp_path, scale):
     expect_error(r"^--scale: must be a positive number", write(tmp_path), scale=scale)
+
+
+def test_vary_expands_conditions_on_paired_boards(tmp_path):
+    from cluster.plan import plan_study
+
+    spec = load_spec(write(tmp_path), overrides=["design.vary={view_range = [0, 2, 4]}"])
+    assert spec.design.conditions == [{"view_range": 0}, {"view_range": 2}, {"view_range": 4}]
+    assert spec.design.total_games == 3 * spec.design.games_per_condition
+    assert [spec.game_config_for(c).view_range for c in range(3)] == [0, 2, 4]
+    assert spec.condition_label(1) == "view_range=2"
+    tasks = sorted((g for s in plan_study(spec) for g in s.games), key=lambda t: t.game_index)
+    per = spec.design.games_per_condition
+    for t in tasks:
+        assert t.condition == t.game_index // per
+        twin = tasks[t.game_index % per]
+        assert (t.board_seed, t.seat_lineup) == (twin.board_seed, twin.seat_lineup)
+    # series never span conditions
+    for s in plan_study(spec):
+        assert len({g.condition for g in s.games}) == 1
+    again = StudySpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert again.design.conditions == spec.design.conditions
+
+
+@pytest.mark.parametrize("vary, match", [
+    ("{view_range = [0, 9]}", "design.vary.view_range"),
+    ("{bogus = [1]}", "design.vary.bogus: unknown option"),
+    ("{view_range = []}", "design.vary.view_range: expected a non-empty list"),
+])
+def test_vary_errors_name_the_field(tmp_path, vary, match):
+    expect_error(match, write(tmp_path), overrides=[f"design.vary={vary}"])
