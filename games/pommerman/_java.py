@@ -1,8 +1,749 @@
-"""Pommerman rules, java ruleset (placeholder: being written)."""
+"""Pommerman rules, java ruleset: the forward model of the Java framework.
+
+``step_java`` reproduces ``ForwardModel.next(actions, tick)`` of
+GAIGResearch/java-pommerman @58d27f4 followed by ``GameState.next``'s tick
+increment and time-out, with ``OriginalGameConfig``'s end-of-game rules
+(see ``shared/golden/pommerman-java/FORMAT.md`` for the step order and the
+quirks matched here). ``generate_java`` makes a board under the constraints
+of the framework's ``LevelGenerator`` (not bit-equal to ``java.util.Random``).
+
+Internally positions are flat cell indices (row * 11 + col). The objects'
+desired coordinates, which Java keeps on each object, live only for the
+duration of one step in small scratch arrays: at the start of a step every
+desired coordinate equals the position (what loading the recorded state into a
+fresh Java model gives, and what the recorded trajectories reproduce).
+"""
+from __future__ import annotations
+
 import numba as nb
+import numpy as np
+
+from ._layout import (
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
+    AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
+    DEFAULT_MAX_STEPS, EXTRA_BOMB, F_COL, F_LIFE, F_ROW, FLAMES, INCR_RANGE, KICK,
+    LAY_BOMB, M_COLLAPSE, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS,
+    M_N_FLAMES, M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MAX_FLAMES, MODE_FFA,
+    N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN,
+    RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
+    WOOD, PommermanState, empty_state,
+)
+
+BOMB_LIFE = 10
+FLAME_LIFE = 5
+COLLAPSE_START = 500
+COLLAPSE_STEP = 75
+
+# Direction code (0 none, 1 up, 2 down, 3 left, 4 right) -> row / col offset.
+DIR_DROW = np.array([0, -1, 1, 0, 0, 0], dtype=np.int64)
+DIR_DCOL = np.array([0, 0, 0, -1, 1, 0], dtype=np.int64)
+
+
+@nb.njit(cache=True, inline="always")
+def _blocks(code):
+    """True for the codes that stop movement (rigid, wood)."""
+    return code == RIGID or code == WOOD
+
+
+@nb.njit(cache=True, inline="always")
+def _is_powerup(code):
+    """True for the visible power-up codes 6, 7, 8."""
+    return code == EXTRA_BOMB or code == INCR_RANGE or code == KICK
+
+
+@nb.njit(cache=True, inline="always")
+def _is_agent(code):
+    """True for the agent codes 10..13."""
+    return AGENT0 <= code < AGENT0 + N_AGENTS
+
+
+@nb.njit(cache=True, inline="always")
+def _delta_dir(frm, to):
+    """Direction code (0..4) of the move between two equal or adjacent cells."""
+    d = to - frm
+    if d == -BOARD_SIZE:
+        return 1
+    if d == BOARD_SIZE:
+        return 2
+    if d == -1:
+        return 3
+    if d == 1:
+        return 4
+    return 0
+
+
+@nb.njit(cache=True, inline="always")
+def _step_cell(c, direction):
+    """Cell one step from flat cell ``c`` in ``direction`` (1..4), or -1 off the board."""
+    r = c // BOARD_SIZE + DIR_DROW[direction]
+    q = c % BOARD_SIZE + DIR_DCOL[direction]
+    if r < 0 or r >= BOARD_SIZE or q < 0 or q >= BOARD_SIZE:
+        return -1
+    return r * BOARD_SIZE + q
+
+
+@nb.njit(cache=True, inline="always")
+def _reveal(board, items, c):
+    """Write the hidden item at cell ``c`` (taking it off ``items``) or a passage.
+
+    board, items: int8[121].
+    """
+    it = items[c]
+    if it != 0:
+        board[c] = it
+        items[c] = 0
+    else:
+        board[c] = PASSAGE
+
+
+@nb.njit(cache=True)
+def _process_dead(agents, dying, mode):
+    """OriginalGameConfig.processDeadAgents for the agents flagged in ``dying``.
+
+    agents: int16[4, AGENT_FIELDS] (the dying still have A_ALIVE = 1; cleared here);
+    dying: int64[4] flags (nonzero = dies); mode: MODE_FFA or MODE_TEAM.
+    """
+    n_dead = 0
+    n_alive = 0
+    for i in range(N_AGENTS):
+        if agents[i, A_ALIVE]:
+            n_alive += 1
+        if dying[i]:
+            n_dead += 1
+    if n_dead == 0:
+        return
+    if mode == MODE_FFA:
+        st = STATUS_TIE if n_dead == n_alive else STATUS_LOSS
+        for i in range(N_AGENTS):
+            if dying[i]:
+                agents[i, A_STATUS] = st
+    else:
+        if n_dead == n_alive:
+            for i in range(N_AGENTS):
+                agents[i, A_STATUS] = STATUS_TIE
+        else:
+            for i in range(N_AGENTS):
+                if dying[i]:
+                    agents[i, A_STATUS] = STATUS_LOSS
+    remaining = 0
+    for i in range(N_AGENTS):
+        if dying[i]:
+            agents[i, A_ALIVE] = 0
+        if agents[i, A_ALIVE]:
+            remaining += 1
+    if remaining == 0:
+        return
+    n_teams = N_AGENTS if mode == MODE_FFA else 2
+    count = np.zeros(N_AGENTS, dtype=np.int64)
+    for i in range(N_AGENTS):
+        if agents[i, A_ALIVE]:
+            count[i % n_teams] += 1
+    teams_alive = n_teams
+    last = -1
+    for t in range(n_teams):
+        if count[t] == 0:
+            for i in range(N_AGENTS):
+                if i % n_teams == t:
+                    agents[i, A_STATUS] = STATUS_LOSS
+            teams_alive -= 1
+        else:
+            last = t
+    if teams_alive == 1:
+        for i in range(N_AGENTS):
+            if i % n_teams == last:
+                agents[i, A_STATUS] = STATUS_WIN
+
+
+@nb.njit(cache=True, inline="always")
+def _add_flame(board, flames, meta, occ, r, c):
+    """Bomb.tryToAddFlame at (r, c): append a flame of life 5 unless off board or rigid.
+
+    board: int8[121]; flames: int16[MAX_FLAMES, 3]; meta: int32[12];
+    occ: int64[121] flame occupancy (incremented). Returns (added, keep_going).
+    """
+    if r < 0 or r >= BOARD_SIZE or c < 0 or c >= BOARD_SIZE:
+        return False, False
+    p = r * BOARD_SIZE + c
+    t = board[p]
+    if t == RIGID:
+        return False, False
+    n = meta[M_N_FLAMES]
+    if n >= MAX_FLAMES:
+        meta[M_OVERFLOW] = 1
+    else:
+        flames[n, F_ROW] = r
+        flames[n, F_COL] = c
+        flames[n, F_LIFE] = FLAME_LIFE
+        meta[M_N_FLAMES] = n + 1
+    board[p] = FLAMES
+    occ[p] += 1
+    return True, t != WOOD
+
+
+@nb.njit(cache=True)
+def _explode(board, flames, meta, occ, r, c, blast):
+    """Bomb.explode of a bomb at (r, c) with ``blast``; returns the number of flames made.
+
+    Flames go on the centre, then i = 1..blast-1 alternating +col / -col, then
+    +row / -row; a direction stops at the edge or rigid, or just after wood.
+    """
+    made = 0
+    added, _ = _add_flame(board, flames, meta, occ, r, c)
+    made += added
+    go_p = True
+    go_m = True
+    for i in range(1, blast):
+        if go_p:
+            added, go_p = _add_flame(board, flames, meta, occ, r, c + i)
+            made += added
+        if go_m:
+            added, go_m = _add_flame(board, flames, meta, occ, r, c - i)
+            made += added
+    go_p = True
+    go_m = True
+    for i in range(1, blast):
+        if go_p:
+            added, go_p = _add_flame(board, flames, meta, occ, r + i, c)
+            made += added
+        if go_m:
+            added, go_m = _add_flame(board, flames, meta, occ, r - i, c)
+            made += added
+    return made
+
+
+@nb.njit(cache=True)
+def _overlap_bombs(bpos, bdes, n, cnt):
+    """checkPositionOverlap over the bombs: revert every bomb whose desired cell is shared.
+
+    bpos, bdes: int64[MAX_BOMBS] cells; n: bomb count; cnt: int64[121] scratch (left zeroed).
+    """
+    moved = False
+    for k in range(n):
+        if bdes[k] != bpos[k]:
+            moved = True
+            break
+    if not moved:  # reverting a bomb that did not move changes nothing
+        return
+    for k in range(n):
+        cnt[bdes[k]] += 1
+    for k in range(n):
+        if cnt[bdes[k]] > 1:
+            bdes[k] = bpos[k]
+    for k in range(n):
+        cnt[bpos[k]] = 0
+    for k in range(n):
+        cnt[bdes[k]] = 0
+    # a reverted desired equals a position, so the two loops above clear all
+
+
+@nb.njit(cache=True)
+def _remove_bombs(bombs, bpos, bdes, dead, n):
+    """Compact the bomb list (and its scratch arrays), dropping rows flagged in ``dead``.
+
+    bombs: int16[MAX_BOMBS, 6]; bpos, bdes: int64[MAX_BOMBS] cells; dead: int64[MAX_BOMBS] flags
+    (reset to False). Returns the new count.
+    """
+    w = 0
+    for k in range(n):
+        if dead[k]:
+            dead[k] = 0
+            continue
+        if w != k:
+            for f in range(bombs.shape[1]):
+                bombs[w, f] = bombs[k, f]
+            bpos[w] = bpos[k]
+            bdes[w] = bdes[k]
+        w += 1
+    return w
+
+
+@nb.njit(cache=True)
+def _move_bomb(board, items, bombs, bpos, bdes, k):
+    """ForwardModel.move for bomb ``k``; the target cell is always stamped 3."""
+    cur = bpos[k]
+    nxt = bdes[k]
+    if cur != nxt:
+        nt = board[nxt]
+        if not _blocks(nt):
+            bpos[k] = nxt
+            bombs[k, B_ROW] = nxt // BOARD_SIZE
+            bombs[k, B_COL] = nxt % BOARD_SIZE
+            if _is_powerup(nt):
+                items[nxt] = nt
+            oc = board[cur]
+            if not (_is_powerup(oc) or oc == FLAMES or _is_agent(oc)):
+                _reveal(board, items, cur)
+    board[nxt] = BOMB
+
+
+@nb.njit(cache=True)
+def _move_agent(board, items, agents, apos, ades, i):
+    """ForwardModel.move for agent ``i``; the target cell is always stamped with its code."""
+    cur = apos[i]
+    nxt = ades[i]
+    code = AGENT0 + i
+    if cur != nxt:
+        nt = board[nxt]
+        if not _blocks(nt):
+            apos[i] = nxt
+            agents[i, A_ROW] = nxt // BOARD_SIZE
+            agents[i, A_COL] = nxt % BOARD_SIZE
+            oc = board[cur]
+            if not (_is_powerup(oc) or oc == FLAMES or oc == BOMB
+                    or (_is_agent(oc) and oc != code)):
+                _reveal(board, items, cur)
+    board[nxt] = code
+
+
+@nb.njit(cache=True)
+def _collapse(board, bombs, flames, agents, meta, tick, dying):
+    """Collapse the ring of stage (tick - 500) / 75 (Java's tile order); flags agents killed.
+
+    dying: int64[4] flags (output). Bombs on a tile showing 3 are removed with an ammo
+    refund, flames on a tile showing 4 are removed; every ring tile becomes rigid.
+    """
+    stage = (tick - COLLAPSE_START) // COLLAPSE_STEP
+    lo = stage
+    hi = BOARD_SIZE - stage - 1
+    for x in range(lo, hi + 1):
+        if x == lo or x == hi:
+            for y in range(lo + 1, hi):
+                _collapse_tile(board, bombs, flames, agents, meta, y, x, dying)
+        _collapse_tile(board, bombs, flames, agents, meta, lo, x, dying)
+        _collapse_tile(board, bombs, flames, agents, meta, hi, x, dying)
+
+
+@nb.njit(cache=True)
+def _collapse_tile(board, bombs, flames, agents, meta, r, c, dying):
+    """ForwardModel.collapseTile at (r, c), decided by the board code there."""
+    p = r * BOARD_SIZE + c
+    t = board[p]
+    if t == BOMB:
+        n = meta[M_N_BOMBS]
+        w = 0
+        for k in range(n):
+            if bombs[k, B_ROW] == r and bombs[k, B_COL] == c:
+                o = bombs[k, B_OWNER]
+                if o >= 0:
+                    agents[o, A_AMMO] += 1
+                continue
+            if w != k:
+                for f in range(bombs.shape[1]):
+                    bombs[w, f] = bombs[k, f]
+            w += 1
+        meta[M_N_BOMBS] = w
+    elif t == FLAMES:
+        n = meta[M_N_FLAMES]
+        w = 0
+        for k in range(n):
+            if flames[k, F_ROW] == r and flames[k, F_COL] == c:
+                continue
+            if w != k:
+                for f in range(flames.shape[1]):
+                    flames[w, f] = flames[k, f]
+            w += 1
+        meta[M_N_FLAMES] = w
+    elif _is_agent(t):
+        for i in range(N_AGENTS):
+            if agents[i, A_ALIVE] and not dying[i] and agents[i, A_ROW] == r and agents[i, A_COL] == c:
+                dying[i] = 1
+    board[p] = RIGID
 
 
 @nb.njit(cache=True)
 def step_java(state, actions):
-    """Advance a java-ruleset state by one tick in place (not yet implemented)."""
-    raise NotImplementedError("java rules are not written yet")
+    """Advance a java-ruleset state by one tick in place (ForwardModel.next + tick).
+
+    Args:
+        state: PommermanState with meta[M_RULESET] == RULESET_JAVA (modified in place).
+        actions: int64[4], one action per agent id (values outside 0..5 count as
+            STOP); only agents with status STATUS_INCOMPLETE act.
+    Sets meta[M_OVERFLOW] = 1 if the bomb or flame capacity would be exceeded.
+    A finished game (meta[M_DONE]) is left unchanged.
+    """
+    if state.meta[M_DONE]:
+        return
+    _step(state.board, state.items, state.agents, state.bombs, state.flames, state.meta, actions)
+
+
+@nb.njit(cache=True)
+def _step(board, items, agents, bombs, flames, meta, actions):
+    """The body of ``step_java`` on the unpacked state arrays (see PommermanState)."""
+    tick = meta[M_STEP]
+    mode = meta[M_MODE]
+
+    # One int64 scratch block (zeroed from the grid on): agent pos/desired, bomb pos/desired,
+    # bomb grid (then overlap counts, always re-zeroed), flame occupancy, flags.
+    scratch = np.empty(2 * N_AGENTS + 2 * MAX_BOMBS + 2 * N_CELLS + MAX_BOMBS + 2 * N_AGENTS,
+                       dtype=np.int64)
+    scratch[2 * N_AGENTS + 2 * MAX_BOMBS:] = 0
+    o = 0
+    apos = scratch[o:o + N_AGENTS]
+    o += N_AGENTS
+    ades = scratch[o:o + N_AGENTS]
+    o += N_AGENTS
+    bpos = scratch[o:o + MAX_BOMBS]
+    o += MAX_BOMBS
+    bdes = scratch[o:o + MAX_BOMBS]
+    o += MAX_BOMBS
+    grid = scratch[o:o + N_CELLS]
+    o += N_CELLS
+    occ = scratch[o:o + N_CELLS]
+    o += N_CELLS
+    bdead = scratch[o:o + MAX_BOMBS]
+    o += MAX_BOMBS
+    dying = scratch[o:o + N_AGENTS]
+    o += N_AGENTS
+    alive = scratch[o:o + N_AGENTS]
+
+    nb_ = meta[M_N_BOMBS]
+    for k in range(nb_):
+        p = bombs[k, B_ROW] * BOARD_SIZE + bombs[k, B_COL]
+        bpos[k] = p
+        bdes[k] = p
+        grid[p] = 1
+    for i in range(N_AGENTS):
+        p = agents[i, A_ROW] * BOARD_SIZE + agents[i, A_COL]
+        apos[i] = p
+        ades[i] = p
+        alive[i] = agents[i, A_ALIVE] != 0
+
+    # 1. actions
+    for i in range(N_AGENTS):
+        if agents[i, A_STATUS] != STATUS_INCOMPLETE:
+            continue
+        a = actions[i]
+        if a < 0 or a > LAY_BOMB:
+            a = 0
+        if 1 <= a <= 4:
+            t = _step_cell(apos[i], a)
+            if t >= 0 and not _blocks(board[t]):
+                ades[i] = t
+        elif a == LAY_BOMB:
+            p = apos[i]
+            if agents[i, A_AMMO] > 0 and grid[p] == 0:
+                if nb_ >= MAX_BOMBS:
+                    meta[M_OVERFLOW] = 1
+                else:
+                    agents[i, A_AMMO] -= 1
+                    bombs[nb_, B_ROW] = agents[i, A_ROW]
+                    bombs[nb_, B_COL] = agents[i, A_COL]
+                    bombs[nb_, B_OWNER] = i
+                    bombs[nb_, B_LIFE] = BOMB_LIFE
+                    bombs[nb_, B_BLAST] = agents[i, A_BLAST]
+                    bombs[nb_, B_DIR] = 0
+                    bpos[nb_] = p
+                    bdes[nb_] = p
+                    nb_ += 1
+                    board[p] = BOMB
+    for k in range(nb_):
+        grid[bpos[k]] = 0
+    meta[M_N_BOMBS] = nb_
+
+    # 2. flames tick (their cells never change, so the step-10 occupancy is built here)
+    nf_old = meta[M_N_FLAMES]
+    for k in range(nf_old):
+        flames[k, F_LIFE] -= 1
+        occ[flames[k, F_ROW] * BOARD_SIZE + flames[k, F_COL]] += 1
+
+    # 3. bombs tick
+    any_moving = False
+    for k in range(nb_):
+        bombs[k, B_LIFE] -= 1
+        d = bombs[k, B_DIR]
+        if d != 0:
+            t = _step_cell(bpos[k], d)
+            if t < 0 or _blocks(board[t]):
+                bombs[k, B_DIR] = 0
+            else:
+                bdes[k] = t
+                any_moving = True
+
+    # 4. swaps
+    for i in range(N_AGENTS):
+        if not alive[i]:
+            continue
+        for j in range(N_AGENTS):
+            if j == i or not alive[j]:
+                continue
+            if ades[i] != apos[i] and ades[j] != apos[j]:
+                if ades[i] == apos[j] and ades[j] == apos[i]:
+                    ades[i] = apos[i]
+                    ades[j] = apos[j]
+    if any_moving:
+        for k in range(nb_):
+            for m in range(nb_):
+                if m == k:
+                    continue
+                if bdes[k] != bpos[k] and bdes[m] != bpos[m]:
+                    if bdes[k] == bpos[m] and bdes[m] == bpos[k]:
+                        bdes[k] = bpos[k]
+                        bdes[m] = bpos[m]
+        for i in range(N_AGENTS):
+            if not alive[i]:
+                continue
+            for k in range(nb_):
+                if ades[i] != apos[i] and bdes[k] != bpos[k]:
+                    if ades[i] == bpos[k] and bdes[k] == apos[i]:
+                        bdes[k] = bpos[k]
+
+    # 5. overlaps (agents, then bombs); counts taken once
+    for i in range(N_AGENTS):
+        if alive[i]:
+            grid[ades[i]] += 1
+    revert = 0
+    for i in range(N_AGENTS):
+        if alive[i] and grid[ades[i]] > 1:
+            revert |= 1 << i
+    for i in range(N_AGENTS):
+        if alive[i]:
+            grid[ades[i]] = 0
+    for i in range(N_AGENTS):
+        if revert & (1 << i):
+            ades[i] = apos[i]
+    _overlap_bombs(bpos, bdes, nb_, grid)
+
+    # 6. kicks
+    for k in range(nb_):
+        for i in range(N_AGENTS):
+            if not alive[i]:
+                continue
+            if bdes[k] == bpos[k]:
+                bombs[k, B_DIR] = 0
+            if ades[i] == bdes[k]:
+                if agents[i, A_KICK]:
+                    v = _delta_dir(apos[i], ades[i])
+                    bombs[k, B_DIR] = v
+                    if v != 0:
+                        t = _step_cell(bdes[k], v)
+                        if t < 0 or _blocks(board[t]) or _is_agent(board[t]):
+                            bdes[k] = bpos[k]
+                            bombs[k, B_DIR] = 0
+                        else:
+                            bdes[k] = t
+                else:
+                    if ades[i] != apos[i]:
+                        ades[i] = apos[i]
+                    if bdes[k] != bpos[k]:
+                        bdes[k] = bpos[k]
+
+    # 7. bomb overlaps again
+    _overlap_bombs(bpos, bdes, nb_, grid)
+
+    # 8. bombs move (agents that moved onto a bomb's target revert first)
+    for k in range(nb_):
+        for i in range(N_AGENTS):
+            if ades[i] != apos[i] and ades[i] == bdes[k]:
+                ades[i] = apos[i]
+        _move_bomb(board, items, bombs, bpos, bdes, k)
+
+    # 9. pick-ups
+    for i in range(N_AGENTS):
+        if not alive[i]:
+            continue
+        v = board[ades[i]]
+        if v == EXTRA_BOMB:
+            agents[i, A_AMMO] += 1
+        elif v == INCR_RANGE:
+            agents[i, A_BLAST] += 1
+        elif v == KICK:
+            agents[i, A_KICK] = 1
+
+    # 10. explosions (occ already counts every listed flame, the dying ones too)
+    again = True
+    while again and nb_ > 0:
+        again = False
+        n_dead = 0
+        for k in range(nb_):
+            if bombs[k, B_LIFE] == 0 or occ[bpos[k]] > 0:
+                made = _explode(board, flames, meta, occ, bombs[k, B_ROW], bombs[k, B_COL],
+                                bombs[k, B_BLAST])
+                if made > 0:
+                    again = True
+                    bdead[k] = 1
+                    n_dead += 1
+                    o = bombs[k, B_OWNER]
+                    if o >= 0:
+                        agents[o, A_AMMO] += 1
+        if n_dead > 0:
+            # ArrayList.removeAll: also drops bombs equal (life, position, desired) to a dead one
+            for m in range(nb_):
+                if bdead[m]:
+                    continue
+                for k in range(nb_):
+                    if (bdead[k] and bombs[k, B_LIFE] == bombs[m, B_LIFE]
+                            and bpos[k] == bpos[m] and bdes[k] == bdes[m]):
+                        bdead[m] = 1
+                        break
+            nb_ = _remove_bombs(bombs, bpos, bdes, bdead, nb_)
+    meta[M_N_BOMBS] = nb_
+
+    # 11. dead flames reveal their cell, and leave the list
+    nf = meta[M_N_FLAMES]
+    w = 0
+    for k in range(nf):
+        if k < nf_old and flames[k, F_LIFE] == 0:
+            _reveal(board, items, flames[k, F_ROW] * BOARD_SIZE + flames[k, F_COL])
+            continue
+        if w != k:
+            flames[w, F_ROW] = flames[k, F_ROW]
+            flames[w, F_COL] = flames[k, F_COL]
+            flames[w, F_LIFE] = flames[k, F_LIFE]
+        w += 1
+    meta[M_N_FLAMES] = w
+    # 12. remaining flames show
+    for k in range(w):
+        board[flames[k, F_ROW] * BOARD_SIZE + flames[k, F_COL]] = FLAMES
+
+    # 13. kill or move agents
+    n_dying = 0
+    for i in range(N_AGENTS):
+        if not alive[i]:
+            continue
+        if occ[ades[i]] > 0:
+            dying[i] = 1
+            n_dying += 1
+            c = board[apos[i]]
+            if c != BOMB and c != FLAMES:
+                board[apos[i]] = PASSAGE
+        else:
+            _move_agent(board, items, agents, apos, ades, i)
+
+    # 14. results of deaths
+    if n_dying > 0:
+        _process_dead(agents, dying, mode)
+
+    # 16. collapse
+    if meta[M_COLLAPSE] and tick >= COLLAPSE_START and (tick - COLLAPSE_START) % COLLAPSE_STEP == 0:
+        for i in range(N_AGENTS):
+            dying[i] = 0
+        _collapse(board, bombs, flames, agents, meta, tick, dying)
+        if dying[0] or dying[1] or dying[2] or dying[3]:
+            _process_dead(agents, dying, mode)
+
+    # 17. tick, time-out, end of game
+    step = tick + 1
+    meta[M_STEP] = step
+    max_steps = meta[M_MAX_STEPS]
+    if step == max_steps:
+        for i in range(N_AGENTS):
+            if mode != MODE_FFA or agents[i, A_ALIVE]:
+                agents[i, A_STATUS] = STATUS_TIE
+    n_alive = 0
+    alive_win = False
+    any_win = False
+    for i in range(N_AGENTS):
+        if agents[i, A_STATUS] == STATUS_WIN:
+            any_win = True
+        if agents[i, A_ALIVE]:
+            n_alive += 1
+            if agents[i, A_STATUS] == STATUS_WIN:
+                alive_win = True
+    done = step >= max_steps or n_alive == 0 or alive_win
+    if done:
+        meta[M_DONE] = 1
+        meta[M_RESULT] = RESULT_WIN if any_win else RESULT_TIE
+        for i in range(N_AGENTS):
+            if step < max_steps and agents[i, A_STATUS] == STATUS_WIN:
+                agents[i, A_REWARD] = 1
+            else:
+                agents[i, A_REWARD] = -1
+    else:
+        meta[M_RESULT] = RESULT_INCOMPLETE
+        for i in range(N_AGENTS):
+            agents[i, A_REWARD] = 0
+
+
+# --------------------------------------------------------------------------
+# Board generation (LevelGenerator's constraints)
+
+N_RIGID = 20
+N_WOOD = 20
+N_ITEMS = 10
+CORNER_DISTANCE = 1
+BREATHING_SPACE = 2
+AGENT_CELLS = ((1, 1), (9, 1), (9, 9), (1, 9))
+
+
+def generate_java(seed, mode, collapse) -> PommermanState:
+    """A new java-ruleset game: board, hidden items and agents at their corners.
+
+    Args:
+        seed: int or np.random.SeedSequence (only ``np.random.default_rng(seed)`` is used).
+        mode: MODE_FFA / MODE_TEAM, or "ffa" / "team".
+        collapse: bool, the COLLAPSE_BOARD switch.
+    Returns: PommermanState (ruleset java, 800 steps) with meta[M_INITIAL_WOOD] set.
+    """
+    from ._layout import MODES
+    if isinstance(mode, str):
+        mode = MODES[mode]
+    rng = np.random.default_rng(seed)
+    board = _make_board(rng)
+    s = empty_state(int(mode), RULESET_JAVA, int(bool(collapse)), DEFAULT_MAX_STEPS)
+    s.board[:] = board.reshape(-1)
+    wood = np.flatnonzero(s.board == WOOD)
+    chosen = rng.choice(wood, size=min(N_ITEMS, wood.size), replace=False)
+    kinds = rng.integers(0, 3, size=chosen.size)
+    for c, kind in zip(chosen, kinds):
+        s.items[c] = (EXTRA_BOMB, INCR_RANGE, KICK)[int(kind)]
+    for i, (r, c) in enumerate(AGENT_CELLS):
+        s.agents[i, A_ROW] = r
+        s.agents[i, A_COL] = c
+        s.board[r * BOARD_SIZE + c] = AGENT0 + i
+    s.meta[M_INITIAL_WOOD] = int(wood.size)
+    return s
+
+
+def _make_board(rng) -> np.ndarray:
+    """An 11x11 int64 board (0 passage, 1 rigid, 2 wood; agents not placed).
+
+    Follows LevelGenerator.make: the main diagonal stays free; the agents'
+    cells and an L of BREATHING_SPACE free cells on each side of every corner
+    agent are excluded; the 12 fixed wood cells (rows/columns 1 and 9, cells
+    4..6) are placed; then rigid pairs and wood pairs, each at a random
+    available cell and its mirror about the main diagonal, until 20 of each.
+    """
+    n = BOARD_SIZE
+    loc = CORNER_DISTANCE
+    b = np.zeros((n, n), dtype=np.int64)
+    avail = {(r, c) for r in range(n) for c in range(n) if r != c}
+    corners = ((loc, loc), (n - 1 - loc, loc), (n - 1 - loc, n - 1 - loc), (loc, n - 1 - loc))
+    for r, c in corners:
+        avail.discard((r, c))
+        for i in range(1, BREATHING_SPACE + 1):
+            for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                rr, cc = r + dr * i, c + dc * i
+                # only the two sides pointing into the board
+                if loc <= rr <= n - 1 - loc and loc <= cc <= n - 1 - loc:
+                    avail.discard((rr, cc))
+    start = loc + BREATHING_SPACE + 1
+    n_wood = N_WOOD
+    for i in range(n - 2 * start):
+        x0, y0 = start + i, loc
+        x1, y1 = n - 1 - x0, n - 1 - loc
+        for r, c in ((x0, y0), (y0, x0), (x1, y1), (y1, x1)):
+            b[r, c] = WOOD
+            avail.discard((r, c))
+        n_wood -= 4
+    cells = sorted(avail)
+    order = rng.permutation(len(cells))
+    taken = set()
+    n_rigid = N_RIGID
+    for k in order:
+        if n_rigid <= 0 and n_wood <= 0:
+            break
+        r, c = cells[k]
+        if (r, c) in taken:
+            continue
+        taken.add((r, c))
+        taken.add((c, r))
+        if n_rigid > 0:
+            b[r, c] = b[c, r] = RIGID
+            n_rigid -= 2
+        else:
+            b[r, c] = b[c, r] = WOOD
+            n_wood -= 2
+    return b
+
+
+__all__ = ["step_java", "generate_java"]
