@@ -1,0 +1,113 @@
+"""Open-loop UCT for Pommerman, as the Java framework's ``SingleTreeNode``.
+
+One decision is one call of :func:`mcts_decide`. Each iteration::
+
+    copy the search root into the scratch state
+    descend: at a fully expanded node pick a child by UCT and re-simulate its
+             action (opponents random: open loop, the tree stores actions,
+             not states); at a node with untried actions expand a random one
+    roll out: own moves random but not into flames, opponents random, until
+              ``rollout_depth`` ticks from the root or the end of the game
+    evaluate the final state with the framework's heuristic (no discount)
+    back the value up to the root
+
+and the most visited root action is played. No tree reuse between decisions.
+
+Deviations from the Java framework (all deliberate):
+
+- time budget: the kernel reads a monotonic clock every iteration and does not
+  start an iteration it expects (from the mean so far) to overrun the
+  deadline; Java stops when the time left is under twice the mean iteration
+  time or under 5 ms, so it uses about 35 of 40 ms;
+- own rollout moves are uniform over the actions not stepping into flames
+  (Java's ``safeRandomAction`` returns an index into a shrinking list, which
+  skews the draw);
+- no random action is drawn for dead opponents (only the random stream
+  differs);
+- fogged agents are absent from the model (see ``_common.py``).
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from games.pommerman._kernels import count_wood, heuristic
+from games.pommerman._layout import N_AGENTS, copy_into
+
+from ..search.clock import deadline_ns, monotonic_ns
+from ..search.tree import ROOT_INDEX, reset_tree
+from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
+from ._common import advance, build_search_root, is_over, safe_random_action
+
+
+@nb.njit(cache=True)
+def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng):
+    """Descend from the root re-simulating actions in ``state``; expand one node.
+
+    Returns: int, the node the rollout starts from (a new leaf, or a node at
+    the depth limit / end of game / full tree).
+    """
+    node = ROOT_INDEX
+    while not is_over(state) and tree.depth[node] < rollout_depth:
+        action = random_untried_action(tree, node, rng)
+        if action >= 0:
+            child = expand(tree, node, action)
+            if child < 0:  # tree full: roll out from here
+                return node
+            advance(state, player, action, joint, hidden, n_hidden, rng)
+            return child
+        action = select_uct(tree, node, exploration, epsilon, rng)
+        advance(state, player, action, joint, hidden, n_hidden, rng)
+        node = tree.children[node, action]
+    return node
+
+
+@nb.njit(cache=True)
+def rollout(state, player, depth, rollout_depth, joint, hidden, n_hidden, rng):
+    """Random play (own moves avoid flames) from ``depth`` to ``rollout_depth`` ticks."""
+    while depth < rollout_depth and not is_over(state):
+        action = safe_random_action(state, player, rng)
+        advance(state, player, action, joint, hidden, n_hidden, rng)
+        depth += 1
+
+
+@nb.njit(cache=True)
+def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
+                exploration, epsilon, rollout_depth, rng):
+    """One MCTS decision.
+
+    Args:
+        observation: PommermanState, the agent's observation (unchanged).
+        player: int, the searching agent's id.
+        tree: Tree with 6 actions (reset here).
+        root, scratch: preallocated PommermanStates (overwritten).
+        max_iterations: int; time_limit: float seconds (0 = none); the search
+            stops at whichever comes first, after at least one iteration. With a
+            time limit it does not start an iteration it expects to overrun.
+        exploration (K), epsilon: floats; rollout_depth: int ticks from the root.
+        rng: uint64[2] (advanced).
+    Returns:
+        (action, iterations): int64, int64.
+    """
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    hidden = np.zeros(N_AGENTS, dtype=np.bool_)
+    joint = np.zeros(N_AGENTS, dtype=np.int64)
+    n_hidden = build_search_root(root, observation, hidden)
+    root_wood = count_wood(root)
+    reset_tree(tree)
+    iterations = 0
+    while iterations < max_iterations:
+        if deadline >= 0 and iterations > 0:
+            now = monotonic_ns()
+            if now + (now - start) // iterations >= deadline:
+                break
+        copy_into(scratch, root)
+        leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
+                           joint, hidden, n_hidden, rng)
+        rollout(scratch, player, tree.depth[leaf], rollout_depth, joint, hidden, n_hidden, rng)
+        value = heuristic(root, root_wood, scratch, player)
+        backup(tree, leaf, value)
+        iterations += 1
+    action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
+    return action, iterations

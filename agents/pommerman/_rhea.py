@@ -1,0 +1,237 @@
+"""Rolling horizon evolution for Pommerman (the Java framework's ``players.rhea``).
+
+The population (``int8[P, L]`` action sequences with ``float64[P]`` values)
+lives in the agent between decisions of one game (the shift buffer). One
+decision is one call of :func:`rhea_decide`; one iteration (generation) is::
+
+    offspring: copy a random parent (P <= 2) or one-point crossover of two
+               tournament-selected parents; uniform mutation decided per gene
+               (rate ``mutation_rate``) and applied while rolling, as the
+               framework does
+    evaluate offspring, re-evaluate every parent
+    keep the best P of parents + offspring (stable: a parent keeps its place
+    on a tie)
+
+Evaluating an individual plays its actions from the root (opponents random)
+and takes the heuristic of the last state (``EVALUATE_ACT_LAST``) or the
+discounted sum of every state's value (``EVALUATE_ACT_DISCOUNT``, factor
+``discount``); optional Monte Carlo rollouts continue randomly from the end
+and normalise the value from [-1, 1] to [0, 1] (``combineAndNormalize``). The
+new fitness is the average of the old fitness and this value
+(``EVALUATE_UPDATE_AVERAGE``). The first gene of the best individual is played.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from games._rng import rng_integer, rng_uniform
+from games.pommerman._kernels import count_wood, heuristic
+from games.pommerman._layout import N_ACTIONS, N_AGENTS, copy_into
+
+from ..search.clock import deadline_ns, monotonic_ns
+from ..search.uct import normalise
+from ._common import advance, build_search_root, is_over
+
+EVALUATE_LAST = 0
+EVALUATE_DISCOUNT = 1
+
+
+@nb.njit(cache=True)
+def _mc_rollout_value(state, player, root, root_wood, evaluate_act, discount, partial,
+                      n_values, mc_length, joint, hidden, n_hidden, rng):
+    """Random continuation from ``state`` (in place); the normalised value."""
+    if evaluate_act == EVALUATE_LAST:
+        for _ in range(mc_length):
+            if is_over(state):
+                break
+            advance(state, player, rng_integer(rng, N_ACTIONS), joint, hidden, n_hidden, rng)
+        return normalise(heuristic(root, root_wood, state, player), -1.0, 1.0)
+    # discount: the individual's values followed by the rollout's (its first
+    # value is the end state again, as the framework concatenates them)
+    acc = partial
+    k = n_values
+    acc += discount ** k * heuristic(root, root_wood, state, player)
+    k += 1
+    for _ in range(mc_length):
+        if is_over(state):
+            break
+        advance(state, player, rng_integer(rng, N_ACTIONS), joint, hidden, n_hidden, rng)
+        acc += discount ** k * heuristic(root, root_wood, state, player)
+        k += 1
+    return normalise(acc, -1.0, 1.0)
+
+
+@nb.njit(cache=True)
+def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, player,
+             evaluate_act, discount, mc_rollouts, mc_length, mc_repeat,
+             joint, hidden, n_hidden, rng):
+    """Roll ``genes`` (int8[L], mutated in place where ``mutate[i]``) from the root.
+
+    Returns: float64, the new fitness ``(old_value + value) / 2``.
+    """
+    copy_into(scratch, root)
+    length = genes.shape[0]
+    acc = 0.0
+    if evaluate_act == EVALUATE_DISCOUNT:
+        acc = heuristic(root, root_wood, scratch, player)
+    n_values = 1
+    for i in range(length):
+        if is_over(scratch):
+            break
+        if mutate[i]:  # a new value, different from the current one
+            a = rng_integer(rng, N_ACTIONS - 1)
+            if a >= genes[i]:
+                a += 1
+            genes[i] = a
+        advance(scratch, player, genes[i], joint, hidden, n_hidden, rng)
+        if evaluate_act == EVALUATE_DISCOUNT:
+            acc += discount ** n_values * heuristic(root, root_wood, scratch, player)
+        n_values += 1
+    if evaluate_act == EVALUATE_LAST:
+        value = heuristic(root, root_wood, scratch, player)
+    else:
+        value = acc
+    if mc_rollouts and not is_over(scratch):
+        total = 0.0
+        for _ in range(mc_repeat):
+            copy_into(mc_state, scratch)
+            total += _mc_rollout_value(mc_state, player, root, root_wood, evaluate_act, discount,
+                                       acc, n_values, mc_length, joint, hidden, n_hidden, rng)
+        value = total / mc_repeat
+    return (old_value + value) / 2.0
+
+
+@nb.njit(cache=True)
+def _draw_mutation(mutate, mutation_rate, rng):
+    for i in range(mutate.shape[0]):
+        mutate[i] = rng_uniform(rng) < mutation_rate
+
+
+@nb.njit(cache=True)
+def _tournament(values, count, tournament_size, rng):
+    """Index of the best of ``tournament_size`` random picks among the first ``count``."""
+    best = rng_integer(rng, count)
+    for _ in range(1, tournament_size):
+        k = rng_integer(rng, count)
+        if values[k] > values[best]:
+            best = k
+    return best
+
+
+@nb.njit(cache=True)
+def _make_offspring(population, values, child, tournament_size, rng):
+    """Fill ``child`` (int8[L]) from the population; returns the inherited value."""
+    p = population.shape[0]
+    length = population.shape[1]
+    if p <= 2:
+        k = rng_integer(rng, p)
+        child[:] = population[k]
+        return values[k]
+    first = _tournament(values, p, tournament_size, rng)
+    # the second parent is chosen among the others
+    second = _tournament(values, p - 1, tournament_size, rng)
+    if second >= first:
+        second += 1
+    point = rng_integer(rng, length)
+    child[:point] = population[first, :point]
+    child[point:] = population[second, point:]
+    return 0.0  # the framework's crossover builds a fresh individual (value 0)
+
+
+@nb.njit(cache=True)
+def _keep_best(population, values, offspring, off_values, pool, pool_values, order):
+    """The best P of parents (first) + offspring, stable on ties, into population."""
+    p = population.shape[0]
+    o = offspring.shape[0]
+    n = p + o
+    for i in range(p):
+        pool[i] = population[i]
+        pool_values[i] = values[i]
+    for j in range(o):
+        pool[p + j] = offspring[j]
+        pool_values[p + j] = off_values[j]
+    for i in range(n):
+        order[i] = i
+    for i in range(1, n):  # insertion sort, descending, stable
+        k = order[i]
+        j = i - 1
+        while j >= 0 and pool_values[order[j]] < pool_values[k]:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = k
+    for i in range(p):
+        population[i] = pool[order[i]]
+        values[i] = pool_values[order[i]]
+
+
+@nb.njit(cache=True)
+def rhea_decide(observation, player, root, scratch, mc_state, population, values, has_population,
+                offspring, off_values, max_iterations, time_limit, mutation_rate, tournament_size,
+                shift_buffer, evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, rng):
+    """One RHEA decision.
+
+    Args:
+        observation: PommermanState; player: int.
+        root, scratch, mc_state: preallocated PommermanStates (overwritten).
+        population: int8[P, L], values: float64[P] (in/out: the shift buffer).
+        has_population: bool, False on the first decision of a game (random init).
+        offspring: int8[O, L], off_values: float64[O] (scratch).
+        max_iterations: int; time_limit: float seconds (0 = none).
+        mutation_rate: float; tournament_size: int; shift_buffer: bool;
+        evaluate_act: EVALUATE_LAST / EVALUATE_DISCOUNT; discount: float;
+        mc_rollouts: bool; mc_length, mc_repeat: int.
+        rng: uint64[2].
+    Returns:
+        (action, iterations): int64, int64.
+    """
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    hidden = np.zeros(N_AGENTS, dtype=np.bool_)
+    joint = np.zeros(N_AGENTS, dtype=np.int64)
+    n_hidden = build_search_root(root, observation, hidden)
+    root_wood = count_wood(root)
+    p = population.shape[0]
+    o = offspring.shape[0]
+    length = population.shape[1]
+    no_mutation = np.zeros(length, dtype=np.bool_)
+    mutate = np.zeros(length, dtype=np.bool_)
+    pool = np.empty((p + o, length), dtype=np.int8)
+    pool_values = np.empty(p + o, dtype=np.float64)
+    order = np.empty(p + o, dtype=np.int64)
+
+    if has_population and shift_buffer:
+        for i in range(p):
+            for j in range(1, length):
+                population[i, j - 1] = population[i, j]
+            population[i, length - 1] = rng_integer(rng, N_ACTIONS)
+            values[i] = evaluate(population[i], values[i], no_mutation, root, root_wood, scratch,
+                                 mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
+                                 mc_repeat, joint, hidden, n_hidden, rng)
+    else:
+        for i in range(p):
+            for j in range(length):
+                population[i, j] = rng_integer(rng, N_ACTIONS)
+            values[i] = evaluate(population[i], 0.0, no_mutation, root, root_wood, scratch,
+                                 mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
+                                 mc_repeat, joint, hidden, n_hidden, rng)
+
+    iterations = 0
+    while iterations < max_iterations:
+        if deadline >= 0 and iterations > 0:
+            now = monotonic_ns()
+            if now + (now - start) // iterations >= deadline:
+                break
+        for k in range(o):
+            inherited = _make_offspring(population, values, offspring[k], tournament_size, rng)
+            _draw_mutation(mutate, mutation_rate, rng)
+            off_values[k] = evaluate(offspring[k], inherited, mutate, root, root_wood, scratch,
+                                     mc_state, player, evaluate_act, discount, mc_rollouts,
+                                     mc_length, mc_repeat, joint, hidden, n_hidden, rng)
+        for i in range(p):  # re-evaluate the parents
+            values[i] = evaluate(population[i], values[i], no_mutation, root, root_wood, scratch,
+                                 mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
+                                 mc_repeat, joint, hidden, n_hidden, rng)
+        _keep_best(population, values, offspring, off_values, pool, pool_values, order)
+        iterations += 1
+    return np.int64(population[0, 0]), iterations

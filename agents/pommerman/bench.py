@@ -1,0 +1,90 @@
+"""Speed of the Pommerman search agents on this machine.
+
+    python -m agents.pommerman.bench            # prints the dict as JSON
+
+Each measured agent sits in seat 0 against three ``opponent`` agents
+(default ``rule_based``: they survive, so the board stays busy; random
+opponents blow themselves up within ~20 ticks and flatter the figures); the game is
+stepped with everybody's actions and stopped after ``decisions_per_game``
+decisions of the measured agent (or at its death / the end of the game).
+The first decision of a process compiles (or loads) the kernels and is not
+timed. Reported numbers are medians over all timed decisions.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import numpy as np
+
+from games.pommerman import Pommerman, PommermanConfig
+
+from ..api import Budget
+from ..registry import make_agent
+
+
+def _decisions(agent_name, params, budget, game_config, games, decisions_per_game, seed, opponent):
+    """(iterations, seconds) of every timed decision of ``agent_name`` in seat 0."""
+    records = []
+    for g in range(games):
+        game = Pommerman(game_config)
+        seeds = np.random.SeedSequence([seed, g]).spawn(5)
+        game.reset(seeds[0])
+        agents = [make_agent(agent_name, params, budget, game_config)]
+        agents += [make_agent(opponent, {}, budget, game_config) for _ in range(3)]
+        for seat, agent in enumerate(agents):
+            agent.begin_game(seat, seeds[seat + 1])
+        agents[0].decide(game.observation(0))  # warm-up: compile or load the cache
+        n = 0
+        while not game.done and n < decisions_per_game and game.state.agents[0, 2]:
+            obs = game.observation(0)
+            t0 = time.perf_counter()
+            action, iterations = agents[0].decide(obs)
+            records.append((iterations, time.perf_counter() - t0))
+            actions = [action] + [agents[i].act(game.observation(i)) for i in range(1, 4)]
+            game.step(actions)
+            n += 1
+    return records
+
+
+def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
+                 ruleset: str = "canonical", mode: str = "ffa", seed: int = 0,
+                 opponent: str = "rule_based") -> dict:
+    """Median speed figures of the default MCTS and RHEA.
+
+    Returns a dict with ``mcts_iters_per_40ms`` (iterations per ``ms``
+    decision; the key keeps its name whatever ``ms``), ``rhea_iters_per_40ms``,
+    ``ms_per_decision_mcts_200`` (wall ms of a 200-iteration MCTS decision),
+    ``rhea_ms_per_decision_200`` and the settings used.
+    """
+    config = PommermanConfig(mode=mode, ruleset=ruleset)
+    out = {"ruleset": ruleset, "mode": mode, "budget_ms": ms, "games": games,
+           "decisions_per_game": decisions_per_game, "opponent": opponent}
+    for name in ("mcts", "rhea"):
+        recs = _decisions(name, {}, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
+        out[f"{name}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
+        out[f"{name}_decision_ms_timed"] = 1000.0 * float(statistics.median(r[1] for r in recs))
+    for name in ("mcts", "rhea"):
+        recs = _decisions(name, {}, Budget(iterations=200), config, games, decisions_per_game, seed, opponent)
+        key = "ms_per_decision_mcts_200" if name == "mcts" else "rhea_ms_per_decision_200"
+        out[key] = 1000.0 * float(statistics.median(r[1] for r in recs))
+    return out
+
+
+def main(argv=None) -> None:
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=3)
+    parser.add_argument("--decisions", type=int, default=40)
+    parser.add_argument("--ms", type=float, default=40.0)
+    parser.add_argument("--ruleset", default="canonical")
+    parser.add_argument("--mode", default="ffa")
+    parser.add_argument("--opponent", default="rule_based")
+    args = parser.parse_args(argv)
+    print(json.dumps(bench_agents(args.games, args.decisions, args.ms, args.ruleset, args.mode,
+                                 opponent=args.opponent), indent=2))
+
+
+if __name__ == "__main__":
+    main()

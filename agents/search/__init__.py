@@ -1,0 +1,27 @@
+"""Game-independent search core: a struct-of-arrays tree and the UCT phases.
+
+    >>> from agents.search import new_tree, ROOT_INDEX
+    >>> tree = new_tree(capacity=1000, num_actions=6)
+
+Drivers (``agents/pommerman/_mcts.py`` is the reference) preallocate one
+:class:`Tree` per agent, call :func:`reset_tree` per decision and run their
+whole search in one ``@njit`` kernel that calls :func:`select_uct`,
+:func:`expand`, :func:`backup` and :func:`most_visited_child` directly.
+"""
+from .clock import deadline_ns, monotonic_ns
+from .tree import (
+    CHANCE, DECISION, ILLEGAL, NO_ACTION, NO_PARENT, ROOT_INDEX, UNVISITED, Tree,
+    capacity, clear_node, is_full, mean_value, new_tree, reset_tree,
+)
+from .uct import (
+    backup, best_mean_child, expand, mark_illegal, most_visited_child, normalise,
+    random_untried_action, select_uct, tie_noise, untried_count,
+)
+
+__all__ = [
+    "CHANCE", "DECISION", "ILLEGAL", "NO_ACTION", "NO_PARENT", "ROOT_INDEX", "UNVISITED",
+    "Tree", "backup", "best_mean_child", "capacity", "clear_node", "deadline_ns", "expand",
+    "is_full", "mark_illegal", "mean_value", "monotonic_ns", "most_visited_child",
+    "new_tree", "normalise", "random_untried_action", "reset_tree", "select_uct",
+    "tie_noise", "untried_count",
+]

@@ -1,0 +1,198 @@
+"""UCT phases over a :class:`~agents.search.tree.Tree` (game-independent kernels).
+
+Each function is one phase of a search iteration (select, expand, back up,
+final choice). Game drivers call them directly from their own ``@njit``
+search loop and simulate the game themselves (open or closed loop), so no
+game is imported here and no jitted function is passed around (which would
+break numba's on-disk cache).
+
+Tie noise follows the Java Pommerman framework (``Utils.noise``)::
+
+    noisy(x) = (x + epsilon) * (1 + epsilon * (u - 0.5)),   u ~ U[0, 1)
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from games._rng import rng_integer, rng_uniform
+
+from .tree import DECISION, ILLEGAL, NO_PARENT, UNVISITED
+
+
+@nb.njit(cache=True, inline="always")
+def tie_noise(x, epsilon, rng):
+    """``x`` perturbed by a tiny multiplicative noise that breaks ties at random."""
+    return (x + epsilon) * (1.0 + epsilon * (rng_uniform(rng) - 0.5))
+
+
+@nb.njit(cache=True, inline="always")
+def normalise(x, lo, hi):
+    """``(x - lo) / (hi - lo)`` when ``lo < hi``, else ``x`` (the Java ``Utils.normalise``)."""
+    if lo < hi:
+        return (x - lo) / (hi - lo)
+    return x
+
+
+@nb.njit(cache=True)
+def untried_count(tree, node):
+    """Number of actions of ``node`` not expanded yet (children == UNVISITED)."""
+    n = 0
+    for a in range(tree.children.shape[1]):
+        if tree.children[node, a] == UNVISITED:
+            n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def random_untried_action(tree, node, rng):
+    """A uniformly random action of ``node`` whose child is UNVISITED, or -1 if none.
+
+    Args: tree; node (int); rng (uint64[2], advanced).
+    Returns: int action in ``[0, A)`` or -1.
+    """
+    n = untried_count(tree, node)
+    if n == 0:
+        return -1
+    k = rng_integer(rng, n)
+    for a in range(tree.children.shape[1]):
+        if tree.children[node, a] == UNVISITED:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
+
+
+@nb.njit(cache=True)
+def select_uct(tree, node, exploration, epsilon, rng):
+    """The UCB1 choice among the expanded children of ``node``.
+
+    Each child's mean value is normalised to ``node``'s observed
+    ``[min, max]`` value range, then::
+
+        uct = q_norm + exploration * sqrt(log(N(node) + 1) / (N(child) + epsilon))
+
+    with random tie noise, exactly as the Java framework's ``SingleTreeNode.uct``.
+    Unexpanded (UNVISITED) and ILLEGAL children are skipped; callers select
+    only at fully expanded nodes.
+
+    Args: tree; node (int); exploration (float, the K constant); epsilon
+        (float, tie noise and division guard); rng (uint64[2], advanced).
+    Returns: int, the chosen action (its child is ``tree.children[node, a]``),
+        or -1 when ``node`` has no expanded child.
+    """
+    lo = tree.node_min_value[node]
+    hi = tree.node_max_value[node]
+    log_n = np.log(tree.node_visits[node] + 1.0)
+    best = -1
+    best_value = -np.inf
+    for a in range(tree.children.shape[1]):
+        child = tree.children[node, a]
+        if child < 0:
+            continue
+        visits = tree.node_visits[child] + epsilon
+        q = normalise(tree.node_value_sum[child] / visits, lo, hi)
+        value = q + exploration * np.sqrt(log_n / visits)
+        value = tie_noise(value, epsilon, rng)
+        if value > best_value:
+            best_value = value
+            best = a
+    return best
+
+
+@nb.njit(cache=True)
+def expand(tree, node, action):
+    """Create the child of ``node`` reached by ``action`` at the next free index.
+
+    Args: tree; node (int); action (int).
+    Returns: int, the new node's index, or -1 when the tree is full (nothing
+        changed then).
+    """
+    child = tree.num_nodes[0]
+    if child >= tree.node_visits.shape[0]:
+        return -1
+    tree.num_nodes[0] = child + 1
+    tree.node_visits[child] = 0
+    tree.node_value_sum[child] = 0.0
+    tree.node_min_value[child] = np.inf
+    tree.node_max_value[child] = -np.inf
+    tree.parents[child] = node
+    tree.action_from_parent[child] = action
+    tree.children[child, :] = UNVISITED
+    tree.depth[child] = tree.depth[node] + 1
+    tree.node_kind[child] = DECISION  # drivers of stochastic games set CHANCE
+    tree.children[node, action] = child
+    return child
+
+
+@nb.njit(cache=True)
+def backup(tree, leaf, value):
+    """Add ``value`` to ``leaf`` and every ancestor up to the root (visits,
+    value sum, observed min / max). Single perspective: drivers of alternating
+    zero-sum games negate ``value`` themselves where they need to."""
+    node = leaf
+    while node != NO_PARENT:
+        tree.node_visits[node] += 1
+        tree.node_value_sum[node] += value
+        if value < tree.node_min_value[node]:
+            tree.node_min_value[node] = value
+        if value > tree.node_max_value[node]:
+            tree.node_max_value[node] = value
+        node = tree.parents[node]
+
+
+@nb.njit(cache=True)
+def best_mean_child(tree, node, epsilon, rng):
+    """The action of ``node``'s expanded child with the highest mean value
+    (``sum / (visits + epsilon)``, tie noise), or -1 if none."""
+    best = -1
+    best_value = -np.inf
+    for a in range(tree.children.shape[1]):
+        child = tree.children[node, a]
+        if child < 0:
+            continue
+        q = tree.node_value_sum[child] / (tree.node_visits[child] + epsilon)
+        q = tie_noise(q, epsilon, rng)
+        if q > best_value:
+            best_value = q
+            best = a
+    return best
+
+
+@nb.njit(cache=True)
+def most_visited_child(tree, root, epsilon, rng):
+    """The action of ``root``'s most visited child (Java ``mostVisitedAction``).
+
+    Ties are broken by tie noise; when every expanded child has the same visit
+    count the best mean value decides. Returns 0 when ``root`` has no child.
+    """
+    best = -1
+    best_value = -np.inf
+    first = -1
+    all_equal = True
+    for a in range(tree.children.shape[1]):
+        child = tree.children[root, a]
+        if child < 0:
+            continue
+        visits = tree.node_visits[child]
+        if first == -1:
+            first = visits
+        elif visits != first:
+            all_equal = False
+        value = tie_noise(float(visits), epsilon, rng)
+        if value > best_value:
+            best_value = value
+            best = a
+    if best == -1:
+        return 0
+    if all_equal:
+        return best_mean_child(tree, root, epsilon, rng)
+    return best
+
+
+@nb.njit(cache=True)
+def mark_illegal(tree, node, legal):
+    """Set ``children[node, a] = ILLEGAL`` where ``legal[a]`` is False (bool[A])."""
+    for a in range(tree.children.shape[1]):
+        if not legal[a] and tree.children[node, a] == UNVISITED:
+            tree.children[node, a] = ILLEGAL
