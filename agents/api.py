@@ -111,6 +111,12 @@ class Agent(ABC):
     def load_learned_state(self, arrays: dict[str, np.ndarray]) -> None:
         """Restore what ``learned_state`` returned (validating shapes)."""
 
+    @classmethod
+    def check_learned_state(cls, config, arrays: dict[str, np.ndarray]) -> None:
+        """Raise ValueError if ``arrays`` (e.g. a seed population file) cannot be
+        loaded into an agent with ``config``. Agents that learn nothing refuse any."""
+        raise ValueError(f"agent {cls.name!r} learns nothing across games; it takes no seed state")
+
     @property
     def mean_iterations(self) -> float:
         return self.total_iterations / self.decisions if self.decisions else 0.0

@@ -283,6 +283,25 @@ class ResultStore:
             states[label] = self._load_npz(path)
         return index, states
 
+    def learned_series(self) -> list[int]:
+        """Series ids that have saved learned state."""
+        if not self.learned_dir.is_dir():
+            return []
+        return sorted(int(p.name.split("-")[1]) for p in self.learned_dir.iterdir()
+                      if p.is_dir() and p.name.startswith("series-"))
+
+    def learned_state_at(self, series_id: int, index_in_series: int) -> dict | None:
+        """``{seat_label: {name: array}}`` saved after game ``index_in_series`` of a series."""
+        directory = self._series_dir(series_id)
+        if not directory.is_dir():
+            return None
+        states = {}
+        for path in sorted(directory.iterdir()):
+            match = _LEARNED_RE.match(path.name)
+            if match and int(match.group(1)) == int(index_in_series):
+                states[unquote(match.group(2))] = self._load_npz(path)
+        return states or None
+
     @staticmethod
     def _load_npz(path: Path) -> dict[str, np.ndarray]:
         try:

@@ -166,6 +166,21 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_population(args) -> int:
+    from cluster.populations import PopulationExportError, export_population
+
+    try:
+        info = export_population(args.study, args.label, args.out, which=args.which,
+                                 series=args.series, game=args.game)
+    except (PopulationExportError, ValueError) as exc:
+        print(f"arena population export: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {info['out']}: population {tuple(info['shape'])} of {info['label']!r} "
+          f"(series {info['series_id']}, after game {info['index_in_series']}, "
+          f"longest winning streak {info['best_streak']}, {info['which']})")
+    return 0
+
+
 def _cmd_ui(args) -> int:
     import os
     import subprocess
@@ -197,6 +212,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("study", help="study directory, e.g. arena-studies/pommerman-ffa-demo")
     p.add_argument("--no-plot", action="store_true")
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("population", help="export a learned FEMCTS population as a seed .npz")
+    psub = p.add_subparsers(dest="action", required=True)
+    e = psub.add_parser("export", help="write a seat's population (default: its longest winning streak's)")
+    e.add_argument("study", help="study directory, e.g. arena-studies/femcts-3a-nea2-unseeded")
+    e.add_argument("--label", required=True, help="the seat's label in the lineup, e.g. FEMCTS")
+    e.add_argument("--out", required=True, help="output .npz (name it as seed_population in a spec)")
+    e.add_argument("--which", default="best_streak", choices=["best_streak", "final"])
+    e.add_argument("--series", type=int, help="only this series")
+    e.add_argument("--game", type=int, help="the state saved after this game of the series")
+    e.set_defaults(func=_cmd_population)
 
     p = sub.add_parser("ui", help="start the MLflow UI on 127.0.0.1")
     p.add_argument("--tracking-uri", default="sqlite:///mlflow.db")

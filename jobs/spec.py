@@ -474,16 +474,44 @@ def _build_tracking(raw) -> TrackingSpec:
     return TrackingSpec(**table)
 
 
-def _resolve_population(name: str, value, base_dir: Path, check_files: bool) -> str:
+MLFLOW_URI_SCHEMES = ("runs:/", "mlflow-artifacts:/", "models:/")
+
+
+def _fetch_mlflow_artifact(name: str, uri: str, tracking_uri: str | None, cache_dir: Path) -> Path:
+    """Download an MLflow artifact (``runs:/<run_id>/path.npz`` ...) into ``cache_dir``."""
+    import hashlib
+
+    import mlflow.artifacts
+
+    target = cache_dir / hashlib.sha1(f"{tracking_uri}|{uri}".encode()).hexdigest()[:16]
+    try:
+        local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target),
+                                                    tracking_uri=tracking_uri)
+    except Exception as exc:  # noqa: BLE001 - any failure: the field is unusable
+        raise SpecError(f"{name}: cannot download MLflow artifact {uri!r} from "
+                        f"{tracking_uri or 'the default tracking store'} "
+                        f"({type(exc).__name__}: {exc})") from None
+    return Path(local)
+
+
+def _resolve_population(name: str, value, base_dir: Path, check_files: bool,
+                        tracking_uri: str | None = None, cache_dir: Path | None = None) -> str:
     import numpy as np
 
     text = _str(name, value)
-    path_text = text[len("file://"):] if text.startswith("file://") else text
-    if "://" in path_text:
-        raise SpecError(f"{name}: only local paths (or file:// URIs) are supported, got {text!r}")
-    path = Path(path_text).expanduser()
-    if not path.is_absolute():
-        path = (base_dir / path).resolve()
+    if text.startswith(MLFLOW_URI_SCHEMES):
+        if not check_files:  # a worker rebuilding the spec: the driver resolved it already
+            return text
+        path = _fetch_mlflow_artifact(name, text, tracking_uri,
+                                      cache_dir or Path("arena-studies") / ".seed-populations")
+    else:
+        path_text = text[len("file://"):] if text.startswith("file://") else text
+        if "://" in path_text:
+            raise SpecError(f"{name}: a local path, a file:// URI or an MLflow artifact URI "
+                            f"({', '.join(MLFLOW_URI_SCHEMES)}...) is needed, got {text!r}")
+        path = Path(path_text).expanduser()
+        if not path.is_absolute():
+            path = (base_dir / path).resolve()
     if check_files:
         if not path.is_file():
             raise SpecError(f"{name}: file not found: {text} (resolved to {path})")
@@ -497,8 +525,23 @@ def _resolve_population(name: str, value, base_dir: Path, check_files: bool) -> 
     return str(path)
 
 
+def _check_population_fits(name: str, agent: str, config, path: str) -> None:
+    """Let the agent class check a seed population against its config (shape, values)."""
+    import numpy as np
+
+    from agents.registry import agent_class
+
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    try:
+        agent_class(agent).check_learned_state(config, arrays)
+    except ValueError as exc:
+        raise SpecError(f"{name}: {path}: {exc}") from None
+
+
 def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
-                  check_files: bool) -> tuple[SeatSpec, ...]:
+                  check_files: bool, tracking_uri: str | None = None,
+                  cache_dir: Path | None = None) -> tuple[SeatSpec, ...]:
     from agents.registry import agent_names, make_agent_config
 
     if not isinstance(raw, list) or not raw:
@@ -527,7 +570,9 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
         population = table.get("seed_population")
         if population is not None:
             population = _resolve_population(f"{where}.seed_population", population, base_dir,
-                                             check_files)
+                                             check_files, tracking_uri, cache_dir)
+            if check_files:
+                _check_population_fits(f"{where}.seed_population", agent, config, population)
         entries.append((agent, label, params, config, population))
     explicit = [label for _, label, *_ in entries if label is not None]
     for i, (_, label, *_rest) in enumerate(entries):
@@ -588,8 +633,9 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     design = _build_design(data["design"])
     condition_configs = _build_conditions(game, game_config, design)
     base_dir = Path(source).resolve().parent if source else Path.cwd()
-    lineup = _build_lineup(data["lineup"], num_players, game, base_dir, check_files)
     tracking = _build_tracking(data.get("tracking", {}))
+    lineup = _build_lineup(data["lineup"], num_players, game, base_dir, check_files,
+                           tracking.uri, Path(results_dir) / ".seed-populations")
     return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=max_in_flight, source=str(source),

@@ -40,6 +40,11 @@ class _ProbAgent(Agent):
     name = "test_prob"
     Config = _ProbConfig
 
+    @classmethod
+    def check_learned_state(cls, config, arrays):
+        if "weights" not in arrays:
+            raise ValueError("no array named 'weights'")
+
     def decide(self, observation):
         return 0, 0
 
@@ -315,3 +320,29 @@ def test_vary_expands_conditions_on_paired_boards(tmp_path):
 ])
 def test_vary_errors_name_the_field(tmp_path, vary, match):
     expect_error(match, write(tmp_path), overrides=[f"design.vary={vary}"])
+
+
+def test_seed_population_must_fit_the_agent(tmp_path):
+    np.savez(tmp_path / "pop.npz", other=np.zeros(3))
+    expect_error(r"lineup\[0\]\.seed_population: .*no array named 'weights'", write(tmp_path),
+                 overrides=["lineup.0.seed_population=pop.npz"])
+
+
+def test_femcts_seed_population_shape_is_checked_before_any_game(tmp_path):
+    np.savez(tmp_path / "pop.npz", population=np.zeros((10, 3, 8)))
+    text = BASE.replace('agent = "test_prob"\nparams = { probability = 0.25 }',
+                        'agent = "femcts"\nparams = { n_effective = 2 }')
+    expect_error(r"lineup\[0\]\.seed_population: .*shape \(10, 3, 8\).*\(10, 2, 5\)",
+                 write(tmp_path, text), overrides=["lineup.0.seed_population=pop.npz"])
+    np.savez(tmp_path / "pop.npz", population=np.zeros((10, 2, 5)))
+    spec = load_spec(write(tmp_path, text), overrides=["lineup.0.seed_population=pop.npz"])
+    assert spec.lineup[0].seed_population.endswith("pop.npz")
+
+
+def test_seed_population_from_an_unreachable_mlflow_uri(tmp_path):
+    text = BASE.replace('agent = "test_prob"\nparams = { probability = 0.25 }',
+                        'agent = "femcts"')
+    expect_error(r"lineup\[0\]\.seed_population: cannot download MLflow artifact 'runs:/",
+                 write(tmp_path, text),
+                 overrides=["lineup.0.seed_population=runs:/0123456789abcdef/pop.npz",
+                            f"tracking.uri=sqlite:///{tmp_path}/mlflow.db"])

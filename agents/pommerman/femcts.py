@@ -207,6 +207,10 @@ class FEMCTSAgent(_PommermanAgent):
                                  dtype=np.int64),
         }
 
+    @classmethod
+    def check_learned_state(cls, config, arrays):
+        validate_population(arrays, config, "population")
+
     def load_learned_state(self, arrays):
         self.population = validate_population(arrays, self.config)
         self._pop_scratch = np.empty_like(self.population)
