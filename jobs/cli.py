@@ -112,7 +112,9 @@ def _cmd_bench(args) -> int:
         except ImportError as exc:  # agents package incomplete
             result["agents_error"] = str(exc)
         else:
-            result.update(bench_agents(ruleset=args.ruleset, quick=args.quick))
+            result.update(bench_agents(games=1 if args.quick else 3,
+                                        decisions_per_game=15 if args.quick else 40,
+                                        ruleset=args.ruleset))
         if not args.quick:
             result.update(bench_start())
     elif args.target == "cluster":

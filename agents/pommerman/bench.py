@@ -61,10 +61,15 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
     config = PommermanConfig(mode=mode, ruleset=ruleset)
     out = {"ruleset": ruleset, "mode": mode, "budget_ms": ms, "games": games,
            "decisions_per_game": decisions_per_game, "opponent": opponent}
-    for name in ("mcts", "rhea"):
-        recs = _decisions(name, {}, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
-        out[f"{name}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
-        out[f"{name}_decision_ms_timed"] = 1000.0 * float(statistics.median(r[1] for r in recs))
+    timed = [("mcts", "mcts", {}), ("rhea", "rhea", {}),
+             ("femcts", "femcts", {}),  # featured, 6 effective actions, rollout depth 12
+             ("femcts_nea3", "femcts", {"n_effective": 3}),
+             ("femcts_nea2", "femcts", {"n_effective": 2}),
+             ("femcts_unfeatured", "femcts", {"featured": False})]
+    for key, name, params in timed:
+        recs = _decisions(name, params, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
+        out[f"{key}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
+        out[f"{key}_decision_ms_timed"] = 1000.0 * float(statistics.median(r[1] for r in recs))
     for name in ("mcts", "rhea"):
         recs = _decisions(name, {}, Budget(iterations=200), config, games, decisions_per_game, seed, opponent)
         key = "ms_per_decision_mcts_200" if name == "mcts" else "rhea_ms_per_decision_200"

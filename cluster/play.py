@@ -1,0 +1,211 @@
+"""Play one game of a study: the unit of work a :class:`~cluster.scheduler.GameHost` runs.
+
+``play_game`` is a pure function of (spec, task, the agents' learned state at
+its start, seeds) under iteration budgets; it never raises for a misbehaving
+agent: an exception inside an agent turns every row of that game into a
+``result == "error"`` row carrying the text, and the series goes on.
+
+Agents are indexed by *lineup index* (``spec.lineup[i]`` -> ``agents[i]``);
+seat ``s`` of a game is played by ``agents[task.seat_lineup[s]]``. Agents live
+as long as their series on one host, so learned state flows from game to game
+inside the agents; ``learned`` (a ``{label: {name: array}}`` dict) is loaded
+into them first when a series starts or restarts.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import traceback
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from agents.registry import config_hash, make_agent
+
+#: Result label of a game that an agent (or the engine) aborted.
+ERROR = "error"
+#: Longest error text stored in a row.
+MAX_ERROR_CHARS = 2000
+
+#: Columns of a result row, in order (see the contract in cluster/store.py).
+ROW_COLUMNS = (
+    "study_id", "series_id", "game_index", "index_in_series", "board_seed", "seed_entropy",
+    "seat", "label", "agent", "config_hash", "team", "result", "reward", "length",
+    "mean_iterations", "mean_ms", "invalid_actions", "budget", "error", "finished_at", "worker",
+)
+
+
+def worker_name() -> str:
+    """``host:pid`` of this process (recorded in rows; excluded from determinism checks)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def build_agents(spec) -> list:
+    """One agent per lineup entry, built through the registry."""
+    return [make_agent(seat.agent, seat.config, spec.budget, spec.game_config) for seat in spec.lineup]
+
+
+def load_learned(spec, agents: list, learned: dict | None) -> None:
+    """Load ``{label: {name: array}}`` into the agents with those labels."""
+    if not learned:
+        return
+    for seat, agent in zip(spec.lineup, agents):
+        arrays = learned.get(seat.label)
+        if arrays:
+            agent.load_learned_state({k: np.asarray(v) for k, v in arrays.items()})
+
+
+def learned_state_of(spec, agents: list) -> dict[str, dict[str, np.ndarray]]:
+    """``{label: arrays}`` of every agent that carries state from game to game."""
+    out = {}
+    for seat, agent in zip(spec.lineup, agents):
+        state = agent.learned_state()
+        if state is not None:
+            out[seat.label] = {k: np.asarray(v) for k, v in state.items()}
+    return out
+
+
+def _is_alive(game, player: int) -> bool:
+    """Whether ``player`` still acts. Games may expose ``is_alive(player)``;
+    Pommerman keeps it in ``state.agents[:, A_ALIVE]`` (dead agents send 0)."""
+    probe = getattr(game, "is_alive", None)
+    if callable(probe):
+        return bool(probe(player))
+    state = getattr(game, "state", None)
+    agents = getattr(state, "agents", None)
+    if agents is not None and getattr(agents, "ndim", 0) == 2:
+        from games.pommerman._layout import A_ALIVE
+        return bool(agents[player, A_ALIVE])
+    return True
+
+
+def play_game(spec, task, agents: list, learned: dict | None = None,
+              worker: str | None = None) -> tuple[list[dict], dict[str, dict[str, np.ndarray]]]:
+    """Play ``task`` with ``agents`` (one per lineup entry) and return
+    ``(rows, learned_after)``: one row per seat and the learned state of the
+    agents after the game (``{label: {name: array}}``, empty if nobody learns).
+    """
+    from cluster.plan import board_seed_sequence, seat_seed_sequence
+    from games.registry import make_game
+
+    worker = worker or worker_name()
+    load_learned(spec, agents, learned)
+    game = make_game(spec.game, spec.game_config)
+    board_ss = board_seed_sequence(spec.seed, task)
+    seats = [agents[i] for i in task.seat_lineup]
+    labels = [spec.lineup[i].label for i in task.seat_lineup]
+    n = game.num_players
+    error: str | None = None
+    culprit = "game"
+    try:
+        game.reset(board_ss)
+        for seat, agent in enumerate(seats):
+            culprit = labels[seat]
+            agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
+        while not game.done:
+            actions = [0] * n
+            for seat, agent in enumerate(seats):
+                if _is_alive(game, seat):
+                    culprit = labels[seat]
+                    actions[seat] = agent.act(game.observation(seat))
+            culprit = "game"
+            game.step(actions)
+        returns = np.asarray(game.returns(), dtype=np.float64)
+        for seat, agent in enumerate(seats):
+            culprit = labels[seat]
+            agent.end_game(game.observation(seat), returns)
+        outcomes = list(game.outcomes())
+    except Exception as exc:  # an agent (or the engine) failed: record it, keep the series going
+        tb = traceback.format_exc(limit=4)
+        error = f"{culprit}: {type(exc).__name__}: {exc}\n{tb}"[:MAX_ERROR_CHARS]
+        returns = np.zeros(n, dtype=np.float64)
+        outcomes = [ERROR] * n
+
+    try:
+        learned_after = learned_state_of(spec, agents)
+    except Exception:  # an agent whose state broke in the failed game: carry nothing
+        learned_after = {}
+
+    invalid = np.asarray(getattr(game, "invalid_actions", np.zeros(n)), dtype=np.int64)
+    try:
+        teams = list(game.teams())
+    except Exception:
+        teams = list(range(n))
+    length = _safe_step_count(game)
+    finished_at = datetime.now(timezone.utc)
+    entropy = f"{spec.seed}/{','.join(str(k) for k in task.spawn_key)}"
+    budget = spec.budget.describe()
+    rows = []
+    for seat, agent in enumerate(seats):
+        lineup = spec.lineup[task.seat_lineup[seat]]
+        rows.append({
+            "study_id": spec.study_id,
+            "series_id": int(task.series_id),
+            "game_index": int(task.game_index),
+            "index_in_series": int(task.index_in_series),
+            "board_seed": int(task.board_seed),
+            "seed_entropy": entropy,
+            "seat": seat,
+            "label": lineup.label,
+            "agent": lineup.agent,
+            "config_hash": config_hash(lineup.agent, lineup.config, spec.budget),
+            "team": int(teams[seat]),
+            "result": outcomes[seat],
+            "reward": float(returns[seat]),
+            "length": length,
+            "mean_iterations": float(agent.mean_iterations),
+            "mean_ms": float(agent.mean_ms),
+            "invalid_actions": int(invalid[seat]) if seat < len(invalid) else 0,
+            "budget": budget,
+            "error": error,
+            "finished_at": finished_at,
+            "worker": worker,
+        })
+    return rows, learned_after
+
+
+def _safe_step_count(game) -> int:
+    try:
+        return int(game.step_count)
+    except Exception:
+        return 0
+
+
+def warm_up(spec, ticks: int = 10) -> dict[str, Any]:
+    """Play ``ticks`` ticks with every lineup agent so numba caches on this node
+    are compiled once (before many processes would compile into them at once).
+    Never raises: returns what failed."""
+    import time
+
+    from cluster.plan import GameTask
+    from games.registry import make_game
+
+    t0 = time.perf_counter()
+    errors = []
+    try:
+        agents = build_agents(spec)
+        game = make_game(spec.game, spec.game_config)
+        n = game.num_players
+        lineup = tuple(i % len(agents) for i in range(n))
+        task = GameTask(game_index=0, series_id=0, index_in_series=0, board_seed=0,
+                        seat_lineup=lineup, spawn_key=(0,))
+        from cluster.plan import board_seed_sequence, seat_seed_sequence
+        game.reset(board_seed_sequence(spec.seed, task))
+        seats = [agents[i] for i in lineup]
+        for seat, agent in enumerate(seats):
+            agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
+        for _ in range(ticks):
+            if game.done:
+                break
+            actions = [0] * n
+            for seat, agent in enumerate(seats):
+                if _is_alive(game, seat):
+                    try:
+                        actions[seat] = agent.act(game.observation(seat))
+                    except Exception as exc:  # a failing agent is the study's business, not ours
+                        errors.append(f"{spec.lineup[lineup[seat]].label}: {exc!r}")
+            game.step(actions)
+    except Exception as exc:
+        errors.append(repr(exc))
+    return {"worker": worker_name(), "seconds": time.perf_counter() - t0, "errors": errors}

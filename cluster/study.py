@@ -1,0 +1,281 @@
+"""Run a study: plan, schedule on Ray, record durably, mirror to MLflow, report.
+
+    >>> from jobs.spec import load_spec                      # doctest: +SKIP
+    >>> result = run_study(load_spec("jobs/pommerman_ffa_demo.toml"))
+    >>> print(result.table)
+
+Durability and resume: every finished game is appended to the study's
+Parquet store as soon as its record reaches the driver, and the learned state
+after it is saved next (rows first, then state). Re-running the same spec
+(same study id) skips finished games. A series whose learned state is behind
+its rows (the driver died between the two writes) restarts from its last
+saved state and replays the games in between without recording them again,
+so nothing is duplicated and learned state is never stale.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .scheduler import GameHost, HostPool, SeriesRun, import_plugins, warm_up_nodes
+from .tracking import StudyTracker, Tally
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StudyResult:
+    """What :func:`run_study` returns."""
+
+    study_id: str
+    study_dir: Path
+    table: object
+    """Per-label result table (``cluster.report.result_table``) over every finished game."""
+    mlflow_run_id: str | None
+    games_total: int
+    games_done: int
+    """Games in the store at the end (== games_total when the study is complete)."""
+    games_played: int
+    """Games recorded by this invocation."""
+    games_skipped: int
+    """Games already in the store when this invocation started (resume)."""
+    games_replayed: int = 0
+    """Finished games re-played only to rebuild learned state (not recorded again)."""
+    error_games: int = 0
+    host_retries: int = 0
+    """Games re-submitted because their host died."""
+    workers: int = 0
+    seconds: float = 0.0
+    """Wall time of the scheduling phase (Ray start-up excluded)."""
+    game_seconds: float = 0.0
+    """Sum of in-host game times of the games played by this invocation."""
+    warm_up: list = field(default_factory=list)
+    game_times: list = field(default_factory=list, repr=False)
+    """In-host seconds of each game recorded by this invocation, in recording order."""
+    recorded_at: list = field(default_factory=list, repr=False)
+    """Driver ``time.perf_counter()`` when each of those games was recorded."""
+
+
+def load_populations(spec) -> dict[str, dict[str, np.ndarray]]:
+    """``{label: arrays}`` from the seats' ``seed_population`` .npz files."""
+    out = {}
+    for seat in spec.lineup:
+        if seat.seed_population:
+            with np.load(seat.seed_population, allow_pickle=False) as npz:
+                out[seat.label] = {k: npz[k] for k in npz.files}
+    return out
+
+
+def lineup_learns(spec) -> bool:
+    """Whether any lineup agent carries learned state from game to game."""
+    from .play import build_agents
+
+    try:
+        return any(a.learned_state() is not None for a in build_agents(spec))
+    except Exception:  # be safe: assume it does (replays from saved state, never stale)
+        return True
+
+
+def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[SeriesRun]:
+    """The series runs still to play, each from its restart point."""
+    carry = bool(spec.design.carry_learned_state) and learns
+    runs = []
+    for series in plan:
+        unfinished = [g for g in series.games if g.game_index not in finished]
+        if not unfinished:
+            continue
+        if not carry:
+            runs.append(SeriesRun(series.series_id, unfinished, None, carry=False))
+            continue
+        first = unfinished[0].index_in_series
+        latest = store.latest_learned_state(series.series_id)
+        if latest is not None and latest[0] + 1 <= first:
+            start, state = latest[0] + 1, latest[1]
+        else:
+            start, state = 0, None
+        games = [g for g in series.games if g.index_in_series >= start]
+        runs.append(SeriesRun(series.series_id, games, state, carry=True))
+    # Longest first: better packing of unequal series over the hosts.
+    runs.sort(key=lambda r: -len(r.games))
+    return runs
+
+
+class _Recorder:
+    """The driver's ``on_game``: store, learned state, progress bar, MLflow."""
+
+    def __init__(self, spec, store, finished: set[int], tracker, bar):
+        self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
+        self.tally = Tally()
+        self.played = self.replayed = self.errors = 0
+        self.game_seconds = 0.0
+        self.game_times: list[float] = []
+        self.recorded_at: list[float] = []
+
+    def __call__(self, run, task, rows, learned_after, seconds):
+        replay = task.game_index in self.finished
+        if not replay:
+            self.store.append(rows)  # durable before anything else
+            self.finished.add(task.game_index)
+        if run.carry and learned_after:
+            for label, arrays in learned_after.items():
+                self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
+        if replay:
+            self.replayed += 1
+            return
+        self.played += 1
+        self.game_seconds += seconds
+        self.game_times.append(seconds)
+        self.recorded_at.append(time.perf_counter())
+        if rows and rows[0]["result"] == "error":
+            self.errors += 1
+            log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])
+        self.tally.add(rows)
+        if self.tracker is not None:
+            self.tracker.add(rows)
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix_str(" | ".join(f"{s.label} {self.tally.wtl(s.label)}" for s in self.spec.lineup),
+                                     refresh=False)
+
+
+def _init_ray(address: str | None, num_workers: int | None) -> bool:
+    """Start or join Ray; True if this call started it (and must shut it down)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        ray.init(num_cpus=num_workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                 dashboard_host="127.0.0.1")
+    return True
+
+
+def write_report(spec, store) -> list[Path]:
+    """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``."""
+    from . import report
+
+    out = Path(spec.study_dir) / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    df = store.read()
+    files = []
+    if len(df):
+        table = report.result_table(df)
+        table.to_csv(out / "results_table.csv")
+        (out / "results_table.md").write_text(report.to_markdown(table) + "\n")
+        files += [out / "results_table.csv", out / "results_table.md"]
+        try:
+            report.win_rate_plot(df, out / "win_rate.png")
+            files.append(out / "win_rate.png")
+        except Exception as exc:  # plots are a convenience
+            log.warning("win-rate plot failed: %s", exc)
+    return files
+
+
+def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
+              tracking: bool = True, *, plugins: Sequence[str] = (), warm_up: bool = True,
+              flush_games: int | None = None) -> StudyResult:
+    """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`.
+
+    address: Ray address to join (default: start a local Ray with
+        ``num_workers`` or all CPUs, dashboard off). num_workers: game-hosting
+        actors (default: the cluster's CPUs). progress: tqdm bar. tracking:
+        mirror into MLflow (also needs ``spec.tracking.enabled``). plugins:
+        modules imported on the driver and in every Ray worker before anything
+        else (they register extra games or agents). warm_up: compile numba
+        caches once per node first.
+    """
+    import ray
+
+    from .plan import plan_study
+    from .store import ResultStore
+
+    import_plugins(plugins)
+    store = ResultStore(Path(spec.study_dir))
+    store.write_spec(spec)
+    plan = plan_study(spec)
+    total = sum(len(s.games) for s in plan)
+    finished = set(int(g) for g in store.finished_games())
+    skipped = len(finished)
+    runs = plan_runs(spec, plan, store, finished, lineup_learns(spec))
+
+    tracker = None
+    if tracking and spec.tracking.enabled:
+        tracker = StudyTracker(spec, flush_games=flush_games)
+        try:
+            tracker.start(store.read() if finished else None)
+        except Exception as exc:
+            log.warning("MLflow unavailable at %s (%s); running without tracking", spec.tracking.uri, exc)
+            tracker = None
+
+    bar = None
+    recorder = _Recorder(spec, store, finished, tracker, None)
+
+    started_ray = False
+    pool = None
+    warm = []
+    workers = 0
+    status = "FINISHED"
+    t0 = time.perf_counter()
+    try:
+        if runs:
+            started_ray = _init_ray(address, num_workers)
+            workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
+            spec_dict = spec.to_dict()
+            populations = load_populations(spec)
+            pop_ref = ray.put(populations)  # once; every host reads it from the object store
+            if warm_up:
+                warm = warm_up_nodes(spec_dict, plugins)
+            if progress:  # after Ray start-up and warm-up, so the ETA is about games
+                from tqdm.auto import tqdm
+                bar = recorder.bar = tqdm(total=total, initial=skipped, unit="game", desc=spec.study_id,
+                                          dynamic_ncols=True)
+            t0 = time.perf_counter()
+            host = GameHost.options(scheduling_strategy="SPREAD")
+            pool = HostPool(lambda: host.remote(spec_dict, pop_ref, tuple(plugins)), size=workers,
+                            max_in_flight=spec.max_in_flight)
+            pool.run(runs, recorder)
+    except KeyboardInterrupt:
+        status = "KILLED"
+        raise
+    except BaseException:
+        status = "FAILED"
+        raise
+    finally:
+        seconds = time.perf_counter() - t0
+        if pool is not None:
+            pool.shutdown()
+        if bar is not None:
+            bar.close()
+        report_files = []
+        try:
+            report_files = write_report(spec, store)
+        except Exception as exc:
+            log.warning("report failed: %s", exc)
+        if tracker is not None:
+            sdir = Path(spec.study_dir)
+            tracker.finish(status, artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
+                                                  "report": sdir / "report"},
+                           artifact_files=[sdir / "spec.json"])
+        if started_ray:
+            ray.shutdown()
+
+    from .report import result_table
+
+    df = store.read()
+    return StudyResult(
+        study_id=spec.study_id, study_dir=Path(spec.study_dir),
+        table=result_table(df) if len(df) else None,
+        mlflow_run_id=tracker.run_id if tracker is not None else None,
+        games_total=total, games_done=len(store.finished_games()), games_played=recorder.played,
+        games_skipped=skipped, games_replayed=recorder.replayed, error_games=recorder.errors,
+        host_retries=pool.retries if pool is not None else 0, workers=workers, seconds=seconds,
+        game_seconds=recorder.game_seconds, warm_up=warm, game_times=recorder.game_times,
+        recorded_at=recorder.recorded_at)

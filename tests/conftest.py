@@ -1,0 +1,204 @@
+"""Shared fixtures for the cluster tests: a local Ray, and a tiny fake game and agent.
+
+The fake game and agent are registered when this module is imported. Ray
+workers import it too: the cluster tests pass ``plugins=("conftest",)`` to
+``run_study`` and this directory is put on ``PYTHONPATH`` before Ray starts
+(raylets and their workers inherit it).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.api import Agent
+from agents.registry import register as register_agent
+from games.api import LOSS, TIE, WIN
+from games.registry import register as register_game
+
+TESTS_DIR = str(Path(__file__).resolve().parent)
+PLUGINS = ("conftest",)
+
+
+# --- a tiny deterministic game ---------------------------------------------------
+@dataclass(frozen=True)
+class CountConfig:
+    """Options of the fake ``count`` game."""
+
+    max_steps: int = 10
+    """Length of a game in ticks."""
+    num_players: int = 2
+    """Players (2..4)."""
+
+    def __post_init__(self):
+        if not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ValueError(f"max_steps: must be a positive int, got {self.max_steps!r}")
+        if self.num_players not in (2, 3, 4):
+            raise ValueError(f"num_players: must be 2, 3 or 4, got {self.num_players!r}")
+
+
+class CountGame:
+    """Each tick every player adds ``(action + bonus[p]) % 3`` to its score; the
+    highest score at the end wins (ties tie). The board seed draws the bonuses."""
+
+    num_actions = 3
+
+    def __init__(self, config: CountConfig):
+        self.config = config
+        self.num_players = config.num_players
+        self.invalid_actions = np.zeros(self.num_players, dtype=np.int64)
+        self.reset(0)
+
+    def reset(self, seed) -> None:
+        rng = np.random.default_rng(seed)
+        self.bonus = rng.integers(0, 3, size=self.num_players)
+        self.scores = np.zeros(self.num_players, dtype=np.int64)
+        self.t = 0
+        self.invalid_actions[:] = 0
+
+    def step(self, actions) -> None:
+        for p, a in enumerate(actions):
+            a = int(a)
+            if not 0 <= a < 3:
+                self.invalid_actions[p] += 1
+                a = 0
+            self.scores[p] += (a + self.bonus[p]) % 3
+        self.t += 1
+
+    def observation(self, player):
+        return np.array([self.t, self.scores[player]], dtype=np.int64)
+
+    def legal_actions(self, player):
+        return np.ones(3, dtype=bool)
+
+    @property
+    def done(self) -> bool:
+        return self.t >= self.config.max_steps
+
+    @property
+    def step_count(self) -> int:
+        return self.t
+
+    def outcomes(self):
+        best = self.scores.max()
+        winners = np.flatnonzero(self.scores == best)
+        if len(winners) > 1:
+            return [TIE if s == best else LOSS for s in self.scores]
+        return [WIN if s == best else LOSS for s in self.scores]
+
+    def returns(self):
+        if not self.done:
+            return np.zeros(self.num_players)
+        return np.array([{WIN: 1.0, TIE: 0.0, LOSS: -1.0}[o] for o in self.outcomes()])
+
+    def teams(self):
+        return list(range(self.num_players))
+
+    def copy(self):
+        other = CountGame(self.config)
+        other.bonus, other.scores, other.t = self.bonus.copy(), self.scores.copy(), self.t
+        return other
+
+    def to_json(self) -> str:
+        return "{}"
+
+    def render(self) -> str:
+        return f"t={self.t} scores={self.scores.tolist()}"
+
+
+register_game("count", CountConfig, CountGame)
+
+
+# --- a controllable fake agent ---------------------------------------------------
+@dataclass(frozen=True)
+class FakeConfig:
+    """Parameters of the fake agent."""
+
+    sleep_ms: float = 0.0
+    """Sleep this long per decision (wall time without CPU)."""
+    spin_ms: float = 0.0
+    """Busy-loop this long per decision (CPU-bound time)."""
+    fail_prob: float = 0.0
+    """Chance (drawn from the seat seed) that this agent raises in a game."""
+    fail_step: int = 2
+    """Decision at which a failing agent raises."""
+    learn: bool = False
+    """Carry a games-played counter as learned state; it shifts the actions."""
+    die_file: str = ""
+    """If this file exists at a decision, delete it and kill the process (host death)."""
+
+    def __post_init__(self):
+        if not 0.0 <= self.fail_prob <= 1.0:
+            raise ValueError(f"fail_prob: must be in [0, 1], got {self.fail_prob!r}")
+
+
+@register_agent
+class FakeAgent(Agent):
+    """Random actions from its seat seed; optionally slow, failing, learning or deadly."""
+
+    name = "fake"
+    Config = FakeConfig
+
+    def __init__(self, config, budget, game_config):
+        super().__init__(config, budget, game_config)
+        self.games_played = np.zeros(1, dtype=np.int64)
+
+    def begin_game(self, seat, seed):
+        super().begin_game(seat, seed)
+        self._rng = np.random.default_rng(seed)
+        self._fail = bool(self._rng.random() < self.config.fail_prob)
+
+    def decide(self, observation):
+        cfg = self.config
+        if cfg.die_file and os.path.exists(cfg.die_file):
+            os.unlink(cfg.die_file)
+            os._exit(1)
+        if self._fail and self.decisions == cfg.fail_step:
+            raise RuntimeError("fake failure")
+        if cfg.sleep_ms:
+            time.sleep(cfg.sleep_ms / 1000.0)
+        if cfg.spin_ms:
+            end = time.perf_counter() + cfg.spin_ms / 1000.0
+            while time.perf_counter() < end:
+                pass
+        action = int(self._rng.integers(3))
+        if cfg.learn:
+            action = (action + int(self.games_played[0])) % 3
+        return action, 1
+
+    def end_game(self, observation, returns):
+        self.games_played[0] += 1
+
+    def learned_state(self):
+        return {"games_played": self.games_played.copy()} if self.config.learn else None
+
+    def load_learned_state(self, arrays):
+        self.games_played = np.asarray(arrays["games_played"], dtype=np.int64).copy()
+
+
+# --- fixtures -------------------------------------------------------------------------
+@pytest.fixture(scope="session", autouse=True)
+def _tests_on_pythonpath():
+    """Ray workers (and subprocess drivers) must import this module by name."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = TESTS_DIR + (os.pathsep + old if old else "")
+    yield
+    if old is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old
+
+
+@pytest.fixture
+def ray_local(_tests_on_pythonpath):
+    """A local Ray with 2 CPUs, started once and shared (re-started after a test
+    that shut it down, e.g. the multi-node test)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
