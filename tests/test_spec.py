@@ -345,4 +345,5 @@ def test_seed_population_from_an_unreachable_mlflow_uri(tmp_path):
     expect_error(r"lineup\[0\]\.seed_population: cannot download MLflow artifact 'runs:/",
                  write(tmp_path, text),
                  overrides=["lineup.0.seed_population=runs:/0123456789abcdef/pop.npz",
-                            f"tracking.uri=sqlite:///{tmp_path}/mlflow.db"])
+                            f"tracking.uri=sqlite:///{tmp_path}/mlflow.db",
+                            f"study.results_dir={tmp_path}/studies"])
