@@ -61,6 +61,9 @@ class Game(Protocol):
     def legal_actions(self, player: int) -> np.ndarray:
         """bool[num_actions]."""
 
+    def is_alive(self, player: int) -> bool:
+        """Whether ``player`` still acts (a player out of the game sends action 0)."""
+
     @property
     def done(self) -> bool: ...
 

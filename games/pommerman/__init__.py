@@ -43,8 +43,8 @@ class PommermanConfig:
     """``canonical`` (NeurIPS 2018 package) or ``java`` (the Java framework)."""
     collapse: bool = False
     """Java ruleset only: the board collapses at ticks 500, 575, 650 and 725."""
-    view_range: int | None = None
-    """Chebyshev radius 0..4 each agent sees around itself; None = full observability."""
+    view_range: int | str | None = None
+    """Chebyshev radius 0..4 each agent sees around itself; None (or "full") = full observability."""
     max_steps: int = DEFAULT_MAX_STEPS
     """Game length limit in ticks (the references use 800)."""
 
@@ -55,8 +55,11 @@ class PommermanConfig:
             raise ValueError(f"ruleset: unknown ruleset {self.ruleset!r}; expected one of {sorted(RULESETS)}")
         if self.collapse and self.ruleset != "java":
             raise ValueError("collapse: board collapse exists only in the 'java' ruleset")
-        if self.view_range is not None and self.view_range not in VIEW_RANGES:
-            raise ValueError(f"view_range: must be one of {VIEW_RANGES} or absent (full), got {self.view_range!r}")
+        if self.view_range == "full":
+            object.__setattr__(self, "view_range", None)
+        if self.view_range is not None and (isinstance(self.view_range, bool)
+                                            or self.view_range not in VIEW_RANGES):
+            raise ValueError(f"view_range: must be one of {VIEW_RANGES}, 'full' or absent (full), got {self.view_range!r}")
         if not isinstance(self.max_steps, int) or not 1 <= self.max_steps <= 100_000:
             raise ValueError(f"max_steps: must be an int in [1, 100000], got {self.max_steps!r}")
 
@@ -118,6 +121,9 @@ class Pommerman:
 
     def legal_actions(self, player: int) -> np.ndarray:
         return _kernels.legal_actions(self.state, int(player))
+
+    def is_alive(self, player: int) -> bool:
+        return bool(self.state.agents[int(player), A_ALIVE])
 
     @property
     def done(self) -> bool:
