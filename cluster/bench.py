@@ -174,7 +174,7 @@ def bench_cluster(quick: bool = False) -> dict:
 
     started = False
     if not ray.is_initialized():
-        ray.init(num_cpus=max(2, min(2, os.cpu_count() or 2)), include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=max(2, min(2, os.cpu_count() or 2)), include_dashboard=False, log_to_driver=False)
         started = True
     out: dict = {}
     try:

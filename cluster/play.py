@@ -67,17 +67,9 @@ def learned_state_of(spec, agents: list) -> dict[str, dict[str, np.ndarray]]:
 
 
 def _is_alive(game, player: int) -> bool:
-    """Whether ``player`` still acts. Games may expose ``is_alive(player)``;
-    Pommerman keeps it in ``state.agents[:, A_ALIVE]`` (dead agents send 0)."""
+    """Whether ``player`` still acts (``Game.is_alive``; games without it: always)."""
     probe = getattr(game, "is_alive", None)
-    if callable(probe):
-        return bool(probe(player))
-    state = getattr(game, "state", None)
-    agents = getattr(state, "agents", None)
-    if agents is not None and getattr(agents, "ndim", 0) == 2:
-        from games.pommerman._layout import A_ALIVE
-        return bool(agents[player, A_ALIVE])
-    return True
+    return bool(probe(player)) if callable(probe) else True
 
 
 def play_game(spec, task, agents: list, learned: dict | None = None,
@@ -91,7 +83,8 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
 
     worker = worker or worker_name()
     load_learned(spec, agents, learned)
-    game = make_game(spec.game, spec.game_config)
+    condition = int(getattr(task, "condition", 0))
+    game = make_game(spec.game, spec.game_config_for(condition))
     board_ss = board_seed_sequence(spec.seed, task)
     seats = [agents[i] for i in task.seat_lineup]
     labels = [spec.lineup[i].label for i in task.seat_lineup]
@@ -161,6 +154,8 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
             "error": error,
             "finished_at": finished_at,
             "worker": worker,
+            "condition": spec.condition_label(condition),
+            **{f"vary.{k}": v for k, v in spec.design.conditions[condition].items()},
         })
     return rows, learned_after
 

@@ -195,3 +195,57 @@ def win_rate_plot(df: pd.DataFrame, path, by: str | None = None, title: str | No
         ax.set_title(title)
     fig.savefig(path)
     return path
+
+
+def varied_columns(df: pd.DataFrame) -> list[str]:
+    """The ``vary.<option>`` columns of a study with conditions (``design.vary``)."""
+    return [c for c in df.columns if c.startswith("vary.") and df[c].notna().any()]
+
+
+def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[Path]:
+    """Tables and plots of a study from its rows: the overall table, and for a
+    study with conditions one table per varied option and a win rate plot
+    against it (e.g. against the view range). Returns the files written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    if df is None or not len(df):
+        return files
+    files += list(write_tables(result_table(df), out, "results_table"))
+    try:
+        files.append(win_rate_plot(df, out / "win_rate.png", title=title))
+    except Exception:  # noqa: BLE001 - plots are a convenience
+        pass
+    for column in varied_columns(df):
+        option = column[len("vary."):]
+        data = df.rename(columns={column: option})
+        files += list(write_tables(result_table(data, by=option), out, f"results_by_{option}"))
+        try:
+            files.append(win_rate_plot(data, out / f"win_rate_by_{option}.png", by=option,
+                                       title=f"{title}: win rate against {option}" if title else None))
+        except Exception:  # noqa: BLE001
+            pass
+    return files
+
+
+def report_study(study_dir, plot: bool = True) -> str:
+    """Re-read a (finished or interrupted) study's Parquet rows, rewrite its report
+    directory and return the tables as Markdown text."""
+    from .store import ResultStore
+
+    study_dir = Path(study_dir)
+    if not (study_dir / "results").is_dir():
+        raise FileNotFoundError(f"{study_dir}: not a study directory (no results/ inside)")
+    df = ResultStore(study_dir).read()
+    if not len(df):
+        return f"{study_dir}: no finished games yet"
+    games = df["game_index"].nunique()
+    parts = [f"{study_dir.name}: {games} games", "", to_markdown(result_table(df))]
+    for column in varied_columns(df):
+        option = column[len("vary."):]
+        parts += [f"By {option}:", "", to_markdown(result_table(df.rename(columns={column: option}),
+                                                                by=option))]
+    if plot:
+        files = write_study_report(df, study_dir / "report", title=study_dir.name)
+        parts.append("report files: " + ", ".join(str(f) for f in files))
+    return "\n".join(parts)
