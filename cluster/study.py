@@ -109,8 +109,9 @@ def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[Serie
 class _Recorder:
     """The driver's ``on_game``: store, learned state, progress bar, MLflow."""
 
-    def __init__(self, spec, store, finished: set[int], tracker, bar):
+    def __init__(self, spec, store, finished: set[int], tracker, bar, on_progress=None):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
+        self.on_progress = on_progress
         self.tally = Tally()
         self.played = self.replayed = self.errors = 0
         self.game_seconds = 0.0
@@ -142,6 +143,8 @@ class _Recorder:
             self.bar.update(1)
             self.bar.set_postfix_str(" | ".join(f"{s.label} {self.tally.wtl(s.label)}" for s in self.spec.lineup),
                                      refresh=False)
+        if self.on_progress is not None:
+            self.on_progress(rows)
 
 
 def _init_ray(address: str | None, num_workers: int | None) -> bool:
@@ -150,11 +153,13 @@ def _init_ray(address: str | None, num_workers: int | None) -> bool:
 
     if ray.is_initialized():
         return False
+    address = address or os.environ.get("RAY_ADDRESS") or None  # set by `ray job submit`
     if address:
         ray.init(address=address, log_to_driver=False)
     else:
-        ray.init(num_cpus=num_workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                 dashboard_host="127.0.0.1")
+        # "local": a fresh embedded Ray even if a `ray start` cluster runs on this machine
+        ray.init(address="local", num_cpus=num_workers or os.cpu_count(), include_dashboard=False,
+                 log_to_driver=False, dashboard_host="127.0.0.1")
     return True
 
 
@@ -164,24 +169,12 @@ def write_report(spec, store) -> list[Path]:
 
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    df = store.read()
-    files = []
-    if len(df):
-        table = report.result_table(df)
-        table.to_csv(out / "results_table.csv")
-        (out / "results_table.md").write_text(report.to_markdown(table) + "\n")
-        files += [out / "results_table.csv", out / "results_table.md"]
-        try:
-            report.win_rate_plot(df, out / "win_rate.png")
-            files.append(out / "win_rate.png")
-        except Exception as exc:  # plots are a convenience
-            log.warning("win-rate plot failed: %s", exc)
-    return files
+    return report.write_study_report(store.read(), out, title=spec.study_id)
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
               tracking: bool = True, *, plugins: Sequence[str] = (), warm_up: bool = True,
-              flush_games: int | None = None) -> StudyResult:
+              flush_games: int | None = None, on_progress=None) -> StudyResult:
     """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`.
 
     address: Ray address to join (default: start a local Ray with
@@ -190,7 +183,10 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         mirror into MLflow (also needs ``spec.tracking.enabled``). plugins:
         modules imported on the driver and in every Ray worker before anything
         else (they register extra games or agents). warm_up: compile numba
-        caches once per node first.
+        caches once per node first. on_progress: called on the driver with
+        the rows (list of dicts, one per seat) of each game recorded by this
+        invocation, after the rows are durable (replays and games already in
+        the store are not passed; read the store for those).
     """
     import ray
 
@@ -216,7 +212,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             tracker = None
 
     bar = None
-    recorder = _Recorder(spec, store, finished, tracker, None)
+    recorder = _Recorder(spec, store, finished, tracker, None, on_progress)
 
     started_ray = False
     pool = None

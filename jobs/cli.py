@@ -86,7 +86,8 @@ def _cmd_play(args) -> int:
     if args.show:
         print(game.render(), "\n")
     while not game.done:
-        actions = [agent.act(game.observation(i)) for i, agent in enumerate(agents)]
+        actions = [agent.act(game.observation(i)) if game.is_alive(i) else 0
+                   for i, agent in enumerate(agents)]
         game.step(actions)
         if args.show:
             print(f"actions {actions}")
@@ -161,6 +162,34 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    from jobs.sweep import SweepError, load_sweep
+
+    try:
+        sweep = load_sweep(args.sweep, overrides=args.set or (), scale=args.scale)
+    except SweepError as exc:
+        print(f"arena: invalid sweep {args.sweep}: {exc}", file=sys.stderr)
+        return 2
+    print(f"sweep {sweep.name}: {sweep.total_trials} trial(s) x {sweep.games_per_trial} games, "
+          f"scheduler {sweep.scheduler}, searcher {sweep.searcher}; re-evaluating the top "
+          f"{sweep.top_k} on {sweep.reeval_games} games each")
+    if args.check:
+        return 0
+    from cluster.sweep import run_sweep
+
+    result = run_sweep(sweep, address=args.address, resume=args.resume, progress=not args.no_progress,
+                       tracking=not args.no_tracking)
+    print()
+    print(result.markdown)
+    print(f"sweep directory: {result.sweep_dir}  ({result.seconds:.0f} s)")
+    if result.population is not None:
+        print(f"best population: {result.population}  (use as seed_population)")
+    if result.parent_run_id:
+        print(f"MLflow: parent run {result.parent_run_id} in experiment "
+              f"{sweep.tracking['experiment']!r} at {sweep.tracking['uri']}")
+    return 0
+
+
 def _cmd_report(args) -> int:
     from cluster.report import report_study
 
@@ -209,6 +238,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("sweep", help="hyperparameter sweep (Ray Tune) over a study's agent parameters")
+    p.add_argument("sweep", help="sweep spec, e.g. jobs/sweeps/femcts_ffa.toml")
+    p.add_argument("--address", help="Ray cluster address (default: a local embedded Ray)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a sweep field, e.g. --set sweep.games_per_trial=8 or "
+                        "--set base.budget.ms=10 (repeatable)")
+    p.add_argument("--scale", type=float,
+                   help="quick try: keep the first ceil(n*F) values of each grid axis and scale "
+                        "games per trial and re-evaluation games by F")
+    p.add_argument("--resume", action="store_true",
+                   help="resume the sweep's Tune experiment (also automatic when it exists)")
+    p.add_argument("--check", action="store_true", help="validate the sweep spec and exit")
+    p.add_argument("--no-progress", action="store_true", help="no progress table")
+    p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
+    p.set_defaults(func=_cmd_sweep)
 
     p = sub.add_parser("report", help="re-print and re-plot a study from its Parquet data")
     p.add_argument("study", help="study directory, e.g. arena-studies/pommerman-ffa-demo")

@@ -1,0 +1,755 @@
+"""Hyperparameter sweeps on Ray Tune: trials are studies, mirrored to MLflow, re-evaluated honestly.
+
+    >>> from jobs.sweep import load_sweep                              # doctest: +SKIP
+    >>> result = run_sweep(load_sweep("jobs/sweeps/femcts_ffa.toml", scale=0.4))
+    >>> print(result.markdown)
+
+Shape:
+
+* **Trials.** Ray Tune drives the search (grid / random via Tune's basic
+  variant generator, or Optuna through ``OptunaSearch``). A trial is a
+  function trainable that builds its study spec (:meth:`SweepSpec.trial_spec`:
+  deterministic study id, the search stream's study seed, so every trial
+  plays the same boards) and runs it with :func:`cluster.study.run_study`
+  (inner MLflow tracking off, no warm-up: the driver warmed the nodes once).
+  The trial reserves no CPU (``{"cpu": 0, "memory": 1 MiB}``: Tune refuses an
+  empty bundle); its game hosts take the CPUs. After every recorded game the
+  trial reports the running objective (``tune.report``), so ASHA
+  (``time_attr = games_done``) can stop settings that are clearly behind.
+* **Fault tolerance.** A trial whose worker dies is retried
+  (``FailureConfig(max_failures)``); its study resumes from its Parquet store
+  (same study id), skipping finished games. A restarted driver restores the
+  Tune experiment (``Tuner.restore``) from ``<sweep_dir>/tune``: finished
+  trials are not run again.
+* **MLflow** (:class:`SweepTracker`, a Tune ``Callback`` in the driver
+  process): one parent run per sweep (tag ``arena.sweep``), one child run per
+  trial (tag ``mlflow.parentRunId``, ``arena.trial_study_id``) with the
+  searched parameters under their aliases (``mP``, ``mS``, ``E``, ``P``,
+  ``L``) and the metrics ``objective``, ``objective_lo``, ``objective_hi``
+  (95% CI), ``games``, ``wins``, ``ties``, ``losses``, ``errors``. One
+  ``log_batch`` request per trial at most every ``flush_seconds`` and at the
+  end of a trial; never one request per value.
+* **Honest selection** (:func:`reevaluate`): the top ``k`` settings (complete
+  trials first, then by objective) are played again on the re-evaluation
+  stream's study seed (boards disjoint from the search's), ranked with 95%
+  intervals; each is compared with the best by a two-sided two-proportion
+  z-test (win rate) or Welch z-test (mean reward), Holm-corrected over the
+  ``k - 1`` comparisons. Table printed and logged as CSV / Markdown artifacts
+  of the parent run, with the best setting's final learned population
+  (``best_population.npz``) when its agent learns one.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .report import Z95, wilson_interval
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ObjectiveTally", "SweepTracker", "SweepResult", "run_sweep", "reevaluate",
+           "rank_settings", "SWEEP_TAG", "TRIAL_TAG"]
+
+SWEEP_TAG = "arena.sweep"
+TRIAL_TAG = "arena.trial_study_id"
+PARENT_TAG = "mlflow.parentRunId"
+#: Tune's time attribute for ASHA: games recorded by the trial's study so far.
+TIME_ATTR = "games_done"
+METRIC = "objective"
+#: Trial resources: no CPU (the game hosts take them); Tune refuses an empty bundle.
+TRIAL_RESOURCES = {"cpu": 0, "memory": 1 << 20}
+
+
+# --- the objective ----------------------------------------------------------------------
+class ObjectiveTally:
+    """Running objective of one label from result rows: win rate (Wilson CI) or mean reward (normal CI)."""
+
+    def __init__(self, label: str, metric: str = "win_rate"):
+        self.label, self.metric = label, metric
+        self.counts = {"win": 0, "tie": 0, "loss": 0, "error": 0}
+        self.reward_sum = self.reward_sq = 0.0
+        self.games: set[int] = set()
+
+    def add(self, rows: Iterable[Mapping]) -> None:
+        for row in rows:
+            self.games.add(int(row["game_index"]))
+            if row["label"] != self.label:
+                continue
+            result = row["result"]
+            self.counts[result] = self.counts.get(result, 0) + 1
+            if result != "error":
+                reward = float(row.get("reward", 0.0) or 0.0)
+                self.reward_sum += reward
+                self.reward_sq += reward * reward
+
+    def add_frame(self, df: pd.DataFrame | None) -> None:
+        if df is not None and len(df):
+            self.add(df.to_dict("records"))
+
+    @property
+    def n(self) -> int:
+        """Games of the label that ended without error."""
+        return self.counts["win"] + self.counts["tie"] + self.counts["loss"]
+
+    def metrics(self) -> dict[str, float]:
+        n = self.n
+        if self.metric == "win_rate":
+            value = self.counts["win"] / n if n else 0.0
+            lo, hi = wilson_interval(self.counts["win"], n) if n else (0.0, 1.0)
+        else:
+            value = self.reward_sum / n if n else 0.0
+            var = max(0.0, self.reward_sq / n - value * value) * n / (n - 1) if n > 1 else 0.0
+            half = Z95 * math.sqrt(var / n) if n else math.inf
+            lo, hi = value - half, value + half
+        return {METRIC: float(value), "objective_lo": float(lo), "objective_hi": float(hi),
+                TIME_ATTR: len(self.games), "games": n, "wins": self.counts["win"],
+                "ties": self.counts["tie"], "losses": self.counts["loss"], "errors": self.counts["error"],
+                "reward_sq_sum": self.reward_sq}
+
+
+def _plain(value):
+    """Tune / numpy scalars as plain Python values (for TOML overrides and JSON)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+# --- the trial ---------------------------------------------------------------------------
+def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], workers: int,
+                 report_every: int = 1) -> None:
+    """Tune function trainable: run one setting's study, reporting the objective as games finish."""
+    from ray import tune
+
+    from cluster.scheduler import import_plugins
+    from cluster.store import ResultStore
+    from cluster.study import run_study
+    from jobs.sweep import SweepSpec
+
+    import_plugins(plugins)
+    sweep = SweepSpec.from_dict(sweep_dict)
+    params = {p.path: _plain(config[p.path]) for p in sweep.search}
+    spec = sweep.trial_spec(params)
+    tally = ObjectiveTally(sweep.objective_label, sweep.objective_metric)
+    store = ResultStore(Path(spec.study_dir))
+    if store.finished_games():  # a retried or resumed trial: count what its store has
+        tally.add_frame(store.read())
+    reported = [-1]
+
+    def report() -> None:
+        metrics = tally.metrics()
+        metrics["study_id"] = spec.study_id
+        reported[0] = metrics[TIME_ATTR]
+        tune.report(metrics)
+
+    def on_progress(rows) -> None:
+        tally.add(rows)
+        if len(tally.games) % report_every == 0 or len(tally.games) >= spec.design.total_games:
+            report()
+
+    run_study(spec, num_workers=workers, progress=False, tracking=False, plugins=plugins,
+              warm_up=False, on_progress=on_progress)
+    if reported[0] != len(tally.games):
+        report()
+
+
+# --- MLflow ------------------------------------------------------------------------------
+def _mlflow_client(uri: str):
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def _experiment_id(client, name: str) -> str:
+    exp = client.get_experiment_by_name(name)
+    return exp.experiment_id if exp else client.create_experiment(name)
+
+
+def _q(text: str) -> str:
+    return text.replace("'", "\\'")
+
+
+def _log_batch(client, run_id: str, metrics: Mapping[str, float] | None = None,
+               params: Mapping[str, Any] | None = None, step: int = 0) -> None:
+    """Params and metrics in as few ``log_batch`` requests as MLflow allows."""
+    from mlflow.entities import Metric, Param
+
+    now = int(time.time() * 1000)
+    ps = [Param(str(k), str(v)[:6000]) for k, v in sorted((params or {}).items())]
+    ms = [Metric(str(k), float(v), now, int(step)) for k, v in (metrics or {}).items()
+          if isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(float(v))]
+    while ps or ms:
+        client.log_batch(run_id, params=ps[:100], metrics=ms[:1000])
+        ps, ms = ps[100:], ms[1000:]
+
+
+#: Trial result keys mirrored into MLflow child runs.
+CHILD_METRICS = (METRIC, "objective_lo", "objective_hi", "games", "wins", "ties", "losses", "errors")
+
+
+def _get_tune_callback_base():
+    from ray.tune import Callback
+
+    return Callback
+
+
+class SweepTracker(_get_tune_callback_base()):
+    """Tune callback in the driver: parent run per sweep, child run per trial, batched metrics.
+
+    Pickles without its client or run ids (Tune stores callbacks with the
+    experiment); a restored sweep finds its runs again by tag."""
+
+    def __init__(self, sweep, flush_seconds: float = 10.0):
+        self.sweep_dict = sweep.to_dict()
+        self.uri = sweep.tracking["uri"]
+        self.experiment = sweep.tracking["experiment"]
+        self.flush_seconds = flush_seconds
+        self._reset()
+
+    def _reset(self):
+        self.client = None
+        self.experiment_id = None
+        self.parent_id: str | None = None
+        self.children: dict[str, str] = {}  # trial study id -> run id
+        self._last_flush: dict[str, float] = {}
+        self.enabled = True
+
+    def __getstate__(self):
+        return {"sweep_dict": self.sweep_dict, "uri": self.uri, "experiment": self.experiment,
+                "flush_seconds": self.flush_seconds}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._reset()
+
+    @property
+    def sweep(self):
+        from jobs.sweep import SweepSpec
+
+        return SweepSpec.from_dict(self.sweep_dict)
+
+    # --- runs ---------------------------------------------------------------------
+    def start(self) -> str | None:
+        """Find or create the parent run (idempotent); log the sweep's settings once."""
+        if self.parent_id is not None or not self.enabled:
+            return self.parent_id
+        try:
+            self.client = _mlflow_client(self.uri)
+            self.experiment_id = _experiment_id(self.client, self.experiment)
+            sweep = self.sweep
+            found = self.client.search_runs(
+                [self.experiment_id], filter_string=f"tags.`{SWEEP_TAG}` = '{_q(sweep.name)}'",
+                max_results=5000)
+            parents = [r for r in found if PARENT_TAG not in r.data.tags]
+            if parents:
+                self.parent_id = parents[0].info.run_id
+                self.client.update_run(self.parent_id, status="RUNNING")
+                logged = set(parents[0].data.params)
+            else:
+                run = self.client.create_run(self.experiment_id, run_name=sweep.name,
+                                             tags={SWEEP_TAG: sweep.name, "arena.kind": "sweep"})
+                self.parent_id = run.info.run_id
+                logged = set()
+            for r in found:
+                if r.data.tags.get(PARENT_TAG) == self.parent_id and TRIAL_TAG in r.data.tags:
+                    self.children[r.data.tags[TRIAL_TAG]] = r.info.run_id
+            params = {f"sweep.{k}": v for k, v in self.sweep_dict.items() if k not in ("base", "search")}
+            for p in sweep.search:
+                params[f"search.{p.alias}"] = f"{p.path} {p.kind} {list(p.values)}"
+            params["sweep.search_seed"] = sweep.study_seed(0)
+            params["sweep.reeval_seed"] = sweep.study_seed(1)
+            _log_batch(self.client, self.parent_id,
+                       params={k: v for k, v in params.items() if k not in logged})
+        except Exception as exc:  # tracking never stops a sweep; Tune's experiment has everything
+            log.warning("MLflow unavailable at %s (%s); sweep runs without tracking", self.uri, exc)
+            self.enabled = False
+        return self.parent_id
+
+    def child(self, params: Mapping[str, Any], tune_trial_id: str = "") -> str | None:
+        """Find or create the child run of the setting ``params`` ({path: value})."""
+        if self.start() is None:
+            return None
+        sweep = self.sweep
+        params = {k: _plain(v) for k, v in params.items()}
+        study_id = sweep.trial_study_id(params)
+        if study_id in self.children:
+            return self.children[study_id]
+        aliases = sweep.aliases()
+        run = self.client.create_run(
+            self.experiment_id, run_name=study_id,
+            tags={PARENT_TAG: self.parent_id, SWEEP_TAG: sweep.name, TRIAL_TAG: study_id,
+                  "arena.tune_trial_id": tune_trial_id})
+        self.children[study_id] = run.info.run_id
+        logged = {aliases[k]: v for k, v in params.items()}
+        logged.update({k: v for k, v in params.items()})
+        logged["trial.study_id"] = study_id
+        logged["trial.study_seed"] = sweep.study_seed(0)
+        logged["trial.games_per_trial"] = sweep.games_per_trial
+        _log_batch(self.client, run.info.run_id, params=logged)
+        return run.info.run_id
+
+    def log_trial(self, params: Mapping, result: Mapping, tune_trial_id: str = "",
+                  status: str | None = None) -> None:
+        """One log_batch of a trial's current metrics (and its status when it ended)."""
+        if not self.enabled:
+            return
+        try:
+            run_id = self.child(params, tune_trial_id)
+            if run_id is None:
+                return
+            metrics = {k: result[k] for k in CHILD_METRICS if k in result}
+            if metrics:
+                _log_batch(self.client, run_id, metrics=metrics, step=int(result.get(TIME_ATTR, 0)))
+            if status is not None:
+                self.client.set_terminated(run_id, status=status)
+        except Exception as exc:
+            log.warning("MLflow logging failed (%s); continuing without tracking", exc)
+            self.enabled = False
+
+    # --- Tune callback hooks (driver process) ---------------------------------------------
+    def _params(self, trial) -> dict:
+        return {p.path: trial.config[p.path] for p in self.sweep.search}
+
+    def setup(self, **info):
+        self.start()
+
+    def on_trial_start(self, iteration, trials, trial, **info):
+        if self.enabled:
+            try:
+                self.child(self._params(trial), trial.trial_id)
+            except Exception as exc:
+                log.warning("MLflow child run failed (%s)", exc)
+
+    def on_trial_result(self, iteration, trials, trial, result, **info):
+        now = time.monotonic()
+        if now - self._last_flush.get(trial.trial_id, 0.0) >= self.flush_seconds:
+            self._last_flush[trial.trial_id] = now
+            self.log_trial(self._params(trial), result, trial.trial_id)
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        self.log_trial(self._params(trial), trial.last_result or {}, trial.trial_id, status="FINISHED")
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        self.log_trial(self._params(trial), trial.last_result or {}, trial.trial_id, status="FAILED")
+
+    # --- after the search ------------------------------------------------------------
+    def ensure_children(self, trials: pd.DataFrame) -> None:
+        """Post-hoc: every trial has a child run with its final metrics (trials that ended
+        while no driver was watching, e.g. before a restart)."""
+        if self.start() is None:
+            return
+        sweep = self.sweep
+        try:
+            found = {r.data.tags.get(TRIAL_TAG): r for r in self.client.search_runs(
+                [self.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{self.parent_id}'",
+                max_results=5000)}
+            for _, row in trials.iterrows():
+                params = {p.path: _plain(row[p.path]) for p in sweep.search}
+                run = found.get(sweep.trial_study_id(params))
+                done = run is not None and run.data.metrics.get("games") == row.get("games") \
+                    and run.info.status != "RUNNING"
+                if not done:
+                    status = "FAILED" if row["status"] == "ERROR" else "FINISHED"
+                    self.log_trial(params, row.to_dict(), str(row.get("trial_id", "")), status=status)
+        except Exception as exc:
+            log.warning("MLflow post-hoc logging failed: %s", exc)
+
+    def finish(self, metrics: Mapping[str, float], artifacts: Sequence[Path], status: str = "FINISHED",
+               tags: Mapping[str, str] | None = None) -> None:
+        if self.start() is None:
+            return
+        try:
+            _log_batch(self.client, self.parent_id, metrics=metrics)
+            for key, value in (tags or {}).items():
+                self.client.set_tag(self.parent_id, key, value)
+            for path in artifacts:
+                if Path(path).is_file():
+                    self.client.log_artifact(self.parent_id, str(path))
+            self.client.set_terminated(self.parent_id, status=status)
+        except Exception as exc:
+            log.warning("MLflow artifact logging failed: %s", exc)
+
+
+# --- selection and statistics -----------------------------------------------------------
+def _two_sided_p(z: float) -> float:
+    return math.erfc(abs(z) / math.sqrt(2.0))
+
+
+def compare_to_best(best: Mapping, other: Mapping, metric: str) -> tuple[float, float]:
+    """(z, two-sided p) of best vs other: pooled two-proportion z-test (win rate) or
+    Welch's z-test (mean reward)."""
+    n1, n2 = best["games"], other["games"]
+    if n1 == 0 or n2 == 0:
+        return math.nan, math.nan
+    if metric == "win_rate":
+        p1, p2 = best["wins"] / n1, other["wins"] / n2
+        pooled = (best["wins"] + other["wins"]) / (n1 + n2)
+        se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+        diff = p1 - p2
+    else:
+        def var(s):
+            n, mean = s["games"], s[METRIC]
+            return max(0.0, s["reward_sq_sum"] / n - mean * mean) * n / (n - 1) if n > 1 else 0.0
+        se = math.sqrt(var(best) / n1 + var(other) / n2)
+        diff = best[METRIC] - other[METRIC]
+    if se == 0:
+        return (0.0, 1.0) if diff == 0 else (math.copysign(math.inf, diff), 0.0)
+    z = diff / se
+    return z, _two_sided_p(z)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (nan stays nan)."""
+    idx = [i for i, p in enumerate(pvalues) if not math.isnan(p)]
+    order = sorted(idx, key=lambda i: pvalues[i])
+    m = len(order)
+    adjusted = [math.nan] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def rank_settings(stats: list[dict], metric: str, alpha: float = 0.05) -> pd.DataFrame:
+    """Rank re-evaluated settings by objective; test each against the best (Holm-corrected)."""
+    ordered = sorted(stats, key=lambda s: (-s[METRIC], -s["games"]))
+    best = ordered[0]
+    raw = [math.nan] + [compare_to_best(best, s, metric)[1] for s in ordered[1:]]
+    adjusted = holm(raw)
+    rows = []
+    for rank, (s, p, p_adj) in enumerate(zip(ordered, raw, adjusted), start=1):
+        row = dict(s)
+        row["rank"] = rank
+        row["p_vs_best"] = p
+        row["p_holm"] = p_adj
+        row["significant"] = "best" if rank == 1 else ("yes" if p_adj < alpha else "no")
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("rank")
+
+
+def _fmt_objective(value: float, lo: float, hi: float, metric: str) -> str:
+    if metric == "win_rate":
+        return f"{100 * value:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
+    return f"{value:.3f} ({lo:.3f} to {hi:.3f})"
+
+
+# --- the sweep ---------------------------------------------------------------------------
+@dataclass
+class SweepResult:
+    """What :func:`run_sweep` returns."""
+
+    sweep_dir: Path
+    trials: pd.DataFrame
+    """One row per search trial: params (by path), objective, CI, games, status."""
+    ranked: pd.DataFrame | None
+    """The re-evaluated top k, ranked (see :func:`rank_settings`)."""
+    markdown: str = ""
+    parent_run_id: str | None = None
+    population: Path | None = None
+    seconds: float = 0.0
+    artifacts: list = field(default_factory=list)
+
+
+def _trials_frame(grid, sweep) -> pd.DataFrame:
+    rows = []
+    for result in grid:
+        metrics = dict(result.metrics or {})
+        config = result.config or {}
+        row = {p.path: _plain(config.get(p.path)) for p in sweep.search}
+        row["trial_id"] = metrics.get("trial_id", "")
+        for key in (METRIC, "objective_lo", "objective_hi", TIME_ATTR, "games", "wins", "ties",
+                    "losses", "errors", "reward_sq_sum"):
+            row[key] = metrics.get(key, math.nan)
+        row["study_id"] = sweep.trial_study_id({p.path: row[p.path] for p in sweep.search})
+        if result.error is not None:
+            row["status"] = "ERROR"
+        elif metrics.get(TIME_ATTR, 0) >= sweep.games_per_trial:
+            row["status"] = "COMPLETE"
+        else:
+            row["status"] = "STOPPED"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def select_top(trials: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Top ``k`` trials: complete ones first (ASHA-stopped trials were behind), then by objective."""
+    ok = trials[trials["status"] != "ERROR"].copy()
+    ok["_complete"] = (ok["status"] == "COMPLETE").astype(int)
+    ok = ok.sort_values(["_complete", METRIC, "games"], ascending=False, kind="stable")
+    return ok.head(k).drop(columns="_complete")
+
+
+def reevaluate(sweep, top: pd.DataFrame, *, num_workers: int | None, plugins: Sequence[str] = (),
+               progress: bool = True) -> tuple[list[dict], dict[str, Path]]:
+    """Play each of ``top``'s settings on the re-evaluation stream (fresh boards); per-setting stats."""
+    from jobs.sweep import REEVAL_STREAM
+
+    from .store import ResultStore
+    from .study import run_study
+
+    stats, dirs = [], {}
+    for _, row in top.iterrows():
+        params = {p.path: _plain(row[p.path]) for p in sweep.search}
+        spec = sweep.trial_spec(params, stream=REEVAL_STREAM, games=sweep.reeval_games)
+        run_study(spec, num_workers=num_workers, progress=progress, tracking=False, plugins=plugins,
+                  warm_up=False)
+        tally = ObjectiveTally(sweep.objective_label, sweep.objective_metric)
+        tally.add_frame(ResultStore(Path(spec.study_dir)).read())
+        entry = {p.alias: params[p.path] for p in sweep.search}
+        entry.update(tally.metrics())
+        entry["search_objective"] = float(row[METRIC])
+        entry["search_games"] = int(row["games"]) if not pd.isna(row["games"]) else 0
+        entry["trial_study_id"] = row["study_id"]
+        entry["reeval_study_id"] = spec.study_id
+        entry["study_seed"] = spec.seed
+        stats.append(entry)
+        dirs[spec.study_id] = Path(spec.study_dir)
+    return stats, dirs
+
+
+def ranked_table(ranked: pd.DataFrame, sweep) -> pd.DataFrame:
+    """The printed table: settings, objective with 95% CI, W/T/L, search objective, significance."""
+    metric = sweep.objective_metric
+    out = pd.DataFrame(index=ranked.index)
+    for p in sweep.search:
+        out[p.alias] = ranked[p.alias]
+    out["objective"] = [_fmt_objective(r[METRIC], r["objective_lo"], r["objective_hi"], metric)
+                        for _, r in ranked.iterrows()]
+    out["games"] = ranked["games"]
+    out["W/T/L"] = [f"{r.wins}/{r.ties}/{r.losses}" for r in ranked.itertuples()]
+    out["search"] = [_fmt_objective(v, v, v, metric).split(" ")[0] for v in ranked["search_objective"]]
+    out["p_holm"] = [("" if math.isnan(p) else f"{p:.3g}") for p in ranked["p_holm"]]
+    out["worse than best"] = ranked["significant"]
+    return out
+
+
+def _default_concurrency(sweep, cpus: int) -> tuple[int, int]:
+    """(max concurrent trials, game hosts per trial) on a cluster of ``cpus`` CPUs."""
+    conc = sweep.max_concurrent_trials
+    workers = sweep.workers_per_trial
+    if conc is None:
+        conc = max(1, cpus // workers) if workers else max(1, min(cpus, 8))
+    conc = max(1, min(conc, sweep.total_trials))
+    if workers is None:
+        workers = max(1, cpus // conc)
+    return conc, workers
+
+
+def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugins: Sequence[str] = (),
+              progress: bool = True, tracking: bool = True, verbose: int | None = None) -> SweepResult:
+    """Run (or resume) ``sweep`` on Ray Tune, re-evaluate the top k, report; see the module docstring."""
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the CLIReporter table below
+    import ray
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+
+    from .scheduler import import_plugins, warm_up_nodes
+    from .study import _init_ray
+
+    t0 = time.perf_counter()
+    import_plugins(plugins)
+    sweep_dir = sweep.sweep_dir.resolve()
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    exp_path = sweep_dir / "tune"
+    _check_same_sweep(sweep, sweep_dir, exp_path)
+
+    started = _init_ray(address, None)
+    tracker = SweepTracker(sweep) if tracking and sweep.tracking.get("enabled", True) else None
+    status = "FAILED"
+    try:
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        conc, workers = _default_concurrency(sweep, cpus)
+        from jobs.sweep import SEARCH_STREAM
+
+        first = {p.path: p.probe_values()[0] for p in sweep.search}
+        warm_up_nodes(sweep.trial_spec(first, SEARCH_STREAM).to_dict(), plugins)
+
+        trainable = tune.with_resources(
+            tune.with_parameters(_sweep_trial, sweep_dict=sweep.to_dict(), plugins=tuple(plugins),
+                                 workers=workers),
+            TRIAL_RESOURCES)
+        if tracker is not None:
+            tracker.start()
+        if Tuner_can_restore(exp_path):
+            log.info("restoring the Tune experiment at %s", exp_path)
+            print(f"resuming sweep {sweep.name} from {exp_path}")
+            tuner = tune.Tuner.restore(str(exp_path), trainable=trainable, resume_unfinished=True,
+                                       resume_errored=True)
+        else:
+            if resume:
+                print(f"nothing to resume at {exp_path}; starting the sweep")
+            tuner = tune.Tuner(trainable, param_space=sweep.param_space(),
+                               tune_config=_tune_config(sweep, conc, ASHAScheduler, FIFOScheduler),
+                               run_config=_run_config(sweep, sweep_dir, tracker, progress, verbose))
+        grid = tuner.fit()
+        trials = _trials_frame(grid, sweep)
+        if tracker is not None:
+            tracker.ensure_children(trials)
+        trials.to_csv(sweep_dir / "trials.csv", index=False)
+
+        top = select_top(trials, sweep.top_k)
+        if top.empty:
+            raise RuntimeError(f"sweep {sweep.name}: no trial finished without error; see {exp_path}")
+        print(f"\nre-evaluating the top {len(top)} of {len(trials)} settings on "
+              f"{sweep.reeval_games} fresh games each (study seed {sweep.study_seed(1)})")
+        stats, dirs = reevaluate(sweep, top, num_workers=cpus, plugins=plugins, progress=progress)
+        ranked = rank_settings(stats, sweep.objective_metric)
+        table = ranked_table(ranked, sweep)
+        markdown = _report_markdown(sweep, table, trials)
+        report_dir = sweep_dir / "report"
+        report_dir.mkdir(exist_ok=True)
+        ranked.to_csv(report_dir / "ranked.csv")
+        (report_dir / "ranked.md").write_text(markdown, encoding="utf-8")
+        artifacts = [report_dir / "ranked.csv", report_dir / "ranked.md", sweep_dir / "trials.csv",
+                     sweep_dir / "sweep.json"]
+        population = _export_best_population(sweep, ranked, dirs, sweep_dir)
+        if population is not None:
+            artifacts.append(population)
+        status = "FINISHED"
+        parent_id = None
+        if tracker is not None:
+            best = ranked.iloc[0]
+            metrics = {"best_objective": best[METRIC], "best_objective_lo": best["objective_lo"],
+                       "best_objective_hi": best["objective_hi"], "trials": len(trials),
+                       "trials_complete": int((trials["status"] == "COMPLETE").sum()),
+                       "trials_stopped": int((trials["status"] == "STOPPED").sum()),
+                       "trials_error": int((trials["status"] == "ERROR").sum())}
+            for rank, row in ranked.iterrows():
+                metrics[f"reeval_objective/rank{rank}"] = row[METRIC]
+            tags = {"arena.best_setting": json.dumps({p.alias: _plain(best[p.alias]) for p in sweep.search})}
+            tracker.finish(metrics, artifacts, tags=tags)
+            parent_id = tracker.parent_id
+        return SweepResult(sweep_dir=sweep_dir, trials=trials, ranked=ranked, markdown=markdown,
+                           parent_run_id=parent_id, population=population,
+                           seconds=time.perf_counter() - t0, artifacts=artifacts)
+    finally:
+        if tracker is not None and status != "FINISHED" and tracker.parent_id is not None:
+            try:
+                tracker.client.set_terminated(tracker.parent_id, status="FAILED")
+            except Exception:
+                pass
+        if started:
+            ray.shutdown()
+
+
+def Tuner_can_restore(path: Path) -> bool:  # noqa: N802 - named after the Tune call it wraps
+    from ray import tune
+
+    return path.exists() and tune.Tuner.can_restore(str(path))
+
+
+def _check_same_sweep(sweep, sweep_dir: Path, exp_path: Path) -> None:
+    """A restored experiment must belong to the same sweep spec (else trials would not match)."""
+    from jobs.sweep import SweepError
+
+    current = json.loads(json.dumps(sweep.to_dict(), default=str))
+    path = sweep_dir / "sweep.json"
+    if path.is_file() and exp_path.exists():
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved != current:
+            diff = sorted(k for k in set(saved) | set(current) if saved.get(k) != current.get(k))
+            raise SweepError(f"sweep.name: {sweep.name!r} already has a Tune experiment at {exp_path} "
+                             f"from a different sweep spec (differs in {diff}); rename the sweep "
+                             f"or delete {sweep_dir}")
+    path.write_text(json.dumps(current, indent=2), encoding="utf-8")
+
+
+def _tune_config(sweep, conc: int, ASHAScheduler, FIFOScheduler):
+    from ray import tune
+
+    if sweep.scheduler == "asha":
+        scheduler = ASHAScheduler(time_attr=TIME_ATTR, max_t=sweep.games_per_trial,
+                                  grace_period=sweep.grace_period, reduction_factor=sweep.reduction_factor)
+    else:
+        scheduler = FIFOScheduler()
+    search_alg = None
+    if sweep.searcher == "optuna":
+        try:
+            from ray.tune.search.optuna import OptunaSearch
+            import optuna  # noqa: F401
+        except ImportError:
+            from jobs.sweep import SweepError
+
+            raise SweepError("searcher.kind: 'optuna' needs the optuna package: pip install optuna") from None
+        search_alg = OptunaSearch(seed=sweep.seed)
+    return tune.TuneConfig(metric=METRIC, mode="max", scheduler=scheduler, search_alg=search_alg,
+                           num_samples=sweep.num_samples, max_concurrent_trials=conc,
+                           trial_dirname_creator=lambda trial: trial.trial_id)
+
+
+def _run_config(sweep, sweep_dir: Path, tracker, progress: bool, verbose: int | None):
+    from ray import tune
+
+    reporter = None
+    if progress:
+        reporter = tune.CLIReporter(
+            parameter_columns={p.path: p.alias for p in sweep.search},
+            metric_columns={METRIC: "objective", "objective_lo": "lo", "objective_hi": "hi",
+                            TIME_ATTR: "games", "wins": "W", "ties": "T", "losses": "L"},
+            max_report_frequency=10, sort_by_metric=True)
+    return tune.RunConfig(
+        name="tune", storage_path=str(sweep_dir),
+        failure_config=tune.FailureConfig(max_failures=sweep.max_failures),
+        callbacks=[tracker] if tracker is not None else None,
+        progress_reporter=reporter, verbose=(1 if progress else 0) if verbose is None else verbose)
+
+
+def _report_markdown(sweep, table: pd.DataFrame, trials: pd.DataFrame) -> str:
+    metric = "win rate" if sweep.objective_metric == "win_rate" else "mean reward"
+    counts = trials["status"].value_counts().to_dict()
+    lines = [
+        f"## Sweep {sweep.name}: {metric} of {sweep.objective_label}, re-evaluated top {len(table)}",
+        "",
+        f"Search: {len(trials)} trials ({', '.join(f'{v} {k.lower()}' for k, v in counts.items())}), "
+        f"{sweep.games_per_trial} games each on study seed {sweep.study_seed(0)}. Re-evaluation: "
+        f"{sweep.reeval_games} games per setting on study seed {sweep.study_seed(1)} (fresh boards).",
+        "",
+        _markdown(table),
+        "",
+        "Objective: re-evaluation estimate with 95% CI "
+        + ("(Wilson)" if sweep.objective_metric == "win_rate" else "(normal approximation)")
+        + "; `search`: the (selection-biased) estimate during the search. `worse than best`: "
+        + ("two-proportion z-test" if sweep.objective_metric == "win_rate" else "Welch z-test")
+        + f" against rank 1, Holm-corrected over {max(0, len(table) - 1)} comparisons, alpha 0.05. "
+        "The comparisons are post-selection and not independent (same boards), so treat them as a guide; "
+        "'no' means the data do not separate the setting from the best, not that they are equal.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    header = ["rank"] + list(table.columns)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---:"] * len(header)) + "|"]
+    for rank, row in table.iterrows():
+        lines.append("| " + " | ".join([str(rank)] + [str(v) for v in row.tolist()]) + " |")
+    return "\n".join(lines)
+
+
+def _export_best_population(sweep, ranked: pd.DataFrame, dirs: Mapping[str, Path], sweep_dir: Path):
+    """The best setting's final learned population as ``best_population.npz`` (None if none)."""
+    from .populations import PopulationExportError, export_population
+
+    best_dir = dirs.get(ranked.iloc[0]["reeval_study_id"])
+    if best_dir is None:
+        return None
+    out = sweep_dir / "best_population.npz"
+    try:
+        export_population(best_dir, sweep.objective_label, out, which="final")
+    except (PopulationExportError, ValueError, OSError) as exc:
+        log.info("no population to export (%s)", exc)
+        return None
+    return out
+

@@ -1,0 +1,579 @@
+"""Sweep specs: a base study plus a search space, parsed and validated before Ray starts.
+
+    >>> sweep = load_sweep("jobs/sweeps/femcts_ffa.toml", scale=0.4)    # doctest: +SKIP
+    >>> sweep.grid_size, sweep.games_per_trial
+    (8, 16)
+
+The TOML shape::
+
+    [sweep]
+    name = "femcts-ffa"           # names the Tune experiment, the MLflow parent run, study ids
+    seed = 2024                   # every trial's study seed derives from it (see below)
+    base = "../femcts/3a.toml"    # optional: a study TOML; inline [base] tables are merged over it
+    games_per_trial = 40          # a multiple of the base design's games per group (see below)
+    num_samples = 1               # Tune samples (a grid is expanded once per sample)
+    max_concurrent_trials = 2     # default: max(1, CPUs // 2)
+    workers_per_trial = 1         # game hosts per trial (default: CPUs // max_concurrent_trials)
+    max_failures = 2              # a trial whose worker dies is retried this often
+
+    [base]                        # a whole study spec (study, game, budget, design, lineup, tracking)
+    ...
+
+    [objective]
+    label = "FEMCTS"              # a lineup label
+    metric = "win_rate"           # or "mean_reward"; always maximised
+
+    [search]                      # dotted paths into the base spec -> a distribution
+    "lineup.0.params.mutation_probability" = { grid = [0.2, 0.5], alias = "mP" }
+    "lineup.0.params.elite_count" = { choice = [2, 4] }
+    "lineup.0.params.mutation_strength" = { loguniform = [1e-4, 1e-2] }
+    "game.max_steps" = { uniform = [100, 400] }        # ints when both bounds are ints
+
+    [scheduler]                   # early stopping (Tune's ASHA) on the running objective
+    kind = "asha"                 # or "fifo" (no early stopping)
+    grace_period = 10             # games before a trial can be stopped (default games/4)
+    reduction_factor = 3
+
+    [searcher]
+    kind = "basic"                # Tune's grid / random search; "optuna" needs `pip install optuna`
+
+    [reevaluate]                  # honest selection after the search
+    top_k = 3
+    games = 40                    # per setting, on fresh boards (default: games_per_trial)
+
+Searchable paths: ``lineup.<i>.params.<name>``, ``game.<option>`` and
+``budget.<ms|iterations>``. Every grid point and choice, and both bounds (and
+the midpoint) of a range, are built into a full trial spec here, so a value
+an agent or game config rejects is a :class:`SweepError` naming the field
+(``search.lineup.0.params.elite_count: ...``) before any trial starts.
+
+Trials and seeds: the base design is kept except its group count (``seeds``,
+or ``runs`` of a runs x rounds design), set so that the trial plays
+``games_per_trial`` games. Every trial of the search plays with the same study
+seed ``SeedSequence(sweep.seed, spawn_key=(SEARCH_STREAM,))`` (the same boards:
+a paired comparison); the re-evaluation uses
+``SeedSequence(sweep.seed, spawn_key=(REEVAL_STREAM,))``, a disjoint stream.
+A trial's study id is ``<sweep name>-t<hash of its params>`` (deterministic,
+so a retried or resumed trial finds its Parquet store and skips finished games).
+
+``--scale F`` (a quick try): each grid axis keeps its first ``ceil(n * F)``
+values (at least one), ``games_per_trial`` and ``reevaluate.games`` are
+multiplied by F (rounded up to whole groups of the design), ``num_samples``
+too (at least 1); ``grace_period`` shrinks with the games.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .spec import SpecError, StudySpec, _is_int, apply_overrides, build_spec
+
+__all__ = ["SweepError", "SearchParam", "SweepSpec", "load_sweep", "build_sweep",
+           "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
+
+SWEEP_SECTIONS = ("sweep", "base", "objective", "search", "scheduler", "searcher", "reevaluate", "tracking")
+SWEEP_KEYS = ("name", "seed", "base", "games_per_trial", "num_samples", "max_concurrent_trials",
+              "workers_per_trial", "max_failures", "results_dir")
+OBJECTIVE_KEYS = ("label", "metric")
+SCHEDULER_KEYS = ("kind", "grace_period", "reduction_factor")
+SEARCHER_KEYS = ("kind",)
+REEVAL_KEYS = ("top_k", "games")
+PARAM_KEYS = ("grid", "choice", "uniform", "loguniform", "alias")
+#: Distribution kinds of a search parameter.
+KINDS = ("grid", "choice", "uniform", "loguniform")
+OBJECTIVE_METRICS = ("win_rate", "mean_reward")
+SCHEDULERS = ("asha", "fifo")
+SEARCHERS = ("basic", "optuna")
+#: spawn_key[0] of the study seed of search trials / of the re-evaluation.
+SEARCH_STREAM = 0
+REEVAL_STREAM = 1
+#: Short names shown in MLflow for well-known FEMCTS parameters.
+ALIASES = {"mutation_probability": "mP", "mutation_strength": "mS", "elite_count": "E",
+           "population_size": "P", "rollouts_per_individual": "L"}
+
+
+class SweepError(SpecError):
+    """An invalid sweep spec; the message starts with the dotted field name."""
+
+
+def _table(name: str, value) -> dict:
+    if not isinstance(value, Mapping):
+        raise SweepError(f"{name}: must be a table, got {value!r}")
+    return dict(value)
+
+
+def _check_keys(name: str, table: Mapping, known: Sequence[str]) -> None:
+    for key in table:
+        if key not in known:
+            raise SweepError(f"{name}.{key}: unknown key; known: {sorted(known)}")
+
+
+def _positive_int(name: str, value) -> int:
+    if not _is_int(value) or value < 1:
+        raise SweepError(f"{name}: must be a positive int, got {value!r}")
+    return value
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class SearchParam:
+    """One searched parameter: a dotted path into the base spec and its distribution."""
+
+    path: str
+    """Dotted path, e.g. ``lineup.0.params.mutation_probability`` or ``game.max_steps``."""
+    kind: str
+    """``grid`` (every value), ``choice`` (sampled), ``uniform`` or ``loguniform`` (bounds)."""
+    values: tuple
+    """The values (grid, choice) or ``(lo, hi)`` (uniform, loguniform)."""
+    alias: str
+    """Short name for tables and MLflow params (``mP``; default: the last path part)."""
+
+    @property
+    def integer(self) -> bool:
+        """A range over ints (both bounds ints): sampled as ints."""
+        return self.kind in ("uniform", "loguniform") and all(_is_int(v) for v in self.values)
+
+    def tune_domain(self):
+        """The Tune search-space object of this parameter."""
+        from ray import tune
+
+        lo_hi = self.values
+        if self.kind == "grid":
+            return tune.grid_search(list(self.values))
+        if self.kind == "choice":
+            return tune.choice(list(self.values))
+        if self.kind == "uniform":
+            return tune.randint(lo_hi[0], lo_hi[1] + 1) if self.integer else tune.uniform(*lo_hi)
+        return tune.lograndint(lo_hi[0], lo_hi[1] + 1) if self.integer else tune.loguniform(*lo_hi)
+
+    def probe_values(self) -> list:
+        """Values every one of which must build a valid trial spec."""
+        if self.kind in ("grid", "choice"):
+            return list(self.values)
+        lo, hi = self.values
+        mid = (lo + hi) / 2 if self.kind == "uniform" else math.sqrt(lo * hi)
+        return [lo, int(round(mid)) if self.integer else mid, hi]
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep: the base study (raw, TOML-shaped) plus search space and settings."""
+
+    name: str
+    """Sweep name: the Tune experiment, the MLflow parent run, the prefix of study ids."""
+    seed: int
+    """Sweep seed: the study seeds of the search and of the re-evaluation derive from it."""
+    base: dict
+    """The base study spec as a raw TOML-shaped dict (validated; results_dir absolute)."""
+    search: tuple[SearchParam, ...]
+    """The searched parameters."""
+    objective_label: str
+    """Lineup label whose result is the objective."""
+    objective_metric: str = "win_rate"
+    """``win_rate`` or ``mean_reward`` of the label (maximised)."""
+    games_per_trial: int = 20
+    """Games each trial plays (a whole number of design groups)."""
+    num_samples: int = 1
+    """Tune's num_samples (grids are expanded once per sample)."""
+    max_concurrent_trials: int | None = None
+    """Trials running at once (None: max(1, CPUs // 2) at run time)."""
+    workers_per_trial: int | None = None
+    """Game hosts of each trial (None: max(1, CPUs // max_concurrent_trials))."""
+    max_failures: int = 2
+    """Retries of a trial whose worker dies (Tune's FailureConfig)."""
+    scheduler: str = "asha"
+    """``asha`` (early stopping on the running objective) or ``fifo``."""
+    grace_period: int = 1
+    """ASHA: games a trial plays before it can be stopped."""
+    reduction_factor: int = 3
+    """ASHA: keep the best 1/reduction_factor at each rung."""
+    searcher: str = "basic"
+    """``basic`` (Tune's grid / random search) or ``optuna`` (model-based; optional dependency)."""
+    top_k: int = 3
+    """Settings re-evaluated on fresh boards after the search."""
+    reeval_games: int = 20
+    """Games per re-evaluated setting."""
+    tracking: dict = field(default_factory=dict)
+    """MLflow ``uri``, ``experiment``, ``enabled`` of the sweep (default: the base spec's)."""
+    source: str = ""
+    """Path of the sweep TOML."""
+
+    # --- derived ---------------------------------------------------------------
+    @property
+    def results_dir(self) -> Path:
+        return Path(self.base["study"]["results_dir"])
+
+    @property
+    def sweep_dir(self) -> Path:
+        """``<results_dir>/sweeps/<name>``: Tune experiment, report, population."""
+        return self.results_dir / "sweeps" / self.name
+
+    @property
+    def grid_size(self) -> int:
+        return math.prod(len(p.values) for p in self.search if p.kind == "grid")
+
+    @property
+    def total_trials(self) -> int:
+        return self.grid_size * self.num_samples
+
+    def study_seed(self, stream: int) -> int:
+        """The study seed of every trial of ``stream`` (SEARCH_STREAM or REEVAL_STREAM)."""
+        return int(np.random.SeedSequence(self.seed, spawn_key=(stream,)).generate_state(1, np.uint32)[0])
+
+    def param_key(self, params: Mapping) -> str:
+        blob = json.dumps({k: params[k] for k in sorted(params)}, sort_keys=True, default=str)
+        return hashlib.sha1(blob.encode()).hexdigest()[:10]
+
+    def trial_study_id(self, params: Mapping, stream: int = SEARCH_STREAM) -> str:
+        kind = "t" if stream == SEARCH_STREAM else "reeval-"
+        return f"{self.name}-{kind}{self.param_key(params)}"
+
+    def trial_data(self, params: Mapping, stream: int = SEARCH_STREAM, games: int | None = None) -> dict:
+        """The raw study dict of a trial with ``params`` ({path: value})."""
+        data = copy.deepcopy(self.base)
+        apply_overrides(data, [f"{k}={_toml_value(v)}" for k, v in params.items()])
+        design = data["design"]
+        games = self.games_per_trial if games is None else games
+        group, key = _design_group(design)
+        design[key] = games // group
+        if key == "runs" and "seeds" not in design:
+            design["seeds"] = design["rounds"]
+        study = data["study"]
+        study["seed"] = self.study_seed(stream)
+        study["id"] = self.trial_study_id(params, stream)
+        data.setdefault("tracking", {})["enabled"] = False  # the sweep mirrors trials into MLflow
+        return data
+
+    def trial_spec(self, params: Mapping, stream: int = SEARCH_STREAM, games: int | None = None,
+                   check_files: bool = False) -> StudySpec:
+        """The validated study spec of a trial (raises SpecError)."""
+        return build_spec(self.trial_data(params, stream, games), source=self.source, check_files=check_files)
+
+    def param_space(self) -> dict:
+        return {p.path: p.tune_domain() for p in self.search}
+
+    def aliases(self) -> dict[str, str]:
+        return {p.path: p.alias for p in self.search}
+
+    def to_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "search"}
+        out["search"] = [{"path": p.path, "kind": p.kind, "values": list(p.values), "alias": p.alias}
+                         for p in self.search]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "SweepSpec":
+        data = dict(data)
+        search = tuple(SearchParam(d["path"], d["kind"], tuple(d["values"]), d["alias"])
+                       for d in data.pop("search"))
+        return cls(search=search, **data)
+
+
+def _toml_value(value) -> str:
+    """A value as TOML text for ``apply_overrides``."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return str(value)
+
+
+def _design_group(design: Mapping) -> tuple[int, str]:
+    """(games per group, key of the group count) of a raw design table."""
+    if design.get("runs") is not None or design.get("rounds") is not None:
+        rounds = design.get("rounds")
+        return (rounds if _is_int(rounds) and rounds > 0 else 1), "runs"
+    gps = design.get("games_per_seed", 1)
+    return (gps if _is_int(gps) and gps > 0 else 1), "seeds"
+
+
+def _deep_merge(base: dict, over: Mapping) -> dict:
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def _load_base(sweep_table: dict, inline: Mapping | None, base_dir: Path) -> tuple[dict, str]:
+    data: dict = {}
+    source = ""
+    if "base" in sweep_table:
+        path = Path(str(sweep_table["base"])).expanduser()
+        if not path.is_absolute():
+            path = (base_dir / path).resolve()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SweepError(f"sweep.base: study spec not found: {sweep_table['base']} "
+                             f"(resolved to {path})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise SweepError(f"sweep.base: malformed TOML in {path}: {exc}") from None
+        source = str(path)
+    if inline is not None:
+        _deep_merge(data, _table("base", inline))
+    if not data:
+        raise SweepError("base: a base study is needed: sweep.base = 'study.toml' or inline [base] tables")
+    return data, source
+
+
+def _parse_param(path: str, raw) -> SearchParam:
+    where = f"search.{path}"
+    table = _table(where, raw)
+    _check_keys(where, table, PARAM_KEYS)
+    kinds = [k for k in KINDS if k in table]
+    if len(kinds) != 1:
+        raise SweepError(f"{where}: give exactly one of {list(KINDS)}, got {kinds or 'none'}")
+    kind = kinds[0]
+    values = table[kind]
+    if not isinstance(values, list):
+        raise SweepError(f"{where}.{kind}: must be a list, got {values!r}")
+    if kind in ("grid", "choice"):
+        if not values:
+            raise SweepError(f"{where}.{kind}: empty list (nothing to search)")
+        if len({json.dumps(v, sort_keys=True, default=str) for v in values}) != len(values):
+            raise SweepError(f"{where}.{kind}: repeated values in {values!r}")
+    else:
+        if len(values) != 2 or not all(_number(v) for v in values):
+            raise SweepError(f"{where}.{kind}: must be [lo, hi] (two numbers), got {values!r}")
+        lo, hi = values
+        if not lo < hi:
+            raise SweepError(f"{where}.{kind}: empty range, lo must be < hi, got [{lo}, {hi}]")
+        if kind == "loguniform" and lo <= 0:
+            raise SweepError(f"{where}.{kind}: bounds must be > 0 for a log-uniform range, got {lo}")
+    parts = path.split(".")
+    ok = (len(parts) == 4 and parts[0] == "lineup" and parts[1].isdigit() and parts[2] == "params") \
+        or (len(parts) == 2 and parts[0] == "game" and parts[1] != "name") \
+        or (len(parts) == 2 and parts[0] == "budget" and parts[1] in ("ms", "iterations"))
+    if not ok:
+        raise SweepError(f"{where}: not a searchable path; use lineup.<i>.params.<name>, "
+                         f"game.<option> or budget.ms / budget.iterations")
+    alias = table.get("alias", ALIASES.get(parts[-1], parts[-1]))
+    if not isinstance(alias, str) or not alias.strip():
+        raise SweepError(f"{where}.alias: must be a non-empty string, got {alias!r}")
+    return SearchParam(path=path, kind=kind, values=tuple(values), alias=alias)
+
+
+def _flatten_search(table: Mapping, prefix: str = "") -> dict:
+    """``{"lineup": {"0": {"params": {"x": {grid = ...}}}}}`` (nested tables, ``--set
+    search.lineup.0.params.x=...``) and quoted dotted keys both give ``{"lineup.0.params.x": ...}``."""
+    out = {}
+    for key, value in table.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value and not any(k in PARAM_KEYS for k in value):
+            out.update(_flatten_search(value, path + "."))
+        else:
+            out[path] = value
+    return out
+
+
+def _scale_count(value: int, scale: float | None, unit: int = 1) -> int:
+    if scale is None:
+        return value
+    return max(unit, math.ceil(value * scale / unit - 1e-9) * unit)
+
+
+def build_sweep(data: Mapping, source: str = "", scale: float | None = None) -> SweepSpec:
+    """Validate a raw sweep dict into a :class:`SweepSpec` (raises SweepError)."""
+    data = dict(data)
+    for key in data:
+        if key not in SWEEP_SECTIONS:
+            raise SweepError(f"{key}: unknown section; known: {list(SWEEP_SECTIONS)}")
+    if scale is not None and (isinstance(scale, bool) or not _number(scale) or scale <= 0):
+        raise SweepError(f"--scale: must be a positive number, got {scale!r}")
+    sweep = _table("sweep", data.get("sweep", {}))
+    _check_keys("sweep", sweep, SWEEP_KEYS)
+    if "name" not in sweep:
+        raise SweepError("sweep.name: required")
+    name = sweep["name"]
+    if not isinstance(name, str) or not name or not set(name) <= set(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"):
+        raise SweepError(f"sweep.name: use letters, digits, '.', '_' and '-' only, got {name!r}")
+    seed = sweep.get("seed", 0)
+    if not _is_int(seed) or seed < 0:
+        raise SweepError(f"sweep.seed: must be a non-negative int, got {seed!r}")
+    base_dir = Path(source).resolve().parent if source else Path.cwd()
+    base, base_source = _load_base(sweep, data.get("base"), base_dir)
+
+    # The base must be a valid study on its own (errors name base.<field>).
+    try:
+        base_spec = build_spec(base, source=base_source or source, check_files=True)
+    except SpecError as exc:
+        raise SweepError(f"base.{exc}") from None
+    # Absolute paths: Tune runs trials in their own working directories.
+    base.setdefault("study", {})["results_dir"] = str(Path(base_spec.results_dir).resolve())
+    for i, seat in enumerate(base_spec.lineup):
+        if seat.seed_population:
+            base["lineup"][i]["seed_population"] = seat.seed_population
+    group, group_key = _design_group(base.get("design", {}))
+
+    games = raw_games = _positive_int("sweep.games_per_trial",
+                                      sweep.get("games_per_trial", base_spec.design.games_per_condition))
+    if games % group:
+        raise SweepError(f"sweep.games_per_trial: must be a multiple of {group} (games per "
+                         f"{'run' if group_key == 'runs' else 'board seed'} of the base design), got {games}")
+    games = _scale_count(games, scale, group)
+    num_samples = _scale_count(_positive_int("sweep.num_samples", sweep.get("num_samples", 1)), scale)
+    max_conc = sweep.get("max_concurrent_trials")
+    if max_conc is not None:
+        _positive_int("sweep.max_concurrent_trials", max_conc)
+    workers = sweep.get("workers_per_trial")
+    if workers is not None:
+        _positive_int("sweep.workers_per_trial", workers)
+    max_failures = sweep.get("max_failures", 2)
+    if not _is_int(max_failures) or max_failures < 0:
+        raise SweepError(f"sweep.max_failures: must be a non-negative int, got {max_failures!r}")
+    if "results_dir" in sweep:
+        base["study"]["results_dir"] = str(Path(str(sweep["results_dir"])).resolve())
+
+    objective = _table("objective", data.get("objective", {}))
+    _check_keys("objective", objective, OBJECTIVE_KEYS)
+    if "label" not in objective:
+        raise SweepError(f"objective.label: required; one of {list(base_spec.labels)}")
+    label = objective["label"]
+    if label not in base_spec.labels:
+        raise SweepError(f"objective.label: {label!r} is not a lineup label; known: {list(base_spec.labels)}")
+    metric = objective.get("metric", "win_rate")
+    if metric not in OBJECTIVE_METRICS:
+        raise SweepError(f"objective.metric: must be one of {list(OBJECTIVE_METRICS)}, got {metric!r}")
+
+    raw_search = _flatten_search(_table("search", data.get("search", {})))
+    if not raw_search:
+        raise SweepError("search: empty search space; add at least one parameter")
+    params = []
+    for path, raw in raw_search.items():
+        param = _parse_param(path, raw)
+        if scale is not None and param.kind == "grid":
+            keep = max(1, math.ceil(len(param.values) * scale - 1e-9))
+            param = SearchParam(param.path, param.kind, param.values[:keep], param.alias)
+        params.append(param)
+    aliases = [p.alias for p in params]
+    for p in params:
+        if aliases.count(p.alias) > 1:
+            raise SweepError(f"search.{p.path}.alias: duplicate alias {p.alias!r}")
+
+    scheduler = _table("scheduler", data.get("scheduler", {}))
+    _check_keys("scheduler", scheduler, SCHEDULER_KEYS)
+    kind = scheduler.get("kind", "asha")
+    if kind not in SCHEDULERS:
+        raise SweepError(f"scheduler.kind: must be one of {list(SCHEDULERS)}, got {kind!r}")
+    grace = scheduler.get("grace_period")
+    if grace is None:
+        grace = max(1, games // 4)
+    else:
+        grace = min(games, _scale_count(_positive_int("scheduler.grace_period", grace), scale))
+    reduction = scheduler.get("reduction_factor", 3)
+    if not _is_int(reduction) or reduction < 2:
+        raise SweepError(f"scheduler.reduction_factor: must be an int >= 2, got {reduction!r}")
+
+    searcher = _table("searcher", data.get("searcher", {}))
+    _check_keys("searcher", searcher, SEARCHER_KEYS)
+    searcher_kind = searcher.get("kind", "basic")
+    if searcher_kind not in SEARCHERS:
+        raise SweepError(f"searcher.kind: must be one of {list(SEARCHERS)}, got {searcher_kind!r}")
+    if searcher_kind == "optuna":
+        grids = [p.path for p in params if p.kind == "grid"]
+        if grids:
+            raise SweepError(f"search.{grids[0]}: a grid needs searcher.kind = 'basic'; with optuna "
+                             f"use choice = [...] instead")
+
+    reeval = _table("reevaluate", data.get("reevaluate", {}))
+    _check_keys("reevaluate", reeval, REEVAL_KEYS)
+    top_k = _positive_int("reevaluate.top_k", reeval.get("top_k", 3))
+    reeval_games = _positive_int("reevaluate.games", reeval.get("games", raw_games))
+    if reeval_games % group:
+        raise SweepError(f"reevaluate.games: must be a multiple of {group}, got {reeval_games}")
+    reeval_games = _scale_count(reeval_games, scale, group)
+
+    tracking = dict(base.get("tracking", {}))
+    tracking.pop("enabled", None)
+    over = _table("tracking", data.get("tracking", {}))
+    _check_keys("tracking", over, ("uri", "experiment", "enabled"))
+    tracking.update(over)
+    tracking.setdefault("uri", base_spec.tracking.uri)
+    tracking.setdefault("experiment", base_spec.tracking.experiment)
+    tracking.setdefault("enabled", True)
+
+    spec = SweepSpec(
+        name=name, seed=seed, base=base, search=tuple(params), objective_label=label,
+        objective_metric=metric, games_per_trial=games, num_samples=num_samples,
+        max_concurrent_trials=max_conc, workers_per_trial=workers, max_failures=max_failures,
+        scheduler=kind, grace_period=min(grace, games), reduction_factor=reduction,
+        searcher=searcher_kind, top_k=top_k, reeval_games=reeval_games, tracking=tracking,
+        source=base_source or str(source))
+    _validate_points(spec)
+    return spec
+
+
+def _validate_points(spec: SweepSpec) -> None:
+    """Build a trial spec for every grid point / choice / bound: errors name the search field."""
+    defaults = {}
+    for p in spec.search:
+        defaults[p.path] = p.probe_values()[0]
+    # Each value against the first value of every other parameter ...
+    for p in spec.search:
+        for value in p.probe_values():
+            _probe(spec, {**defaults, p.path: value}, p.path)
+    # ... and the whole grid (cheap: config objects only), so value combinations
+    # an agent rejects (e.g. elite_count > population_size) are caught too.
+    grid = [p for p in spec.search if p.kind == "grid"]
+    if grid and spec.grid_size <= 5000:
+        import itertools
+
+        for combo in itertools.product(*(p.values for p in grid)):
+            point = {**defaults, **{p.path: v for p, v in zip(grid, combo)}}
+            _probe(spec, point, None)
+
+
+def _probe(spec: SweepSpec, params: dict, path: str | None) -> None:
+    try:
+        spec.trial_spec(params, check_files=False)
+    except SpecError as exc:
+        msg = str(exc)
+        where = _field_of(msg, params) or path or next(iter(params))
+        shown = {k: params[k] for k in params}
+        raise SweepError(f"search.{where}: {msg}" + ("" if path else f" (at grid point {shown})")) from None
+
+
+def _field_of(msg: str, params: Mapping) -> str | None:
+    """The searched path an error message is about (``lineup[0].params.x`` -> lineup.0.params.x)."""
+    head = msg.removeprefix("--set ").split(":", 1)[0].replace("[", ".").replace("]", "")
+    for path in params:
+        if head.startswith(path) or path.startswith(head):
+            return path
+    return None
+
+
+def load_sweep(path, overrides: Sequence[str] = (), scale: float | None = None) -> SweepSpec:
+    """Read a sweep TOML, apply ``--set`` overrides (dotted keys into the sweep
+    file, e.g. ``sweep.games_per_trial=8`` or ``base.budget.ms=10``) and ``--scale``, validate."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SweepError(f"{path}: sweep file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepError(f"{path}: malformed TOML: {exc}") from None
+    try:
+        apply_overrides(data, overrides)
+    except SpecError as exc:
+        raise SweepError(str(exc)) from None
+    return build_sweep(data, source=str(path), scale=scale)

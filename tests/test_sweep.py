@@ -1,0 +1,173 @@
+"""Sweeps (jobs.sweep, cluster.sweep): validation, Tune execution, MLflow parent/children,
+held-out re-evaluation and resume, on the fake ``count`` game and ``fake`` agent."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from cluster.plan import board_seed_sequence, plan_study
+from jobs.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, build_sweep
+
+from conftest import PLUGINS
+from test_cluster import mlflow_server  # noqa: F401 - the module-scoped real MLflow server fixture
+
+
+def sweep_data(tmp_path, name="tiny", **over):
+    data = {
+        "sweep": {"name": name, "seed": 11, "games_per_trial": 4, "max_concurrent_trials": 2},
+        "base": {
+            "study": {"name": "base", "seed": 1, "results_dir": str(tmp_path / "studies")},
+            "game": {"name": "count", "max_steps": 6},
+            "budget": {"iterations": 1},
+            "design": {"seeds": 2, "games_per_seed": 2, "series_by": "seed"},
+            "lineup": [{"agent": "fake", "label": "A", "params": {"learn": True}},
+                       {"agent": "fake", "label": "B"}],
+            "tracking": {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "experiment": "sweeps"},
+        },
+        "objective": {"label": "A", "metric": "win_rate"},
+        "search": {"lineup.0.params.sleep_ms": {"grid": [0.0, 1.0], "alias": "sleep"},
+                   "lineup.1.params.spin_ms": {"grid": [0.0, 0.5], "alias": "spin"}},
+        "scheduler": {"kind": "fifo"},
+        "reevaluate": {"top_k": 2, "games": 4},
+    }
+    for key, value in over.items():
+        data[key] = value
+    return data
+
+
+# --- validation (no Ray) -------------------------------------------------------------------
+@pytest.mark.parametrize("search, field", [
+    ({"lineup.0.params.bogus": {"grid": [1]}}, "search.lineup.0.params.bogus"),
+    ({"lineup.0.params.sleep_ms": {"grid": []}}, "search.lineup.0.params.sleep_ms.grid"),
+    ({"lineup.0.params.sleep_ms": {"uniform": [2.0, 1.0]}}, "search.lineup.0.params.sleep_ms.uniform"),
+    ({"lineup.0.params.sleep_ms": {"uniform": [1.0, 1.0]}}, "search.lineup.0.params.sleep_ms.uniform"),
+    ({"lineup.0.params.fail_prob": {"grid": [0.5, 1.5]}}, "search.lineup.0.params.fail_prob"),
+    ({"lineup.0.params.fail_prob": {"loguniform": [0.1, 3.0]}}, "search.lineup.0.params.fail_prob"),
+    ({"lineup.5.params.sleep_ms": {"grid": [1.0]}}, "search.lineup.5.params.sleep_ms"),
+    ({"game.bogus": {"choice": [1, 2]}}, "search.game.bogus"),
+    ({"design.seeds": {"grid": [1, 2]}}, "search.design.seeds"),
+    ({}, "search"),
+])
+def test_invalid_search_space_is_rejected_naming_the_field(tmp_path, search, field):
+    with pytest.raises(SweepError) as err:
+        build_sweep(sweep_data(tmp_path, search=search))
+    assert str(err.value).startswith(field + ":"), str(err.value)
+
+
+def test_invalid_objective_and_games(tmp_path):
+    with pytest.raises(SweepError, match=r"^objective.label: 'C' is not a lineup label"):
+        build_sweep(sweep_data(tmp_path, objective={"label": "C"}))
+    data = sweep_data(tmp_path)
+    data["sweep"]["games_per_trial"] = 3
+    with pytest.raises(SweepError, match=r"^sweep.games_per_trial: must be a multiple of 2"):
+        build_sweep(data)
+    data = sweep_data(tmp_path, searcher={"kind": "optuna"})
+    with pytest.raises(SweepError, match=r"^search.lineup.0.params.sleep_ms: a grid needs"):
+        build_sweep(data)
+
+
+def test_trial_specs_seeds_and_scale(tmp_path):
+    sweep = build_sweep(sweep_data(tmp_path))
+    assert sweep.total_trials == 4 and sweep.games_per_trial == 4
+    a = sweep.trial_spec({"lineup.0.params.sleep_ms": 0.0, "lineup.1.params.spin_ms": 0.5})
+    b = sweep.trial_spec({"lineup.0.params.sleep_ms": 1.0, "lineup.1.params.spin_ms": 0.5})
+    assert a.seed == b.seed == sweep.study_seed(SEARCH_STREAM)  # paired: same boards
+    assert a.study_id != b.study_id and a.study_id == sweep.trial_spec(
+        {"lineup.1.params.spin_ms": 0.5, "lineup.0.params.sleep_ms": 0.0}).study_id
+    assert a.design.total_games == 4 and a.lineup[1].config.spin_ms == 0.5
+    assert not a.tracking.enabled
+    r = sweep.trial_spec({"lineup.0.params.sleep_ms": 0.0, "lineup.1.params.spin_ms": 0.5}, REEVAL_STREAM)
+    assert r.seed != a.seed and r.study_id != a.study_id
+
+    data = sweep_data(tmp_path)
+    data["search"]["lineup.0.params.fail_prob"] = {"grid": [0.0, 0.1, 0.2]}
+    data["sweep"]["games_per_trial"] = 8
+    scaled = build_sweep(copy.deepcopy(data), scale=0.5)
+    assert scaled.grid_size == 1 * 1 * 2 and scaled.games_per_trial == 4 and scaled.reeval_games == 2
+
+
+def board_entropies(spec) -> set:
+    return {tuple(board_seed_sequence(spec.seed, g).generate_state(4))
+            for s in plan_study(spec) for g in s.games}
+
+
+# --- end to end: Tune + a real MLflow server ---------------------------------------------------
+def test_tiny_sweep_end_to_end_with_mlflow(ray_local, mlflow_server, tmp_path):  # noqa: F811
+    from mlflow.tracking import MlflowClient
+
+    from cluster.sweep import run_sweep
+
+    data = sweep_data(tmp_path, tracking={"uri": mlflow_server, "experiment": "sweep-test"})
+    sweep = build_sweep(data)
+    result = run_sweep(sweep, plugins=PLUGINS, progress=False)
+
+    trials = result.trials
+    assert len(trials) == 4 and set(trials["status"]) == {"COMPLETE"}
+    assert set(trials["games"]) == {4}
+    assert len(result.ranked) == 2
+    assert result.ranked.iloc[0]["objective"] >= result.ranked.iloc[1]["objective"]
+    assert "| rank |" in result.markdown and "worse than best" in result.markdown
+
+    client = MlflowClient(tracking_uri=mlflow_server)
+    exp = client.get_experiment_by_name("sweep-test")
+    runs = client.search_runs([exp.experiment_id], max_results=100)
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    assert len(parents) == 1 and parents[0].info.run_id == result.parent_run_id
+    parent = parents[0]
+    assert parent.info.status == "FINISHED"
+    assert parent.data.metrics["trials"] == 4 and "best_objective" in parent.data.metrics
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == 4
+    got = sorted((float(c.data.params["sleep"]), float(c.data.params["spin"])) for c in children)
+    assert got == [(0.0, 0.0), (0.0, 0.5), (1.0, 0.0), (1.0, 0.5)]
+    by_id = {row.study_id: row for row in trials.itertuples()}
+    for c in children:
+        m = c.data.metrics
+        row = by_id[c.data.tags["arena.trial_study_id"]]
+        assert m["games"] == 4 and m["wins"] + m["ties"] + m["losses"] == 4
+        assert m["objective"] == pytest.approx(row.objective)
+        assert m["objective_lo"] <= m["objective"] <= m["objective_hi"]
+        assert c.info.status == "FINISHED"
+    artifacts = {a.path for a in client.list_artifacts(parent.info.run_id)}
+    assert {"ranked.csv", "ranked.md", "trials.csv"} <= artifacts
+
+    # Held-out re-evaluation: its boards are disjoint from the search's.
+    params = {p.path: result.ranked.iloc[0][p.alias] for p in sweep.search}
+    search_spec, reeval_spec = sweep.trial_spec(params), sweep.trial_spec(params, REEVAL_STREAM, games=4)
+    assert reeval_spec.study_id == result.ranked.iloc[0]["reeval_study_id"]
+    assert reeval_spec.seed == result.ranked.iloc[0]["study_seed"] != search_spec.seed
+    assert not board_entropies(search_spec) & board_entropies(reeval_spec)
+    assert reeval_spec.study_dir.is_dir() and search_spec.study_dir.is_dir()
+
+    # Resume after a (simulated) driver restart: the finished experiment is restored,
+    # no trial runs again (every trial's study is complete, nothing new recorded).
+    import os
+
+    mtimes = {p: p.stat().st_mtime for p in (tmp_path / "studies").rglob("*.parquet")
+              if "-reeval-" not in str(p)}
+    again = run_sweep(sweep, plugins=PLUGINS, progress=False, resume=True)
+    assert len(again.trials) == 4 and set(again.trials["status"]) == {"COMPLETE"}
+    assert {p: p.stat().st_mtime for p in mtimes if os.path.exists(p)} == mtimes
+    runs = client.search_runs([exp.experiment_id], max_results=100)
+    assert len([r for r in runs if "mlflow.parentRunId" not in r.data.tags]) == 1
+    assert len(runs) == 5
+
+
+def test_asha_stops_trials_early_and_reports_per_game(ray_local, tmp_path):
+    from cluster.sweep import run_sweep
+
+    data = sweep_data(tmp_path, name="asha", search={
+        "lineup.0.params.fail_prob": {"grid": [0.0, 1.0, 0.9, 0.8], "alias": "fail"}},
+        scheduler={"kind": "asha", "grace_period": 2, "reduction_factor": 2},
+        reevaluate={"top_k": 1, "games": 2})
+    data["sweep"]["games_per_trial"] = 8
+    data["sweep"]["max_concurrent_trials"] = 1
+    data["base"]["tracking"]["enabled"] = False
+    sweep = build_sweep(data)
+    result = run_sweep(sweep, plugins=PLUGINS, progress=False, tracking=False)
+    trials = result.trials.set_index("lineup.0.params.fail_prob")
+    assert trials.loc[0.0, "status"] == "COMPLETE"
+    assert (trials["status"] == "STOPPED").any()  # always-failing settings were cut short
+    assert result.ranked.iloc[0]["fail"] == 0.0
