@@ -163,6 +163,22 @@ def _init_ray(address: str | None, num_workers: int | None) -> bool:
     return True
 
 
+def export_best_streak_populations(spec) -> list[Path]:
+    """For every seat that learned a population, write the one in force during
+    its longest winning streak to ``study_dir/populations/<label>-best-streak.npz``
+    (a ready ``seed_population`` for a later study; logged to MLflow)."""
+    from .populations import PopulationExportError, export_population
+
+    out = []
+    for seat in spec.lineup:
+        target = Path(spec.study_dir) / "populations" / f"{seat.label}-best-streak.npz"
+        try:
+            out.append(Path(export_population(spec.study_dir, seat.label, target)["out"]))
+        except PopulationExportError:
+            continue  # this seat learns no population
+    return out
+
+
 def write_report(spec, store) -> list[Path]:
     """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``."""
     from . import report
@@ -255,10 +271,15 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             report_files = write_report(spec, store)
         except Exception as exc:
             log.warning("report failed: %s", exc)
+        try:
+            export_best_streak_populations(spec)
+        except Exception as exc:
+            log.warning("population export failed: %s", exc)
         if tracker is not None:
             sdir = Path(spec.study_dir)
             tracker.finish(status, artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
-                                                  "report": sdir / "report"},
+                                                  "report": sdir / "report",
+                                                  "populations": sdir / "populations"},
                            artifact_files=[sdir / "spec.json"])
         if started_ray:
             ray.shutdown()
