@@ -34,6 +34,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._lowlevel import borrow, stack_alloca
 from ._layout import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
     AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
@@ -64,7 +65,7 @@ NUM_ITEMS = 20
 #: Start cells (row, col) of agents 0..3.
 START_CELLS = ((1, 1), (BOARD_SIZE - 2, 1), (BOARD_SIZE - 2, BOARD_SIZE - 2), (1, BOARD_SIZE - 2))
 
-# Offsets into the per-step int16 scratch buffer (one allocation per step).
+# Offsets into the per-step int16 scratch buffer (on the stack: see ``stack_alloca``).
 _S_AOCC = 0                         # agent occupancy per cell [121]
 _S_BOCC = _S_AOCC + N_CELLS         # bomb occupancy per cell [121]
 _S_CROSS = _S_BOCC + N_CELLS        # border -> 1 + (agent id | 4 + bomb index) [242]
@@ -119,7 +120,7 @@ def _border(p, q):
     return N_CELLS + lo
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _tick_flames(board, items, flames, meta):
     """Tick the flames (int16[MAX_FLAMES, 3], first meta[M_N_FLAMES] live).
 
@@ -148,7 +149,7 @@ def _tick_flames(board, items, flames, meta):
         board[flames[i, F_ROW] * BOARD_SIZE + flames[i, F_COL]] = FLAMES
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _agent_intents(board, agents, bombs, meta, acts, ades):
     """Living agents clear their cell, lay bombs and choose desired cells.
 
@@ -190,7 +191,7 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
             ades[a] = q
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _resolve_moves(board, agents, bombs, nbombs, acts, s):
     """The reference's movement resolution (swaps, occupancy loops, kicks).
 
@@ -368,7 +369,7 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
                 change = True
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast):
     """Move bombs and agents to their resolved cells; agents pick up power-ups.
 
@@ -406,15 +407,19 @@ def _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast):
                 agents[a, A_KICK] = 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _explode(board, agents, bombs, meta, expl):
     """Tick bombs and resolve (chain) explosions.
 
     expl: int16 view of 121 zeros, set to 1 on every blasted cell. Exploded
     bombs are removed from ``bombs`` keeping the laying order; their owners
-    get one ammo back (cap 10). Returns True when anything exploded.
+    get one ammo back (cap 10). Returns (exploded, lo, hi): True when
+    anything exploded, and the lowest / highest blasted cell (lo > hi when
+    none), so that callers scan only that stretch of ``expl``.
     """
     nbombs = meta[M_N_BOMBS]
+    lo = N_CELLS
+    hi = -1
     any_new = False
     for b in range(nbombs):
         bombs[b, B_LIFE] -= 1
@@ -462,7 +467,12 @@ def _explode(board, agents, bombs, meta, expl):
                     v = board[r * BOARD_SIZE + c]
                     if v == RIGID:
                         break
-                    expl[r * BOARD_SIZE + c] = 1
+                    q = r * BOARD_SIZE + c
+                    expl[q] = 1
+                    if q < lo:
+                        lo = q
+                    if q > hi:
+                        hi = q
                     if v == WOOD:
                         break
         nbombs = k
@@ -471,20 +481,21 @@ def _explode(board, agents, bombs, meta, expl):
                 bombs[b, B_LIFE] = 0
                 any_new = True
     meta[M_N_BOMBS] = nbombs
-    return exploded_any
+    return exploded_any, lo, hi
 
 
-@nb.njit(cache=True)
-def _draw(board, agents, bombs, flames, meta, expl, alive_before, exploded):
+@nb.njit(cache=True, inline="always")
+def _draw(board, agents, bombs, flames, meta, expl, lo, hi, alive_before, exploded):
     """Draw bombs, add new flames (row-major, life 2), draw flames, kill agents.
 
+    expl: int16[121] blast map, nonzero only within cells lo..hi;
     alive_before: int16[4] 1 for the agents alive at the start of the step.
     """
     for b in range(meta[M_N_BOMBS]):
         board[bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]] = BOMB
     nf = meta[M_N_FLAMES]
     if exploded:
-        for p in range(N_CELLS):
+        for p in range(lo, hi + 1):
             if expl[p] != 0:
                 if nf >= MAX_FLAMES:
                     meta[M_OVERFLOW] = 1
@@ -506,7 +517,14 @@ def _draw(board, agents, bombs, flames, meta, expl, alive_before, exploded):
             board[p] = AGENT0 + a
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def _fill4(x, v):
+    """x[:] = v for a length-4 array (an element loop: numba's slice fill is slow)."""
+    for i in range(N_AGENTS):
+        x[i] = v
+
+
+@nb.njit(cache=True, inline="always")
 def _finish(agents, meta):
     """Step count + 1, then the reference's get_done / get_rewards / get_info.
 
@@ -523,7 +541,7 @@ def _finish(agents, meta):
             n_alive += 1
             mask |= 1 << a
     rewards = agents[:, A_REWARD]
-    rewards[:] = 0
+    _fill4(rewards, 0)
     if meta[M_MODE] == MODE_TEAM:
         done = timeout or n_alive <= 1 or mask == 0b0101 or mask == 0b1010
         if mask == 0b0101 or mask == 0b0001 or mask == 0b0100:
@@ -537,7 +555,7 @@ def _finish(agents, meta):
             rewards[2] = -1
             rewards[3] = 1
         elif timeout or n_alive == 0:
-            rewards[:] = -1
+            _fill4(rewards, -1)
         result = RESULT_INCOMPLETE
         if done:
             if rewards[0] == -1 and rewards[1] == -1 and rewards[2] == -1 and rewards[3] == -1:
@@ -550,7 +568,7 @@ def _finish(agents, meta):
             for a in range(N_AGENTS):
                 rewards[a] = 1 if agents[a, A_ALIVE] != 0 else -1
         elif timeout:
-            rewards[:] = -1
+            _fill4(rewards, -1)
         else:
             for a in range(N_AGENTS):
                 rewards[a] = 0 if agents[a, A_ALIVE] != 0 else -1
@@ -578,18 +596,20 @@ def step_canonical(state, actions):
         actions: int64[4] per agent id; values outside 0..5 count as STOP;
             dead agents' actions are ignored.
     """
-    meta = state.meta
-    if meta[M_DONE] != 0:
+    if state.meta[M_DONE] != 0:
         return
-    board = state.board
-    items = state.items
-    agents = state.agents
-    bombs = state.bombs
-    flames = state.flames
+    meta = borrow(state.meta)
+    board = borrow(state.board)
+    items = borrow(state.items)
+    agents = borrow(state.agents)
+    bombs = borrow(state.bombs)
+    flames = borrow(state.flames)
 
-    s = np.empty(_S_SIZE, dtype=np.int16)
-    s[:_S_ADES] = 0
-    s[_S_KBY:_S_DBOMB] = 0
+    s = nb.carray(stack_alloca(_S_SIZE, np.int16), _S_SIZE)
+    for i in range(_S_ADES):
+        s[i] = 0
+    for i in range(_S_KBY, _S_DBOMB):
+        s[i] = 0
     acts = s[_S_ACTS:_S_ACTS + N_AGENTS]
     alive_before = s[_S_ALIVE:_S_ALIVE + N_AGENTS]
     for a in range(N_AGENTS):
@@ -604,8 +624,8 @@ def step_canonical(state, actions):
     _resolve_moves(board, agents, bombs, nbombs, acts, s)
     _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast)
     expl = s[_S_EXPL:_S_EXPL + N_CELLS]
-    exploded = _explode(board, agents, bombs, meta, expl)
-    _draw(board, agents, bombs, flames, meta, expl, alive_before, exploded)
+    exploded, lo, hi = _explode(board, agents, bombs, meta, expl)
+    _draw(board, agents, bombs, flames, meta, expl, lo, hi, alive_before, exploded)
     _finish(agents, meta)
 
 

@@ -28,6 +28,7 @@ from ._layout import (
     RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
     WOOD, PommermanState, empty_state,
 )
+from .._lowlevel import borrow, stack_alloca
 
 BOMB_LIFE = 10
 FLAME_LIFE = 5
@@ -96,7 +97,7 @@ def _reveal(board, items, c):
         board[c] = PASSAGE
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _process_dead(agents, dying, mode):
     """OriginalGameConfig.processDeadAgents for the agents flagged in ``dying``.
 
@@ -134,7 +135,9 @@ def _process_dead(agents, dying, mode):
     if remaining == 0:
         return
     n_teams = N_AGENTS if mode == MODE_FFA else 2
-    count = np.zeros(N_AGENTS, dtype=np.int64)
+    count = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)
+    for t in range(N_AGENTS):
+        count[t] = 0
     for i in range(N_AGENTS):
         if agents[i, A_ALIVE]:
             count[i % n_teams] += 1
@@ -180,7 +183,7 @@ def _add_flame(board, flames, meta, occ, r, c):
     return True, t != WOOD
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _explode(board, flames, meta, occ, r, c, blast):
     """Bomb.explode of a bomb at (r, c) with ``blast``; returns the number of flames made.
 
@@ -211,7 +214,7 @@ def _explode(board, flames, meta, occ, r, c, blast):
     return made
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _overlap_bombs(bpos, bdes, n, cnt):
     """checkPositionOverlap over the bombs: revert every bomb whose desired cell is shared.
 
@@ -236,7 +239,7 @@ def _overlap_bombs(bpos, bdes, n, cnt):
     # a reverted desired equals a position, so the two loops above clear all
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _remove_bombs(bombs, bpos, bdes, dead, n):
     """Compact the bomb list (and its scratch arrays), dropping rows flagged in ``dead``.
 
@@ -257,7 +260,7 @@ def _remove_bombs(bombs, bpos, bdes, dead, n):
     return w
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _move_bomb(board, items, bombs, bpos, bdes, k):
     """ForwardModel.move for bomb ``k``; the target cell is always stamped 3."""
     cur = bpos[k]
@@ -276,7 +279,7 @@ def _move_bomb(board, items, bombs, bpos, bdes, k):
     board[nxt] = BOMB
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _move_agent(board, items, agents, apos, ades, i):
     """ForwardModel.move for agent ``i``; the target cell is always stamped with its code."""
     cur = apos[i]
@@ -363,20 +366,25 @@ def step_java(state, actions):
     """
     if state.meta[M_DONE]:
         return
-    _step(state.board, state.items, state.agents, state.bombs, state.flames, state.meta, actions)
+    _step(borrow(state.board), borrow(state.items), borrow(state.agents), borrow(state.bombs),
+          borrow(state.flames), borrow(state.meta), borrow(actions))
 
 
-@nb.njit(cache=True)
+#: Size of the per-tick int64 scratch of ``_step`` (on the stack, see ``stack_alloca``).
+_SCRATCH_SIZE = 2 * N_AGENTS + 2 * MAX_BOMBS + 2 * N_CELLS + MAX_BOMBS + 2 * N_AGENTS
+
+
+@nb.njit(cache=True, inline="always")
 def _step(board, items, agents, bombs, flames, meta, actions):
     """The body of ``step_java`` on the unpacked state arrays (see PommermanState)."""
     tick = meta[M_STEP]
     mode = meta[M_MODE]
 
-    # One int64 scratch block (zeroed from the grid on): agent pos/desired, bomb pos/desired,
-    # bomb grid (then overlap counts, always re-zeroed), flame occupancy, flags.
-    scratch = np.empty(2 * N_AGENTS + 2 * MAX_BOMBS + 2 * N_CELLS + MAX_BOMBS + 2 * N_AGENTS,
-                       dtype=np.int64)
-    scratch[2 * N_AGENTS + 2 * MAX_BOMBS:] = 0
+    # One int64 scratch block on the stack (zeroed from the grid on): agent pos/desired,
+    # bomb pos/desired, bomb grid (then overlap counts, always re-zeroed), flame occupancy, flags.
+    scratch = nb.carray(stack_alloca(_SCRATCH_SIZE, np.int64), _SCRATCH_SIZE)
+    for j in range(2 * N_AGENTS + 2 * MAX_BOMBS, _SCRATCH_SIZE):
+        scratch[j] = 0
     o = 0
     apos = scratch[o:o + N_AGENTS]
     o += N_AGENTS

@@ -144,16 +144,36 @@ def copy_into(dst, src):
     """Copy ``src`` into the preallocated ``dst`` (both PommermanState), in place.
 
     Only the live prefix of the bomb and flame lists is copied, so this is the
-    cheap way to reset a scratch state inside a search loop.
+    cheap way to reset a scratch state inside a search loop. Explicit element
+    loops: numba's slice assignment (``a[:] = b``) checks for overlap and
+    broadcasting and costs ~100 ns per array.
     """
-    dst.board[:] = src.board
-    dst.items[:] = src.items
-    dst.agents[:, :] = src.agents
-    nb_ = src.meta[M_N_BOMBS]
-    nf = src.meta[M_N_FLAMES]
-    dst.bombs[:nb_, :] = src.bombs[:nb_, :]
-    dst.flames[:nf, :] = src.flames[:nf, :]
-    dst.meta[:] = src.meta
+    db = dst.board
+    sb = src.board
+    di = dst.items
+    si = src.items
+    for p in range(N_CELLS):
+        db[p] = sb[p]
+        di[p] = si[p]
+    da = dst.agents
+    sa = src.agents
+    for i in range(N_AGENTS):
+        for f in range(AGENT_FIELDS):
+            da[i, f] = sa[i, f]
+    dbo = dst.bombs
+    sbo = src.bombs
+    for k in range(src.meta[M_N_BOMBS]):
+        for f in range(BOMB_FIELDS):
+            dbo[k, f] = sbo[k, f]
+    dfl = dst.flames
+    sfl = src.flames
+    for k in range(src.meta[M_N_FLAMES]):
+        for f in range(FLAME_FIELDS):
+            dfl[k, f] = sfl[k, f]
+    dm = dst.meta
+    sm = src.meta
+    for f in range(META_FIELDS):
+        dm[f] = sm[f]
 
 
 @nb.njit(cache=True)
