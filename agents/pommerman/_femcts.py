@@ -39,7 +39,7 @@ from games.pommerman._layout import (
 )
 
 from ..evolution import evolve, normalise_rows, policy_probabilities, sample_index
-from ..search.clock import deadline_ns, monotonic_ns
+from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, reset_tree
 from ..search.uct import backup, most_visited_child
 from ._common import advance, build_search_root, is_over
@@ -157,12 +157,7 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         for p in range(P):
             total = 0.0
             for _ in range(rollouts_per_individual):
-                if iterations >= max_iterations:
-                    out_of_budget = True
-                elif deadline >= 0 and iterations > 0:
-                    now = monotonic_ns()
-                    if now + (now - start) // iterations >= deadline:
-                        out_of_budget = True
+                out_of_budget = budget_exhausted(iterations, max_iterations, start, deadline)
                 if out_of_budget:
                     break
                 copy_into(scratch, root)

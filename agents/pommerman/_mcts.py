@@ -34,7 +34,7 @@ import numpy as np
 from games.pommerman._kernels import count_wood, heuristic
 from games.pommerman._layout import N_AGENTS, copy_into
 
-from ..search.clock import deadline_ns, monotonic_ns
+from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, reset_tree
 from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
 from ._common import advance, build_search_root, is_over, safe_random_action
@@ -97,11 +97,7 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
     root_wood = count_wood(root)
     reset_tree(tree)
     iterations = 0
-    while iterations < max_iterations:
-        if deadline >= 0 and iterations > 0:
-            now = monotonic_ns()
-            if now + (now - start) // iterations >= deadline:
-                break
+    while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
         leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
                            joint, hidden, n_hidden, rng)

@@ -29,7 +29,7 @@ from games._rng import rng_integer, rng_uniform
 from games.pommerman._kernels import count_wood, heuristic
 from games.pommerman._layout import N_ACTIONS, N_AGENTS, copy_into
 
-from ..search.clock import deadline_ns, monotonic_ns
+from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.uct import normalise
 from ._common import advance, build_search_root, is_over
 
@@ -217,11 +217,7 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
                                  mc_repeat, joint, hidden, n_hidden, rng)
 
     iterations = 0
-    while iterations < max_iterations:
-        if deadline >= 0 and iterations > 0:
-            now = monotonic_ns()
-            if now + (now - start) // iterations >= deadline:
-                break
+    while not budget_exhausted(iterations, max_iterations, start, deadline):
         for k in range(o):
             inherited = _make_offspring(population, values, offspring[k], tournament_size, rng)
             _draw_mutation(mutate, mutation_rate, rng)

@@ -47,3 +47,19 @@ def deadline_ns(seconds):
     if seconds <= 0.0:
         return -1
     return monotonic_ns() + int(seconds * 1e9)
+
+
+@nb.njit(cache=True, inline="always")
+def budget_exhausted(iterations, max_iterations, start, deadline):
+    """Whether a search that has done ``iterations`` must stop now.
+
+    Stops at ``max_iterations``; under a time budget (``deadline >= 0``, from
+    :func:`deadline_ns`) also when the next iteration, at the mean pace since
+    ``start``, would end past the deadline. At least one iteration always runs.
+    """
+    if iterations >= max_iterations:
+        return True
+    if deadline < 0 or iterations == 0:
+        return False
+    now = monotonic_ns()
+    return now + (now - start) // iterations >= deadline
