@@ -121,7 +121,7 @@ def test_population_is_carried_across_games_and_reproducible():
     assert after_one.any(), "the population evolved during the game"
     assert (after_one >= 0).all(), "nEA = 3 keeps weights positive"
     femcts.begin_game(0, np.random.SeedSequence(1))
-    np.testing.assert_array_equal(femcts._game_start_population, after_one)
+    np.testing.assert_array_equal(femcts.population, after_one, "a new game keeps the population")
     # the same seeds and iteration budget give the same game and population
     again = _lineup({"n_effective": 3, "population_size": 6, "elite_count": 2,
                      "rollouts_per_individual": 2}, budget)
@@ -155,12 +155,12 @@ def test_longest_winning_streak_population_is_tracked():
         agent.begin_game(0, np.random.SeedSequence(k))
         agent.end_game(None, np.array([1.0 if won else -1.0, 0, 0, 0]))
     assert agent.best_streak == 2
-    assert (agent.best_streak_population == 2).all(), "population at the start of the streak"
+    assert (agent.best_streak_population == 3).all(), "population after the streak's last win"
     state = agent.learned_state()
     other = make_agent("femcts", {"population_size": 2, "elite_count": 1}, Budget(iterations=8),
                        PommermanConfig())
     other.load_learned_state(state)
-    assert other.best_streak == 2 and (other.best_streak_population == 2).all()
+    assert other.best_streak == 2 and (other.best_streak_population == 3).all()
 
 
 @pytest.mark.slow

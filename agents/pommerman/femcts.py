@@ -3,8 +3,8 @@
 The population is carried from game to game (the agent remembers it), can start
 from a seed population (``.npz`` with an array ``population`` of shape
 ``[P, n_effective, n_features]``), and is exported as learned state after every
-game together with the population in force at the start of the longest winning
-streak so far.
+game together with the population as it stood after the last win of the
+longest winning streak so far (the latest such streak on ties).
 """
 from __future__ import annotations
 
@@ -160,14 +160,8 @@ class FEMCTSAgent(_PommermanAgent):
         self.games_played = 0
         self.streak = 0
         self.best_streak = 0
-        self.streak_start_population = self.population.copy()
         self.best_streak_population = self.population.copy()
         self.generations = 0
-        self._game_start_population = self.population.copy()
-
-    def begin_game(self, seat, seed):
-        super().begin_game(seat, seed)
-        self._game_start_population = self.population.copy()
 
     def decide(self, observation):
         if not _can_act(observation, self.seat):
@@ -186,15 +180,15 @@ class FEMCTSAgent(_PommermanAgent):
         return int(action), int(iterations)
 
     def end_game(self, observation, returns):
+        """Count the game; on a win that makes the current streak the longest so
+        far, keep the population as it stands after that win (what the agent
+        learned while winning)."""
         self.games_played += 1
-        won = float(returns[self.seat]) > 0
-        if won:
-            if self.streak == 0:
-                self.streak_start_population = self._game_start_population.copy()
+        if float(returns[self.seat]) > 0:
             self.streak += 1
-            if self.streak > self.best_streak:
+            if self.streak >= self.best_streak:
                 self.best_streak = self.streak
-                self.best_streak_population = self.streak_start_population.copy()
+                self.best_streak_population = self.population.copy()
         else:
             self.streak = 0
 
@@ -224,4 +218,3 @@ class FEMCTSAgent(_PommermanAgent):
         counters = arrays.get("counters")
         if counters is not None and np.shape(counters) == (4,):
             self.games_played, self.streak, self.best_streak, self.generations = (int(v) for v in counters)
-        self.streak_start_population = self.population.copy()
