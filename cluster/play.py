@@ -33,7 +33,10 @@ ROW_COLUMNS = (
     "study_id", "series_id", "game_index", "index_in_series", "board_seed", "seed_entropy",
     "seat", "label", "agent", "config_hash", "team", "result", "reward", "length",
     "mean_iterations", "mean_ms", "invalid_actions", "budget", "error", "finished_at", "worker",
+    "condition",
 )
+#: Besides these, a study with conditions (``design.vary``) adds one ``vary.<option>``
+#: column per varied game option.
 
 
 def worker_name() -> str:
