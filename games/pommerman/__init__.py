@@ -24,8 +24,8 @@ from . import _kernels
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._layout import (
     A_ALIVE, A_COL, A_ROW, A_STATUS, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE, DEFAULT_MAX_STEPS,
-    FULL_VIEW, M_MODE, M_N_BOMBS, M_RESULT, M_STEP, MODES, N_ACTIONS, N_AGENTS, RESULT_TIE,
-    RULESETS, STATUS_WIN, MODE_TEAM, PommermanState, copy_state,
+    FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, M_RESULT, M_STEP, MODES, N_ACTIONS, N_AGENTS, RESULT_TIE,
+    RULESETS, STATUS_WIN, PommermanState, copy_state,
 )
 
 __all__ = ["Pommerman", "PommermanConfig", "PommermanState", "StateFormatError"]
@@ -78,7 +78,7 @@ def generate(config: PommermanConfig, seed) -> PommermanState:
     else:
         from ._canonical import generate_canonical
         state = generate_canonical(seed, mode)
-    state.meta[8] = config.max_steps  # M_MAX_STEPS
+    state.meta[M_MAX_STEPS] = config.max_steps
     return state
 
 
@@ -143,7 +143,7 @@ class Pommerman:
                 for i in range(N_AGENTS)]
 
     def teams(self) -> list[int]:
-        if self.state is not None and self.state.meta[M_MODE] == MODE_TEAM or self.config.mode == "team":
+        if self.config.mode == "team":
             return [0, 1, 0, 1]
         return [0, 1, 2, 3]
 
