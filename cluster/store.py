@@ -4,6 +4,7 @@ Layout of a study directory::
 
     <study_dir>/spec.json                       the spec (StudySpec.to_dict())
     <study_dir>/results/part-<time>-<uuid>.parquet   one file per appended batch
+                                                   (merged into one by compact())
     <study_dir>/learned/series-000003/000005--<label>.npz  learned state of a seat
                                                  after game 5 of series 3
 
@@ -228,6 +229,29 @@ class ResultStore:
             games = {key[0] for key in seen}
             finished.update(games)
             return len(games)
+
+    def compact(self) -> int:
+        """Merge the part files (one per game) into one, then remove the merged ones.
+
+        Crash-safe: the merged file is written durably before any part is
+        removed, and :meth:`read` drops duplicate (game_index, seat) rows, so a
+        crash in between loses and duplicates nothing. Returns the number of
+        part files merged (0 when there is nothing to do)."""
+        with self._lock:
+            parts = self._parts()
+            if len(parts) < 2:
+                return 0
+            tables = [self._read_part(p) for p in parts]
+            merged = pa.concat_tables(tables, promote_options="default")
+            sink = io.BytesIO()
+            pq.write_table(merged, sink)
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            _atomic_write(self.results_dir / f"part-{stamp}-merged-{uuid.uuid4().hex[:12]}.parquet",
+                          sink.getvalue())
+            for part in parts:
+                part.unlink()
+            _fsync_dir(self.results_dir)
+            return len(parts)
 
     def read(self) -> pd.DataFrame:
         """All rows (deduplicated by (game_index, seat)), sorted by game and seat.

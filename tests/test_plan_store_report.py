@@ -324,3 +324,26 @@ def test_report_from_store_round_trip(tmp_path):
     table = result_table(store.read())
     assert list(table.index) == ["A", "B", "C", "D"]
     assert table.loc["A", "wins"] == 1 and table.loc["A", "ties"] == 1 and table.loc["C", "losses"] == 2
+
+
+def test_compact_merges_parts_without_losing_or_duplicating(tmp_path):
+    store = ResultStore(tmp_path / "study")
+    for game in range(5):
+        rows = [{"study_id": "s", "series_id": 0, "game_index": game, "index_in_series": game,
+                 "board_seed": 0, "seat": seat, "label": f"L{seat}", "agent": "a", "result": "tie"}
+                for seat in range(2)]
+        if game == 4:  # a condition column only in later rows
+            for row in rows:
+                row["vary.view_range"] = 2
+        store.append(rows)
+    before = store.read()
+    assert len(list((tmp_path / "study" / "results").iterdir())) == 5
+    assert store.compact() == 5
+    files = list((tmp_path / "study" / "results").iterdir())
+    assert len(files) == 1
+    after = ResultStore(tmp_path / "study").read()
+    assert len(after) == 10 and not after.duplicated(["game_index", "seat"]).any()
+    assert after[["game_index", "seat", "label"]].equals(before[["game_index", "seat", "label"]])
+    assert after["vary.view_range"].notna().sum() == 2
+    assert ResultStore(tmp_path / "study").finished_games() == set(range(5))
+    assert store.compact() == 0
