@@ -1,4 +1,4 @@
-"""Agents without search: uniform random."""
+"""Agents without search, for any registered game: uniform random."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,12 +13,17 @@ class RandomAgent(Agent):
 
     name = "random"
 
+    def __init__(self, config, budget, game_config):
+        super().__init__(config, budget, game_config)
+        from games.registry import game_kernels
+
+        self._legal_actions = game_kernels(game_config).legal_actions if game_config is not None else None
+
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)
         self._rng = np.random.default_rng(seed)
 
     def decide(self, observation):
-        from games.pommerman._kernels import legal_actions
-        mask = legal_actions(observation, self.seat)
+        mask = self._legal_actions(observation, self.seat)
         legal = np.flatnonzero(mask)
         return int(self._rng.choice(legal)), 0

@@ -5,11 +5,24 @@ from dataclasses import fields
 from typing import Any, Callable
 
 _GAMES: dict[str, tuple[type, Callable[[Any], Any]]] = {}
+_KERNELS: dict[type, Any] = {}
 
 
-def register(name: str, config_cls: type, factory: Callable[[Any], Any]) -> None:
-    """Register a game: its frozen, validating config class and a constructor from a config."""
+def register(name: str, config_cls: type, factory: Callable[[Any], Any], kernels: Any = None) -> None:
+    """Register a game: its frozen, validating config class, a constructor from a
+    config, and the module of its kernels (``legal_actions(observation, player)``,
+    ``step``, ...) for agents that work on any game."""
     _GAMES[name] = (config_cls, factory)
+    if kernels is not None:
+        _KERNELS[config_cls] = kernels
+
+
+def game_kernels(config) -> Any:
+    """The kernels module of the game that ``config`` configures."""
+    try:
+        return _KERNELS[type(config)]
+    except KeyError:
+        raise ValueError(f"no kernels registered for game config {type(config).__name__}") from None
 
 
 def game_names() -> list[str]:
@@ -37,8 +50,8 @@ def make_game(name: str, config=None, **options):
 
 
 def _register_builtin() -> None:
-    from .pommerman import Pommerman, PommermanConfig
-    register("pommerman", PommermanConfig, Pommerman)
+    from .pommerman import Pommerman, PommermanConfig, _kernels
+    register("pommerman", PommermanConfig, Pommerman, kernels=_kernels)
 
 
 _register_builtin()
