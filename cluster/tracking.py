@@ -19,12 +19,13 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
 from __future__ import annotations
 
 import logging
-import math
 import re
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable
+
+from .report import wilson_interval
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +36,6 @@ MAX_PARAM_CHARS = 6000
 MAX_PARAMS_PER_BATCH = 100
 MAX_METRICS_PER_BATCH = 1000
 RESULTS = ("win", "tie", "loss")
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95% Wilson score interval of a binomial proportion (0, 0 when n == 0)."""
-    if n <= 0:
-        return 0.0, 0.0
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 _KEY_OK = re.compile(r"[^0-9A-Za-z_\-. /]")
@@ -69,16 +59,19 @@ class Tally:
             self.games.add(int(row["game_index"]))
 
     def metrics(self) -> dict[str, float]:
+        """W/T/L rates with Wilson bounds over the games that ended without error
+        (as in the report table); ``error_rate`` over all of the label's games."""
         out = {"games_done": float(len(self.games))}
         for label, counts in self.counts.items():
-            n = sum(counts.values())
+            n = sum(counts.get(result, 0) for result in RESULTS)
+            total = n + counts.get("error", 0)
             for result in RESULTS:
                 k = counts.get(result, 0)
-                lo, hi = wilson_interval(k, n)
+                lo, hi = wilson_interval(k, n) if n else (0.0, 0.0)
                 out[metric_key(f"{result}_rate", label)] = k / n if n else 0.0
                 out[metric_key(f"{result}_rate_lo", label)] = lo
                 out[metric_key(f"{result}_rate_hi", label)] = hi
-            out[metric_key("error_rate", label)] = counts.get("error", 0) / n if n else 0.0
+            out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
             out[metric_key("games", label)] = float(n)
         return out
 
