@@ -13,7 +13,7 @@ import numba as nb
 import numpy as np
 
 from games._rng import rng_integer
-from games.pommerman._kernels import step
+from games.pommerman._kernels import count_wood, step
 from games.pommerman._layout import (
     A_ALIVE, A_COL, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, ACTION_DCOL, ACTION_DROW,
     BOARD_SIZE, FLAMES, M_DONE, M_MAX_STEPS, M_MODE, M_RESULT, M_STEP, MODE_TEAM,
@@ -40,6 +40,24 @@ def build_search_root(root, observation, hidden):
             n_hidden += 1
             root.agents[i, A_ALIVE] = 0
     return n_hidden
+
+
+@nb.njit(cache=True)
+def prepare_search(root, observation):
+    """Set up one decision: the search's model in ``root`` and its scratch.
+
+    Args:
+        root: PommermanState (overwritten with the model, see :func:`build_search_root`).
+        observation: PommermanState, the agent's observation (unchanged).
+    Returns:
+        (hidden, joint, n_hidden, root_wood): bool[4] fogged agents, int64[4]
+        joint-action scratch for :func:`advance`, int number hidden, int wood
+        cells on the root board (for the heuristic).
+    """
+    hidden = np.zeros(N_AGENTS, dtype=np.bool_)
+    joint = np.zeros(N_AGENTS, dtype=np.int64)
+    n_hidden = build_search_root(root, observation, hidden)
+    return hidden, joint, n_hidden, count_wood(root)
 
 
 @nb.njit(cache=True)

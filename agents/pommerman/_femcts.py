@@ -32,9 +32,9 @@ import numba as nb
 import numpy as np
 
 from games._rng import rng_integer
-from games.pommerman._kernels import count_wood, heuristic
+from games.pommerman._kernels import heuristic
 from games.pommerman._layout import (
-    A_COL, A_ROW, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, FLAMES, LAY_BOMB, N_AGENTS, RIGID,
+    A_COL, A_ROW, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, FLAMES, LAY_BOMB, RIGID,
     STOP, WOOD, copy_into,
 )
 
@@ -42,7 +42,7 @@ from ..evolution import evolve, normalise_rows, policy_probabilities, sample_ind
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, reset_tree
 from ..search.uct import backup, most_visited_child
-from ._common import advance, build_search_root, is_over
+from ._common import advance, is_over, prepare_search
 from ._mcts import tree_policy
 from .features import N_FEATURES, state_features
 
@@ -141,10 +141,7 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
-    hidden = np.zeros(N_AGENTS, dtype=np.bool_)
-    joint = np.zeros(N_AGENTS, dtype=np.int64)
-    n_hidden = build_search_root(root, observation, hidden)
-    root_wood = count_wood(root)
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
     reset_tree(tree)
     P = population.shape[0]
     all_features = np.zeros(N_FEATURES, dtype=np.float64)

@@ -29,15 +29,14 @@ Deviations from the Java framework (all deliberate):
 from __future__ import annotations
 
 import numba as nb
-import numpy as np
 
-from games.pommerman._kernels import count_wood, heuristic
-from games.pommerman._layout import N_AGENTS, copy_into
+from games.pommerman._kernels import heuristic
+from games.pommerman._layout import copy_into
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, reset_tree
 from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
-from ._common import advance, build_search_root, is_over, safe_random_action
+from ._common import advance, is_over, prepare_search, safe_random_action
 
 
 @nb.njit(cache=True)
@@ -91,10 +90,7 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
-    hidden = np.zeros(N_AGENTS, dtype=np.bool_)
-    joint = np.zeros(N_AGENTS, dtype=np.int64)
-    n_hidden = build_search_root(root, observation, hidden)
-    root_wood = count_wood(root)
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
     reset_tree(tree)
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):

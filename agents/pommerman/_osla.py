@@ -4,21 +4,18 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games.pommerman._kernels import count_wood, heuristic
-from games.pommerman._layout import N_ACTIONS, N_AGENTS, copy_into
+from games.pommerman._kernels import heuristic
+from games.pommerman._layout import N_ACTIONS, copy_into
 
 from ..search.uct import tie_noise
-from ._common import advance, build_search_root
+from ._common import advance, prepare_search
 
 
 @nb.njit(cache=True)
 def osla_decide(observation, player, root, scratch, epsilon, rng):
     """Each of the six actions for one tick with random opponents, scored by the
     heuristic (tie noise); returns (best action, 6 simulations)."""
-    hidden = np.zeros(N_AGENTS, dtype=np.bool_)
-    joint = np.zeros(N_AGENTS, dtype=np.int64)
-    n_hidden = build_search_root(root, observation, hidden)
-    root_wood = count_wood(root)
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
     best = 0
     best_value = -np.inf
     for action in range(N_ACTIONS):

@@ -26,12 +26,12 @@ import numba as nb
 import numpy as np
 
 from games._rng import rng_integer, rng_uniform
-from games.pommerman._kernels import count_wood, heuristic
-from games.pommerman._layout import N_ACTIONS, N_AGENTS, copy_into
+from games.pommerman._kernels import heuristic
+from games.pommerman._layout import N_ACTIONS, copy_into
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.uct import normalise
-from ._common import advance, build_search_root, is_over
+from ._common import advance, is_over, prepare_search
 
 EVALUATE_LAST = 0
 EVALUATE_DISCOUNT = 1
@@ -187,10 +187,7 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
-    hidden = np.zeros(N_AGENTS, dtype=np.bool_)
-    joint = np.zeros(N_AGENTS, dtype=np.int64)
-    n_hidden = build_search_root(root, observation, hidden)
-    root_wood = count_wood(root)
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
     p = population.shape[0]
     o = offspring.shape[0]
     length = population.shape[1]
