@@ -270,9 +270,8 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             store.compact()  # one file per game while running; one file per study at rest
         except Exception as exc:
             log.warning("compacting the results failed (they are intact): %s", exc)
-        report_files = []
         try:
-            report_files = write_report(spec, store)
+            write_report(spec, store)
         except Exception as exc:
             log.warning("report failed: %s", exc)
         try:

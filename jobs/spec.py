@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 import tomllib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import pytest
 
 from cluster.plan import board_seed_sequence, plan_study
