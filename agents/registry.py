@@ -69,9 +69,4 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
-    from . import simple  # noqa: F401  (random and other lightweight agents)
-    try:
-        from . import pommerman  # noqa: F401  (search agents)
-    except ImportError as exc:  # pragma: no cover - only while agents are being written
-        if "agents.pommerman" not in str(exc) and "cannot import" not in str(exc):
-            raise
+    from . import pommerman, simple  # noqa: F401  (registration happens on import)

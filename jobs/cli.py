@@ -108,14 +108,11 @@ def _cmd_bench(args) -> int:
 
         result = {"ruleset": args.ruleset}
         result.update(bench_engine(ruleset=args.ruleset, seconds=args.seconds))
-        try:
-            from agents.pommerman.bench import bench_agents
-        except ImportError as exc:  # agents package incomplete
-            result["agents_error"] = str(exc)
-        else:
-            result.update(bench_agents(games=1 if args.quick else 3,
-                                        decisions_per_game=15 if args.quick else 40,
-                                        ruleset=args.ruleset))
+        from agents.pommerman.bench import bench_agents
+
+        result.update(bench_agents(games=1 if args.quick else 3,
+                                   decisions_per_game=15 if args.quick else 40,
+                                   ruleset=args.ruleset))
         if not args.quick:
             result.update(bench_start())
     elif args.target == "cluster":
