@@ -3,8 +3,8 @@
 Game-independent: a population is ``float64[P, A, F]`` (P individuals, A
 effective actions, F features; an unfeatured individual has F = 1), fitness
 is ``float64[P]``. Every kernel draws from an explicit ``uint64[2]`` generator
-(:mod:`games._rng`). Used by FEMCTS (evolved rollout policies) and by RHEA-like
-searches that evolve weights.
+(:mod:`games._rng`). FEMCTS (:mod:`agents.pommerman.femcts`) evolves its
+rollout policies with them.
 
 The softmax policy of an individual ``W`` in a state with features ``f`` is
 ``D(W)_i = exp(sum_j W[i, j] f[j] + log_multiplier[i]) / Z``: an effective

@@ -1,0 +1,15 @@
+"""Arena's cluster layer: run studies on Ray and keep their results.
+
+Imports go one way: ``jobs -> cluster -> agents -> games``. ``cluster`` knows
+games and agents through their registries (``games.registry``,
+``agents.registry``) and their public modules; it never imports ``jobs``. The
+validated study and sweep model it runs lives here (``spec.py``,
+``sweep_spec.py``); reading users' TOML files is ``jobs``'s job.
+
+Modules: ``spec`` / ``sweep_spec`` (validated models), ``plan`` (games and
+seeds of a study), ``scheduler`` (GameHost actors, HostPool), ``play`` (one
+game on a host), ``store`` (durable Parquet results), ``study`` (the driver
+loop), ``tracking`` (MLflow), ``report`` (tables and plots), ``populations``
+(export learned populations), ``sweep`` (Ray Tune sweeps) and
+``scaling_bench`` (scheduling overhead and scaling, ``arena bench cluster``).
+"""

@@ -3,9 +3,9 @@
 A study saves every learning seat's state after every game of a series
 (``learned/`` in the study directory). :func:`export_population` picks
 
-* by default, the population in force at the start of the longest winning
-  streak of the seat, over all series (the FEMCTS study's "seeded" runs start
-  from such a population);
+* by default, the population as it stood after the last win of the longest
+  winning streak of the seat, over all series (the FEMCTS study's "seeded"
+  runs start from such a population);
 * with ``series`` and ``game``, the population after that game of that series
   (``which = "final"``) or the best-streak one recorded by then.
 

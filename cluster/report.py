@@ -14,6 +14,7 @@ rates. Intervals are 95% Wilson score intervals.
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -212,20 +213,24 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[
     if df is None or not len(df):
         return files
     files += list(write_tables(result_table(df), out, "results_table"))
-    try:
-        files.append(win_rate_plot(df, out / "win_rate.png", title=title))
-    except Exception:  # noqa: BLE001 - plots are a convenience
-        pass
+    _plot_or_warn(files, "win_rate.png", win_rate_plot, df, out / "win_rate.png", title=title)
     for column in varied_columns(df):
         option = column[len("vary."):]
         data = df.rename(columns={column: option})
         files += list(write_tables(result_table(data, by=option), out, f"results_by_{option}"))
-        try:
-            files.append(win_rate_plot(data, out / f"win_rate_by_{option}.png", by=option,
-                                       title=f"{title}: win rate against {option}" if title else None))
-        except Exception:  # noqa: BLE001
-            pass
+        name = f"win_rate_by_{option}.png"
+        _plot_or_warn(files, name, win_rate_plot, data, out / name, by=option,
+                      title=f"{title}: win rate against {option}" if title else None)
     return files
+
+
+def _plot_or_warn(files: list[Path], name: str, plot, *args, **kwargs) -> None:
+    """Draw one plot into ``files``; a failure is a warning naming the plot and
+    the reason (the tables are written either way, so the study still finishes)."""
+    try:
+        files.append(plot(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - a plot must not fail a study
+        warnings.warn(f"plot {name} not written: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
 
 
 def report_study(study_dir, plot: bool = True) -> str:

@@ -60,7 +60,7 @@ class GameHost:
     def __init__(self, spec_dict: dict, populations: dict | None, plugins: Sequence[str] = ()):
         import_plugins(plugins)
         from cluster.play import worker_name
-        from jobs.spec import StudySpec
+        from cluster.spec import StudySpec
 
         self.spec = StudySpec.from_dict(spec_dict)
         # Resolved from the object store once (zero-copy for numpy arrays).
@@ -90,7 +90,7 @@ class GameHost:
 def _warm_up_task(spec_dict: dict, plugins: Sequence[str]) -> dict:
     import_plugins(plugins)
     from cluster.play import warm_up
-    from jobs.spec import StudySpec
+    from cluster.spec import StudySpec
 
     return warm_up(StudySpec.from_dict(spec_dict))
 

@@ -1,7 +1,6 @@
 """Run a study: plan, schedule on Ray, record durably, mirror to MLflow, report.
 
-    >>> from jobs.spec import load_spec                      # doctest: +SKIP
-    >>> result = run_study(load_spec("jobs/pommerman_ffa_demo.toml"))
+    >>> result = run_study(spec)      # a StudySpec, as jobs.spec.load_spec makes it  # doctest: +SKIP
     >>> print(result.table)
 
 Durability and resume: every finished game is appended to the study's

@@ -1,7 +1,6 @@
 """Hyperparameter sweeps on Ray Tune: trials are studies, mirrored to MLflow, re-evaluated honestly.
 
-    >>> from jobs.sweep import load_sweep                              # doctest: +SKIP
-    >>> result = run_sweep(load_sweep("jobs/sweeps/femcts_ffa.toml", scale=0.4))
+    >>> result = run_sweep(sweep)   # a SweepSpec, as jobs.spec.load_sweep makes it  # doctest: +SKIP
     >>> print(result.markdown)
 
 Shape:
@@ -136,7 +135,7 @@ def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], work
     from cluster.scheduler import import_plugins
     from cluster.store import ResultStore
     from cluster.study import run_study
-    from jobs.sweep import SweepSpec
+    from cluster.sweep_spec import SweepSpec
 
     import_plugins(plugins)
     sweep = SweepSpec.from_dict(sweep_dict)
@@ -236,7 +235,7 @@ class SweepTracker(_get_tune_callback_base()):
 
     @property
     def sweep(self):
-        from jobs.sweep import SweepSpec
+        from cluster.sweep_spec import SweepSpec
 
         return SweepSpec.from_dict(self.sweep_dict)
 
@@ -495,7 +494,7 @@ def select_top(trials: pd.DataFrame, k: int) -> pd.DataFrame:
 def reevaluate(sweep, top: pd.DataFrame, *, num_workers: int | None, plugins: Sequence[str] = (),
                progress: bool = True) -> tuple[list[dict], dict[str, Path]]:
     """Play each of ``top``'s settings on the re-evaluation stream (fresh boards); per-setting stats."""
-    from jobs.sweep import REEVAL_STREAM
+    from cluster.sweep_spec import REEVAL_STREAM
 
     from .store import ResultStore
     from .study import run_study
@@ -572,7 +571,7 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
     try:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         conc, workers = _default_concurrency(sweep, cpus)
-        from jobs.sweep import SEARCH_STREAM
+        from cluster.sweep_spec import SEARCH_STREAM
 
         first = {p.path: p.probe_values()[0] for p in sweep.search}
         warm_up_nodes(sweep.trial_spec(first, SEARCH_STREAM).to_dict(), plugins)
@@ -653,7 +652,7 @@ def Tuner_can_restore(path: Path) -> bool:  # noqa: N802 - named after the Tune 
 
 def _check_same_sweep(sweep, sweep_dir: Path, exp_path: Path) -> None:
     """A restored experiment must belong to the same sweep spec (else trials would not match)."""
-    from jobs.sweep import SweepError
+    from cluster.sweep_spec import SweepError
 
     current = json.loads(json.dumps(sweep.to_dict(), default=str))
     path = sweep_dir / "sweep.json"
@@ -681,7 +680,7 @@ def _tune_config(sweep, conc: int, ASHAScheduler, FIFOScheduler):
             from ray.tune.search.optuna import OptunaSearch
             import optuna  # noqa: F401
         except ImportError:
-            from jobs.sweep import SweepError
+            from cluster.sweep_spec import SweepError
 
             raise SweepError("searcher.kind: 'optuna' needs the optuna package: pip install optuna") from None
         search_alg = OptunaSearch(seed=sweep.seed)

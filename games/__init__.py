@@ -1,5 +1,10 @@
 """Arena's games: state layouts and pure numba kernels, one package per game.
 
+``games`` imports nothing above it (no ``agents``, ``cluster`` or ``jobs``).
+Each game package ``games/<name>/`` has a public kernel module
+(``kernels.py``: layout constants and pure kernels) and a wrapper class in its
+``__init__``; its underscore modules are private to the package.
+
 Importing this package points numba's on-disk cache at a directory keyed by a
 hash of the kernel sources (``games/`` and ``agents/``). numba invalidates a
 cached function only when its own file changes, not when a kernel it calls

@@ -50,8 +50,8 @@ def make_game(name: str, config=None, **options):
 
 
 def _register_builtin() -> None:
-    from .pommerman import Pommerman, PommermanConfig, _kernels
-    register("pommerman", PommermanConfig, Pommerman, kernels=_kernels)
+    from .pommerman import Pommerman, PommermanConfig, kernels
+    register("pommerman", PommermanConfig, Pommerman, kernels=kernels)
 
 
 _register_builtin()

@@ -1,0 +1,7 @@
+"""Arena's front door: study and sweep specs (TOML) and the ``arena`` command line.
+
+Imports go one way: ``jobs -> cluster -> agents -> games``; nothing imports
+``jobs``. ``jobs.spec`` reads users' spec files into the validated models of
+:mod:`cluster.spec` and :mod:`cluster.sweep_spec`; ``jobs.cli`` is the
+``arena`` console script.
+"""

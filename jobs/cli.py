@@ -104,11 +104,11 @@ def _cmd_play(args) -> int:
 
 def _cmd_bench(args) -> int:
     if args.target == "pommerman":
-        from games.pommerman.bench import bench_engine, bench_start
+        from games.pommerman.engine_speed import bench_engine, bench_start
 
         result = {"ruleset": args.ruleset}
         result.update(bench_engine(ruleset=args.ruleset, seconds=args.seconds))
-        from agents.pommerman.bench import bench_agents
+        from agents.pommerman.search_speed import bench_agents
 
         result.update(bench_agents(games=1 if args.quick else 3,
                                    decisions_per_game=15 if args.quick else 40,
@@ -116,7 +116,7 @@ def _cmd_bench(args) -> int:
         if not args.quick:
             result.update(bench_start())
     elif args.target == "cluster":
-        from cluster.bench import bench_cluster
+        from cluster.scaling_bench import bench_cluster
 
         result = bench_cluster(quick=args.quick)
     else:  # pragma: no cover - argparse restricts choices
@@ -160,7 +160,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from jobs.sweep import SweepError, load_sweep
+    from jobs.spec import SweepError, load_sweep
 
     try:
         sweep = load_sweep(args.sweep, overrides=args.set or (), scale=args.scale)

@@ -1,682 +1,94 @@
-"""Study specs: a TOML file parsed into frozen, validated config objects.
+"""Reading users' spec files: study and sweep TOML files into validated specs.
+
+This is the only place that reads a user's spec files. The model they are
+validated into lives in :mod:`cluster.spec` (studies) and
+:mod:`cluster.sweep_spec` (sweeps), which the cluster runs; imports go from
+``jobs`` to ``cluster``, never back.
 
     >>> spec = load_spec("jobs/pommerman_ffa_demo.toml", overrides=["design.seeds=2"], scale=0.5)
     >>> spec.design.total_games, spec.study_dir
     (2, PosixPath('arena-studies/pommerman-ffa-demo'))
-
-Every error is raised here, before anything runs, as a :class:`SpecError`
-whose message starts with the dotted name of the offending field::
-
-    design.seeds: must be a positive int, got 0
-    lineup[2].agent: unknown agent 'mctz'; known: ['mcts', 'random', ...]
-    lineup[1].params.mutation_probability: must be in [0, 1], got 1.5
-    game.view_range: must be one of (0, 1, 2, 3, 4) or absent (full), got 7
-    lineup[0].seed_population: file not found: x.npz (resolved to /abs/x.npz)
-    study.bogus: unknown key; known: [...]
-
-The TOML shape (sections ``study``, ``game``, ``budget``, ``design``,
-``lineup`` (an array of tables) and ``tracking``) is shown in
-``jobs/pommerman_ffa_demo.toml``.
-
-Designs (see :class:`DesignSpec`):
-
-* **seeds x games_per_seed** (default): ``seeds`` board seeds, each played
-  ``games_per_seed`` times; with ``rotate_seats`` the lineup rotates over the
-  seats from one game of a seed to the next. Game ``g`` is board seed
-  ``g // games_per_seed``, game ``g % games_per_seed`` of that seed.
-* **runs x rounds** (``runs`` and ``rounds`` given): ``runs`` independent
-  series of ``rounds`` games each (learning agents carry their state from
-  round to round). Round ``k`` of every run is played on board seed
-  ``k % seeds`` (``seeds`` defaults to ``rounds``: a new board every round, the
-  same boards in every run), with rotation ``k % players``.
-  Game ``g`` is run ``g // rounds``, round ``g % rounds``.
 """
 from __future__ import annotations
 
-import itertools
-import math
+import copy
 import tomllib
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from agents.api import Budget
+from cluster.spec import SpecError, StudySpec, apply_overrides, apply_scale, build_spec
+from cluster.sweep_spec import SweepError, SweepSpec, build_sweep
 
-__all__ = [
-    "SpecError", "SeatSpec", "DesignSpec", "TrackingSpec", "StudySpec", "load_spec",
-    "parse_overrides", "apply_overrides", "apply_scale",
-]
-
-SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
-STUDY_KEYS = ("name", "seed", "results_dir", "id", "max_in_flight")
-BUDGET_KEYS = ("ms", "iterations")
-DESIGN_KEYS = ("seeds", "games_per_seed", "runs", "rounds", "rotate_seats",
-               "carry_learned_state", "series_by", "vary")
-SEAT_KEYS = ("agent", "label", "params", "seed_population")
-TRACKING_KEYS = ("uri", "experiment", "enabled")
-SERIES_BY = ("seed", "run", "game")
-#: Design counts that ``--scale`` shrinks.
-SCALED_KEYS = ("seeds", "games_per_seed", "runs", "rounds")
-#: Characters allowed in a study name / id (it names a directory and an MLflow run).
-_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+__all__ = ["load_spec", "load_sweep", "SpecError", "SweepError"]
 
 
-class SpecError(ValueError):
-    """An invalid study spec; the message starts with the dotted field name."""
-
-
-# --- small validators -------------------------------------------------------
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _positive_int(name: str, value) -> int:
-    if not _is_int(value) or value < 1:
-        raise SpecError(f"{name}: must be a positive int, got {value!r}")
-    return value
-
-
-def _optional_positive_int(name: str, value) -> int | None:
-    return None if value is None else _positive_int(name, value)
-
-
-def _bool(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise SpecError(f"{name}: must be true or false, got {value!r}")
-    return value
-
-
-def _str(name: str, value, allow_empty: bool = False) -> str:
-    if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise SpecError(f"{name}: must be a non-empty string, got {value!r}")
-    return value
-
-
-def _table(name: str, value) -> dict:
-    if not isinstance(value, Mapping):
-        raise SpecError(f"{name}: must be a table, got {type(value).__name__} {value!r}")
-    return dict(value)
-
-
-def _check_keys(name: str, table: Mapping, known: Sequence[str]) -> None:
-    for key in table:
-        if key not in known:
-            raise SpecError(f"{name}.{key}: unknown key; known: {sorted(known)}")
-
-
-# --- the config objects -----------------------------------------------------
-@dataclass(frozen=True)
-class SeatSpec:
-    """One entry of the lineup: an agent with its parameters."""
-
-    label: str
-    """Unique display name in tables and rows (default: the agent name, made unique)."""
-    agent: str
-    """Registry name of the agent (``agents.registry.agent_names()``)."""
-    params: dict
-    """The parameters as given in the spec (raw; defaults not filled in)."""
-    config: Any
-    """The validated agent ``Config`` (``agents.registry.make_agent_config``)."""
-    seed_population: str | None = None
-    """Absolute path of an ``.npz`` learned state the agent starts from (checked to
-    exist and load with ``allow_pickle=False``); relative paths in the TOML are
-    resolved against the spec file's directory."""
-
-
-@dataclass(frozen=True)
-class DesignSpec:
-    """Which games are played, and how they group into series (see the module docstring)."""
-
-    seeds: int
-    """Number of board seeds (runs x rounds: distinct boards, cycled over rounds)."""
-    games_per_seed: int = 1
-    """Games per board seed (seeds design; must be 1 in a runs x rounds design)."""
-    runs: int | None = None
-    """Number of runs (independent series) of a runs x rounds design; None otherwise."""
-    rounds: int | None = None
-    """Games per run of a runs x rounds design; None otherwise."""
-    rotate_seats: bool = True
-    """Rotate the lineup over the seats from game to game (seat i gets lineup[(i + r) % n])."""
-    carry_learned_state: bool = True
-    """Games of one series share learned state (FEMCTS populations, TD weights)."""
-    series_by: str = "seed"
-    """``seed``: the games of a board seed form a series (seeds design); ``run``: a
-    run is a series (runs x rounds design); ``game``: every game is independent."""
-    vary: dict = field(default_factory=dict)
-    """Game options to vary, e.g. ``{view_range = [0, 1, 2, 3, 4]}``: the whole
-    design is played once per combination (a *condition*), on the same boards,
-    and results are reported per condition."""
-
-    def __post_init__(self):
-        if not isinstance(self.vary, dict):
-            raise SpecError(f"design.vary: expected a table of option = [values], got {self.vary!r}")
-        for key, values in self.vary.items():
-            if not isinstance(values, list) or not values:
-                raise SpecError(f"design.vary.{key}: expected a non-empty list of values, got {values!r}")
-            if len(set(map(repr, values))) != len(values):
-                raise SpecError(f"design.vary.{key}: repeated values in {values!r}")
-        _positive_int("design.seeds", self.seeds)
-        _positive_int("design.games_per_seed", self.games_per_seed)
-        _optional_positive_int("design.runs", self.runs)
-        _optional_positive_int("design.rounds", self.rounds)
-        if (self.runs is None) != (self.rounds is None):
-            missing = "rounds" if self.rounds is None else "runs"
-            raise SpecError(f"design.{missing}: runs and rounds go together (a runs x rounds "
-                            f"design); give both or neither")
-        _bool("design.rotate_seats", self.rotate_seats)
-        _bool("design.carry_learned_state", self.carry_learned_state)
-        if self.series_by not in SERIES_BY:
-            raise SpecError(f"design.series_by: must be one of {list(SERIES_BY)}, got {self.series_by!r}")
-        if self.runs_design:
-            if self.games_per_seed != 1:
-                raise SpecError("design.games_per_seed: not used in a runs x rounds design "
-                                f"(every round is one game), got {self.games_per_seed}")
-            if self.series_by == "seed":
-                raise SpecError("design.series_by: 'seed' needs the seeds x games_per_seed design; "
-                                "use 'run' or 'game' with runs x rounds")
-        elif self.series_by == "run":
-            raise SpecError("design.series_by: 'run' needs a runs x rounds design "
-                            "(design.runs and design.rounds)")
-
-    @property
-    def runs_design(self) -> bool:
-        """True for a runs x rounds design."""
-        return self.runs is not None
-
-    @property
-    def conditions(self) -> list[dict]:
-        """Every combination of the varied game options ([{}] when nothing varies)."""
-        keys = list(self.vary)
-        return [dict(zip(keys, combo)) for combo in itertools.product(*(self.vary[k] for k in keys))]
-
-    @property
-    def games_per_condition(self) -> int:
-        if self.runs_design:
-            return self.runs * self.rounds
-        return self.seeds * self.games_per_seed
-
-    @property
-    def total_games(self) -> int:
-        return self.games_per_condition * len(self.conditions)
-
-
-@dataclass(frozen=True)
-class TrackingSpec:
-    """Where the study is mirrored in MLflow."""
-
-    uri: str = "sqlite:///mlflow.db"
-    """MLflow tracking URI."""
-    experiment: str = "arena"
-    """MLflow experiment name."""
-    enabled: bool = True
-    """Log to MLflow at all."""
-
-    def __post_init__(self):
-        _str("tracking.uri", self.uri)
-        _str("tracking.experiment", self.experiment)
-        _bool("tracking.enabled", self.enabled)
-
-
-@dataclass(frozen=True)
-class StudySpec:
-    """A whole study: the game, the lineup, the budget, the design and tracking."""
-
-    name: str
-    """Study name (letters, digits, ``.``, ``_``, ``-``)."""
-    seed: int
-    """Study seed: every board and agent seed derives from it and a game index."""
-    results_dir: str
-    """Directory holding the study directories (default ``arena-studies``)."""
-    game: str
-    """Registry name of the game."""
-    game_config: Any
-    """The validated game config (``games.registry.make_config``)."""
-    lineup: tuple[SeatSpec, ...]
-    """One entry per player of the game."""
-    budget: Budget
-    """Per-decision search budget of every agent."""
-    design: DesignSpec
-    """Which games are played and how they group into series."""
-    tracking: TrackingSpec
-    """MLflow settings."""
-    max_in_flight: int | None = None
-    """At most this many series in flight on the cluster (None: the scheduler decides)."""
-    source: str = ""
-    """Path of the TOML file the spec came from ("" if built in code)."""
-    id: str | None = None
-    """Study id (names the results directory and the MLflow run); default: the name."""
-    condition_configs: tuple = ()
-    """The game config of each condition of ``design.vary`` (one entry when nothing varies)."""
-
-    def game_config_for(self, condition: int):
-        """The game config of condition ``condition`` (0 when nothing varies)."""
-        return self.condition_configs[condition] if self.condition_configs else self.game_config
-
-    def condition_label(self, condition: int) -> str:
-        """``view_range=2`` style label of a condition ('' when nothing varies)."""
-        if not self.design.vary:
-            return ""
-        values = self.design.conditions[condition]
-        return ",".join(f"{k}={v}" for k, v in values.items())
-
-    @property
-    def study_id(self) -> str:
-        return self.id if self.id is not None else self.name
-
-    @property
-    def study_dir(self) -> Path:
-        return Path(self.results_dir) / self.study_id
-
-    @property
-    def num_players(self) -> int:
-        return len(self.lineup)
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return tuple(seat.label for seat in self.lineup)
-
-    def to_dict(self) -> dict:
-        """A JSON-able dict in the TOML's shape (plus ``source``); see :meth:`from_dict`."""
-        study = {"name": self.name, "seed": self.seed, "results_dir": self.results_dir}
-        if self.id is not None:
-            study["id"] = self.id
-        if self.max_in_flight is not None:
-            study["max_in_flight"] = self.max_in_flight
-        budget = ({"iterations": self.budget.iterations} if self.budget.iterations is not None
-                  else {"ms": self.budget.ms})
-        design = {k: v for k, v in asdict(self.design).items() if v is not None}
-        lineup = []
-        for seat in self.lineup:
-            entry = {"agent": seat.agent, "label": seat.label, "params": dict(seat.params)}
-            if seat.seed_population is not None:
-                entry["seed_population"] = seat.seed_population
-            lineup.append(entry)
-        return {
-            "study": study,
-            "game": {"name": self.game, **asdict(self.game_config)},
-            "budget": budget,
-            "design": design,
-            "lineup": lineup,
-            "tracking": asdict(self.tracking),
-            "source": self.source,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping, check_files: bool = False) -> "StudySpec":
-        """Rebuild (and re-validate) a spec from :meth:`to_dict`. Seed population
-        files are not opened unless ``check_files`` (a Ray worker may not see them)."""
-        data = dict(data)
-        source = data.pop("source", "") or ""
-        return build_spec(data, source=source, check_files=check_files)
-
-    def flat_params(self) -> dict[str, str]:
-        """The whole spec flattened with dotted keys (agent configs with their
-        defaults filled in), as strings: what MLflow logs as parameters."""
-        flat: dict[str, str] = {}
-
-        def put(key: str, value) -> None:
-            flat[key] = "" if value is None else str(value)
-
-        put("study.name", self.name)
-        put("study.id", self.study_id)
-        put("study.seed", self.seed)
-        put("study.results_dir", self.results_dir)
-        put("study.max_in_flight", self.max_in_flight)
-        put("game.name", self.game)
-        for key, value in asdict(self.game_config).items():
-            put(f"game.{key}", value)
-        put("budget.ms", self.budget.ms)
-        put("budget.iterations", self.budget.iterations)
-        for key, value in asdict(self.design).items():
-            put(f"design.{key}", value)
-        put("design.total_games", self.design.total_games)
-        for i, seat in enumerate(self.lineup):
-            put(f"lineup.{i}.label", seat.label)
-            put(f"lineup.{i}.agent", seat.agent)
-            put(f"lineup.{i}.seed_population", seat.seed_population)
-            for key, value in asdict(seat.config).items():
-                put(f"lineup.{i}.params.{key}", value)
-        for key, value in asdict(self.tracking).items():
-            put(f"tracking.{key}", value)
-        return flat
-
-
-# --- overrides and scaling --------------------------------------------------
-def _parse_scalar(text: str):
-    """A TOML value (``4``, ``1.5``, ``true``, ``"x"``, ``[1, 2]``, ``{a = 1}``), else the string."""
+def _read_toml(path: Path, what: str, error: type[SpecError]) -> dict:
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
-def parse_overrides(overrides: Sequence[str]) -> list[tuple[list[str], Any]]:
-    """``["design.seeds=4", ...]`` as ``[(["design", "seeds"], 4), ...]``."""
-    parsed = []
-    for item in overrides:
-        if not isinstance(item, str) or "=" not in item:
-            raise SpecError(f"--set {item!r}: expected key=value, e.g. design.seeds=4")
-        key, _, value = item.partition("=")
-        key = key.strip()
-        parts = key.split(".")
-        if not key or any(not p.strip() for p in parts):
-            raise SpecError(f"--set {item!r}: expected a dotted key like design.seeds or "
-                            f"lineup.0.params.exploration before '='")
-        parsed.append(([p.strip() for p in parts], _parse_scalar(value.strip())))
-    return parsed
-
-
-def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
-    """Set dotted keys in the raw TOML dict (in place; returns it). List entries
-    are addressed by index (``lineup.0.params.exploration``); missing tables are created."""
-    for parts, value in parse_overrides(overrides):
-        dotted = ".".join(parts)
-        node: Any = data
-        for depth, part in enumerate(parts):
-            last = depth == len(parts) - 1
-            where = ".".join(parts[:depth + 1])
-            if isinstance(node, list):
-                if not part.isdigit():
-                    raise SpecError(f"--set {dotted}: {where}: expected a list index, got {part!r}")
-                index = int(part)
-                if index >= len(node):
-                    raise SpecError(f"--set {dotted}: {where}: index out of range "
-                                    f"({'.'.join(parts[:depth])} has {len(node)} entries)")
-                if last:
-                    node[index] = value
-                else:
-                    node = node[index]
-            elif isinstance(node, dict):
-                if last:
-                    node[part] = value
-                else:
-                    if part not in node:
-                        node[part] = {}
-                    node = node[part]
-            else:
-                raise SpecError(f"--set {dotted}: {'.'.join(parts[:depth])} is not a table "
-                                f"(it is {node!r})")
-    return data
-
-
-def apply_scale(data: dict, scale: float | None) -> dict:
-    """Multiply the design counts by ``scale``, rounded up, at least 1 (in place)."""
-    if scale is None:
-        return data
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (scale > 0) \
-            or not math.isfinite(scale):
-        raise SpecError(f"--scale: must be a positive number, got {scale!r}")
-    design = data.get("design")
-    if not isinstance(design, dict):
-        return data
-    for key in SCALED_KEYS:
-        value = design.get(key)
-        if _is_int(value) and value >= 1:
-            design[key] = max(1, math.ceil(value * scale - 1e-9))
-    return data
-
-
-# --- building ---------------------------------------------------------------
-def _build_game(raw) -> tuple[str, Any, int]:
-    from games.registry import game_names, make_config, make_game
-
-    table = dict(_table("game", raw))
-    if "name" not in table:
-        raise SpecError(f"game.name: required; known games: {game_names()}")
-    name = _str("game.name", table.pop("name"))
-    if name not in game_names():
-        raise SpecError(f"game.name: unknown game {name!r}; known: {game_names()}")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: {what} file not found") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} file: {exc}") from None
     try:
-        config = make_config(name, table)
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-        raise SpecError(msg if msg.startswith("game.") else f"game.{msg}") from None
-    num_players = int(make_game(name, config).num_players)
-    return name, config, num_players
-
-
-def _build_budget(raw) -> Budget:
-    table = _table("budget", raw)
-    _check_keys("budget", table, BUDGET_KEYS)
-    ms, iterations = table.get("ms"), table.get("iterations")
-    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float))):
-        raise SpecError(f"budget.ms: must be a number of milliseconds, got {ms!r}")
-    if iterations is not None and not _is_int(iterations):
-        raise SpecError(f"budget.iterations: must be a positive int, got {iterations!r}")
-    kwargs = {}
-    if ms is not None:
-        kwargs["ms"] = float(ms)
-    if iterations is not None:
-        kwargs["iterations"] = iterations
-    try:
-        return Budget(**kwargs)
-    except ValueError as exc:
-        msg = str(exc)
-        raise SpecError(msg if msg.startswith("budget") else f"budget.{msg}") from None
-
-
-def _build_design(raw) -> DesignSpec:
-    table = _table("design", raw)
-    _check_keys("design", table, DESIGN_KEYS)
-    runs_design = table.get("runs") is not None or table.get("rounds") is not None
-    if "seeds" not in table:
-        if runs_design and _is_int(table.get("rounds")):
-            table["seeds"] = table["rounds"]
-        else:
-            raise SpecError("design.seeds: required (number of board seeds)")
-    table.setdefault("series_by", "run" if runs_design else "seed")
-    return DesignSpec(**table)
-
-
-def _build_tracking(raw) -> TrackingSpec:
-    table = _table("tracking", raw)
-    _check_keys("tracking", table, TRACKING_KEYS)
-    return TrackingSpec(**table)
-
-
-MLFLOW_URI_SCHEMES = ("runs:/", "mlflow-artifacts:/", "models:/")
-
-
-def _fetch_mlflow_artifact(name: str, uri: str, tracking_uri: str | None, cache_dir: Path) -> Path:
-    """Download an MLflow artifact (``runs:/<run_id>/path.npz`` ...) into ``cache_dir``."""
-    import hashlib
-
-    import mlflow.artifacts
-
-    target = cache_dir / hashlib.sha1(f"{tracking_uri}|{uri}".encode()).hexdigest()[:16]
-    try:
-        local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target),
-                                                    tracking_uri=tracking_uri)
-    except Exception as exc:  # noqa: BLE001 - any failure: the field is unusable
-        raise SpecError(f"{name}: cannot download MLflow artifact {uri!r} from "
-                        f"{tracking_uri or 'the default tracking store'} "
-                        f"({type(exc).__name__}: {exc})") from None
-    return Path(local)
-
-
-def _resolve_population(name: str, value, base_dir: Path, check_files: bool,
-                        tracking_uri: str | None = None, cache_dir: Path | None = None) -> str:
-    import numpy as np
-
-    text = _str(name, value)
-    if text.startswith(MLFLOW_URI_SCHEMES):
-        if not check_files:  # a worker rebuilding the spec: the driver resolved it already
-            return text
-        path = _fetch_mlflow_artifact(name, text, tracking_uri,
-                                      cache_dir or Path("arena-studies") / ".seed-populations")
-    else:
-        path_text = text[len("file://"):] if text.startswith("file://") else text
-        if "://" in path_text:
-            raise SpecError(f"{name}: a local path, a file:// URI or an MLflow artifact URI "
-                            f"({', '.join(MLFLOW_URI_SCHEMES)}...) is needed, got {text!r}")
-        path = Path(path_text).expanduser()
-        if not path.is_absolute():
-            path = (base_dir / path).resolve()
-    if check_files:
-        if not path.is_file():
-            raise SpecError(f"{name}: file not found: {text} (resolved to {path})")
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                for key in npz.files:
-                    npz[key]
-        except Exception as exc:  # noqa: BLE001 - any failure means an unusable file
-            raise SpecError(f"{name}: not a readable .npz of plain arrays: {path} "
-                            f"({type(exc).__name__}: {exc})") from None
-    return str(path)
-
-
-def _check_population_fits(name: str, agent: str, config, path: str) -> None:
-    """Let the agent class check a seed population against its config (shape, values)."""
-    import numpy as np
-
-    from agents.registry import agent_class
-
-    with np.load(path, allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    try:
-        agent_class(agent).check_learned_state(config, arrays)
-    except ValueError as exc:
-        raise SpecError(f"{name}: {path}: {exc}") from None
-
-
-def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
-                  check_files: bool, tracking_uri: str | None = None,
-                  cache_dir: Path | None = None) -> tuple[SeatSpec, ...]:
-    from agents.registry import agent_names, make_agent_config
-
-    if not isinstance(raw, list) or not raw:
-        raise SpecError("lineup: must be a non-empty array of tables ([[lineup]] entries)")
-    if len(raw) != num_players:
-        raise SpecError(f"lineup: the game {game!r} has {num_players} players, but the lineup "
-                        f"has {len(raw)} entries")
-    entries = []
-    for i, item in enumerate(raw):
-        where = f"lineup[{i}]"
-        table = _table(where, item)
-        _check_keys(where, table, SEAT_KEYS)
-        if "agent" not in table:
-            raise SpecError(f"{where}.agent: required; known: {agent_names()}")
-        agent = _str(f"{where}.agent", table["agent"])
-        if agent not in agent_names():
-            raise SpecError(f"{where}.agent: unknown agent {agent!r}; known: {agent_names()}")
-        params = _table(f"{where}.params", table.get("params", {}))
-        try:
-            config = make_agent_config(agent, params, field_prefix=f"{where}.params")
-        except ValueError as exc:
-            raise SpecError(str(exc)) from None
-        label = table.get("label")
-        if label is not None:
-            label = _str(f"{where}.label", label)
-        population = table.get("seed_population")
-        if population is not None:
-            population = _resolve_population(f"{where}.seed_population", population, base_dir,
-                                             check_files, tracking_uri, cache_dir)
-            if check_files:
-                _check_population_fits(f"{where}.seed_population", agent, config, population)
-        entries.append((agent, label, params, config, population))
-    explicit = [label for _, label, *_ in entries if label is not None]
-    for i, (_, label, *_rest) in enumerate(entries):
-        if label is not None and explicit.count(label) > 1:
-            raise SpecError(f"lineup[{i}].label: duplicate label {label!r}")
-    taken = set(explicit)
-    defaults = [agent for agent, label, *_ in entries if label is None]
-    seats, counters = [], {}
-    for agent, label, params, config, population in entries:
-        if label is None:
-            if defaults.count(agent) == 1 and agent not in taken:
-                label = agent
-            else:
-                counters[agent] = counters.get(agent, 0) + 1
-                label = f"{agent}-{counters[agent]}"
-                while label in taken:
-                    counters[agent] += 1
-                    label = f"{agent}-{counters[agent]}"
-            taken.add(label)
-        seats.append(SeatSpec(label=label, agent=agent, params=params, config=config,
-                              seed_population=population))
-    return tuple(seats)
-
-
-def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> StudySpec:
-    """Validate a raw TOML-shaped dict into a :class:`StudySpec` (raises SpecError)."""
-    data = dict(data)
-    for key in data:
-        if key not in SECTIONS:
-            raise SpecError(f"{key}: unknown section; known: {list(SECTIONS)}")
-    for required in ("study", "game", "lineup"):
-        if required not in data:
-            raise SpecError(f"{required}: required section is missing")
-    study = _table("study", data["study"])
-    _check_keys("study", study, STUDY_KEYS)
-    if "name" not in study:
-        raise SpecError("study.name: required")
-    name = _str("study.name", study["name"])
-    if not set(name) <= _NAME_CHARS:
-        raise SpecError(f"study.name: use letters, digits, '.', '_' and '-' only, got {name!r}")
-    if "seed" not in study:
-        raise SpecError("study.seed: required (a non-negative int)")
-    seed = study["seed"]
-    if not _is_int(seed) or seed < 0:
-        raise SpecError(f"study.seed: must be a non-negative int, got {seed!r}")
-    results_dir = _str("study.results_dir", study.get("results_dir", "arena-studies"))
-    study_id = study.get("id")
-    if study_id is not None:
-        study_id = _str("study.id", study_id)
-        if not set(study_id) <= _NAME_CHARS:
-            raise SpecError(f"study.id: use letters, digits, '.', '_' and '-' only, got {study_id!r}")
-    max_in_flight = _optional_positive_int("study.max_in_flight", study.get("max_in_flight"))
-
-    game, game_config, num_players = _build_game(data["game"])
-    budget = _build_budget(data.get("budget", {}))
-    if "design" not in data:
-        raise SpecError("design: required section is missing (design.seeds at least)")
-    design = _build_design(data["design"])
-    condition_configs = _build_conditions(game, game_config, design)
-    base_dir = Path(source).resolve().parent if source else Path.cwd()
-    tracking = _build_tracking(data.get("tracking", {}))
-    lineup = _build_lineup(data["lineup"], num_players, game, base_dir, check_files,
-                           tracking.uri, Path(results_dir) / ".seed-populations")
-    return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
-                     game_config=game_config, lineup=lineup, budget=budget, design=design,
-                     tracking=tracking, max_in_flight=max_in_flight, source=str(source),
-                     id=study_id, condition_configs=condition_configs)
-
-
-def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:
-    """The game config of every condition of ``design.vary`` (validated)."""
-    from games.registry import make_config
-
-    if not design.vary:
-        return (game_config,)
-    base = asdict(game_config)
-    configs = []
-    for condition in design.conditions:
-        for key in condition:
-            if key not in base:
-                raise SpecError(f"design.vary.{key}: unknown option of game {game!r}; "
-                                f"known: {sorted(base)}")
-        try:
-            configs.append(make_config(game, {**base, **condition}))
-        except (ValueError, TypeError) as exc:
-            key = next(iter(condition))
-            msg = str(exc).removeprefix("game.")
-            raise SpecError(f"design.vary.{key}: {msg}") from None
-    return tuple(configs)
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: malformed TOML: {exc}") from None
 
 
 def load_spec(path, overrides: Sequence[str] = (), scale: float | None = None) -> StudySpec:
     """Read a study spec from TOML, apply ``--set`` overrides and ``--scale``, validate."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"{path}: spec file not found") from None
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read the spec file: {exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{path}: malformed TOML: {exc}") from None
+    data = _read_toml(path, "spec", SpecError)
     apply_overrides(data, overrides)
     apply_scale(data, scale)
     return build_spec(data, source=str(path), check_files=True)
+
+
+def _deep_merge(base: dict, over: Mapping) -> dict:
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def _resolve_base(data: dict, base_dir: Path) -> str:
+    """Replace ``data["base"]`` by the whole base study: the file named by
+    ``sweep.base`` (relative to the sweep file) with inline ``[base]`` tables
+    merged over it. Returns the base file's path ("" when all inline)."""
+    sweep = data.get("sweep", {})
+    base: dict = {}
+    source = ""
+    if isinstance(sweep, Mapping) and "base" in sweep:
+        path = Path(str(sweep["base"])).expanduser()
+        if not path.is_absolute():
+            path = (base_dir / path).resolve()
+        if not path.is_file():
+            raise SweepError(f"sweep.base: study spec not found: {sweep['base']} (resolved to {path})")
+        try:
+            base = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise SweepError(f"sweep.base: malformed TOML in {path}: {exc}") from None
+        source = str(path)
+    inline = data.get("base")
+    if inline is not None:
+        if not isinstance(inline, Mapping):
+            raise SweepError(f"base: must be a table, got {type(inline).__name__} {inline!r}")
+        _deep_merge(base, inline)
+    data["base"] = base
+    return source
+
+
+def load_sweep(path, overrides: Sequence[str] = (), scale: float | None = None) -> SweepSpec:
+    """Read a sweep TOML and its base study, apply ``--set`` overrides (dotted keys
+    into the sweep file, e.g. ``sweep.games_per_trial=8`` or ``base.budget.ms=10``)
+    and ``--scale``, validate."""
+    path = Path(path)
+    data = _read_toml(path, "sweep", SweepError)
+    try:
+        apply_overrides(data, overrides)
+    except SpecError as exc:
+        raise SweepError(str(exc)) from None
+    base_source = _resolve_base(data, path.resolve().parent)
+    return build_sweep(data, source=str(path), scale=scale, base_source=base_source)

@@ -7,7 +7,7 @@ import pytest
 from agents.api import Budget
 from agents.registry import agent_names, make_agent
 from games.pommerman import Pommerman, PommermanConfig
-from games.pommerman._layout import (
+from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_ROW, AGENT0, BOARD_SIZE, BOMB, DEFAULT_MAX_STEPS, LAY_BOMB, M_INITIAL_WOOD,
     M_N_BOMBS, MODES, PASSAGE, RIGID, RULESETS, STOP, WOOD, empty_state,
 )

@@ -24,7 +24,7 @@ from cluster.play import ROW_COLUMNS, build_agents, play_game
 from cluster.plan import plan_study
 from cluster.store import ResultStore
 from cluster.study import run_study
-from jobs.spec import build_spec
+from cluster.spec import build_spec
 
 from conftest import PLUGINS
 
@@ -234,7 +234,7 @@ def test_reproducible_pommerman_1_and_2_workers(ray_local, tmp_path):
 _DRIVER = """
 import json, sys
 import conftest  # registers the fake game and agent
-from jobs.spec import StudySpec
+from cluster.spec import StudySpec
 from cluster.study import run_study
 spec = StudySpec.from_dict(json.load(open(sys.argv[1])))
 run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=False, plugins=["conftest"])

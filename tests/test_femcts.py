@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.api import Budget
-from agents.pommerman._femcts import policy_action
+from agents.pommerman.femcts import policy_action
 from agents.pommerman.features import (
     F_BOMB_STRENGTH, F_CAN_KICK, F_NEAR_BOMB, F_NEAR_ENEMY, F_NEAR_FLAME, F_NEAR_POWERUP,
     F_NEAR_RIGID, F_NEAR_WOOD, state_features,
@@ -15,8 +15,8 @@ from agents.pommerman.femcts import FEMCTSConfig
 from agents.registry import make_agent, make_agent_config
 from games._rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
-from games.pommerman._json import state_from_dict
-from games.pommerman._layout import LAY_BOMB, STOP
+from games.pommerman.kernels import state_from_dict
+from games.pommerman.kernels import LAY_BOMB, STOP
 from tests.test_pommerman_api import board_state
 
 PICTURE = """

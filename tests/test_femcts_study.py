@@ -7,7 +7,7 @@ import numpy as np
 
 from cluster.store import ResultStore
 from cluster.study import run_study
-from jobs.spec import build_spec
+from cluster.spec import build_spec
 
 FEMCTS = {"n_effective": 2, "population_size": 4, "elite_count": 1, "rollouts_per_individual": 2}
 

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from games.pommerman import Pommerman, PommermanConfig, StateFormatError
-from games.pommerman._json import state_from_dict, state_to_dict
-from games.pommerman._kernels import heuristic, observe
-from games.pommerman._layout import (
+from games.pommerman.kernels import state_from_dict, state_to_dict
+from games.pommerman.kernels import heuristic, observe
+from games.pommerman.kernels import (
     A_AMMO, A_BLAST, A_KICK, A_VISIBLE, AGENT0, BOMB, FLAMES, FOG, M_N_BOMBS, M_N_FLAMES,
     NO_OWNER, RIGID, WOOD, copy_state,
 )

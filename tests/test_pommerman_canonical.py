@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from games.pommerman._canonical import (
-    _inaccessible_passages, generate_canonical, step_canonical,
+from games.pommerman.kernels import (
+    inaccessible_passages, generate_canonical, step_canonical,
 )
-from games.pommerman._layout import (
+from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
     AGENT0, BOARD_SIZE, BOMB,
     DEFAULT_MAX_STEPS, DOWN, EXTRA_BOMB, F_LIFE, FLAMES, INCR_RANGE, KICK, LAY_BOMB,
@@ -370,7 +370,7 @@ def test_generate_counts_and_symmetry(seed, mode):
     for i in (4, 5, 6):  # fixed wood
         for r, c in ((1, i), (i, 1), (9, i), (i, 9)):
             assert b[r, c] == WOOD, (r, c)
-    assert _inaccessible_passages(b) <= 4
+    assert inaccessible_passages(b) <= 4
     assert s.meta[M_N_BOMBS] == 0 and s.meta[M_N_FLAMES] == 0 and s.meta[M_STEP] == 0
     assert s.meta[M_DONE] == 0
 

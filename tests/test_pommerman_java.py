@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from games.pommerman._java import generate_java, step_java
-from games.pommerman._layout import (
+from games.pommerman.kernels import generate_java, step_java
+from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT0, BOARD_SIZE, BOMB,
     DEFAULT_MAX_STEPS, EXTRA_BOMB, F_LIFE, FLAMES, INCR_RANGE, KICK, LEFT, M_COLLAPSE,
     M_DONE, M_INITIAL_WOOD, M_N_BOMBS, M_N_FLAMES, M_STEP, MODE_FFA, MODE_TEAM, PASSAGE,

@@ -1,4 +1,4 @@
-"""Sweeps (jobs.sweep, cluster.sweep): validation, Tune execution, MLflow parent/children,
+"""Sweeps (cluster.sweep_spec, jobs.spec.load_sweep, cluster.sweep): validation, Tune execution, MLflow parent/children,
 held-out re-evaluation and resume, on the fake ``count`` game and ``fake`` agent."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from cluster.plan import board_seed_sequence, plan_study
-from jobs.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, build_sweep
+from cluster.sweep_spec import REEVAL_STREAM, SEARCH_STREAM, SweepError, build_sweep
 
 from conftest import PLUGINS
 from test_cluster import mlflow_server  # noqa: F401 - the module-scoped real MLflow server fixture

@@ -1,11 +1,22 @@
-"""Pommerman search agents (registered in :mod:`agents.registry`):
+"""Pommerman agents (registered in :mod:`agents.registry`), one module per agent
+family with its numba kernel beside its Agent class:
 
-``rule_based``, ``osla``, ``mcts`` and ``rhea`` (``random`` lives in
-:mod:`agents.simple`). Kernels: ``_common.py`` (model, forward step),
-``_mcts.py``, ``_rhea.py``, ``_osla.py``, ``_rule_based.py``; the Agent
-classes in ``players.py``; speed measurements in ``bench.py``.
+* ``rule_based.py``: Arena's own hand-written rules (no search);
+* ``osla.py``: one-step look-ahead; ``mcts.py``: open-loop UCT; ``rhea.py``:
+  rolling horizon evolution (the Java framework's agents);
+* ``femcts.py``: MCTS with an online-evolved rollout policy, over the features
+  of ``features.py`` and the operators of :mod:`agents.evolution`.
+
+Private to this package: ``_common.py`` (kernels every searcher shares: the
+model of the world, the open-loop forward step) and ``_agent.py`` (the Python
+glue every agent shares). ``search_speed.py`` measures the agents' speed
+(``arena bench pommerman``). Games are used through their public kernel
+module only (:mod:`games.pommerman.kernels`). ``random`` is in :mod:`agents.simple`.
 """
-from .players import MCTSAgent, OSLAAgent, RHEAAgent, RuleBasedAgent
 from .femcts import FEMCTSAgent
+from .mcts import MCTSAgent
+from .osla import OSLAAgent
+from .rhea import RHEAAgent
+from .rule_based import RuleBasedAgent
 
 __all__ = ["FEMCTSAgent", "MCTSAgent", "OSLAAgent", "RHEAAgent", "RuleBasedAgent"]

@@ -13,8 +13,8 @@ import numba as nb
 import numpy as np
 
 from games._rng import rng_integer
-from games.pommerman._kernels import count_wood, step
-from games.pommerman._layout import (
+from games.pommerman.kernels import count_wood, step
+from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, ACTION_DCOL, ACTION_DROW,
     BOARD_SIZE, FLAMES, M_DONE, M_MAX_STEPS, M_MODE, M_RESULT, M_STEP, MODE_TEAM,
     N_ACTIONS, N_AGENTS, RESULT_INCOMPLETE, STATUS_INCOMPLETE, STATUS_LOSS, copy_into,

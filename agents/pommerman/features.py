@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games.pommerman._layout import (
+from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE,
     EXTRA_BOMB, F_COL, F_ROW, INCR_RANGE, KICK, M_MODE, M_N_BOMBS, M_N_FLAMES, MODE_TEAM,
     N_AGENTS, N_CELLS, RIGID, WOOD,

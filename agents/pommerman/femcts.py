@@ -1,28 +1,200 @@
-"""The FEMCTS agent: MCTS with an online-evolved rollout policy (see ``_femcts.py``).
+"""Fast Evolutionary MCTS (FEMCTS) for Pommerman: MCTS whose rollout policy is
+evolved online by a population of weight matrices.
 
-The population is carried from game to game (the agent remembers it), can start
-from a seed population (``.npz`` with an array ``population`` of shape
-``[P, n_effective, n_features]``), and is exported as learned state after every
-game together with the population as it stood after the last win of the
-longest winning streak so far (the latest such streak on ties).
+Per decision, within the budget::
+
+    while within budget:
+        for individual in population:
+            for i in 1..L:                      # L rollouts per fitness evaluation
+                v_l = tree_policy(v_0)
+                delta = default_policy(v_l, D(w_individual))
+                backup(v_l, delta)
+            fitness(individual) = mean delta
+        evolve(population)                      # only after a complete generation
+    return the most visited root action
+
+The tree policy, backup and recommendation are the shared MCTS ones
+(:mod:`agents.search`, :mod:`agents.pommerman.mcts`); only the default policy
+differs: D(W) = softmax over effective actions of W @ f(state), with f the
+features of :mod:`agents.pommerman.features` (or the constant 1 when
+unfeatured). Effective actions:
+
+- ``n_effective = 6``: the six real actions;
+- ``n_effective = 3``: move, stop, bomb; "move" counts for the four directions
+  (its softmax term is multiplied by 4) and, when drawn, moves in a random safe
+  direction;
+- ``n_effective = 2``: movement (the four directions and stop, multiplied by 5;
+  drawn as a random safe movement) and bomb.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
-from games.pommerman._layout import N_ACTIONS, STOP
+from games._rng import rng_integer
+from games.pommerman.kernels import (
+    A_COL, A_ROW, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, FLAMES, LAY_BOMB, RIGID,
+    N_ACTIONS, STOP, WOOD, copy_into, heuristic,
+)
 
 from ..api import Budget
-from ..evolution import MUTATE_PER_ACTION, MUTATE_SHARED_FEATURES
+from ..evolution import (
+    MUTATE_PER_ACTION, MUTATE_SHARED_FEATURES, evolve, normalise_rows, policy_probabilities,
+    sample_index,
+)
 from ..registry import register
-from ..search.tree import new_tree
-from ._femcts import femcts_decide
-from .features import ALL_FEATURES, SUBSET_NEA2
-from .players import _can_act, _check, _PommermanAgent
+from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
+from ..search.tree import ROOT_INDEX, new_tree, reset_tree
+from ..search.uct import backup, most_visited_child
+from ._agent import PommermanAgent, can_act, check_param
+from ._common import advance, is_over, prepare_search
+from .mcts import tree_policy
+from .features import ALL_FEATURES, N_FEATURES, SUBSET_NEA2, state_features
 
+
+@nb.njit(cache=True)
+def safe_move(state, player, include_stop, rng):
+    """A random direction (or stop, if ``include_stop``) whose target cell is on
+    the board and not rigid, wood or flames; stop if none is."""
+    row = state.agents[player, A_ROW]
+    col = state.agents[player, A_COL]
+    options = np.empty(5, dtype=np.int64)
+    n = 0
+    first = 0 if include_stop else 1
+    for a in range(first, 5):
+        r = row + ACTION_DROW[a]
+        c = col + ACTION_DCOL[a]
+        if 0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE:
+            v = state.board[r * BOARD_SIZE + c]
+            if v != RIGID and v != WOOD and v != FLAMES:
+                options[n] = a
+                n += 1
+    if n == 0:
+        return STOP
+    return options[rng_integer(rng, n)]
+
+
+@nb.njit(cache=True)
+def policy_action(state, player, weights, feature_index, log_multiplier, n_effective,
+                  all_features, features, probabilities, rng):
+    """A real action drawn from the evolved policy of one individual.
+
+    Args:
+        weights: float64[A, F] (F = len(feature_index), or 1 when unfeatured).
+        feature_index: int64[F] indices into the 8 state features; empty = unfeatured.
+        log_multiplier: float64[A]; n_effective: 6, 3 or 2.
+        all_features: float64[8], features: float64[F], probabilities: float64[A]: scratch.
+    """
+    if feature_index.shape[0] == 0:
+        features[0] = 1.0
+    else:
+        state_features(state, player, all_features)
+        for j in range(feature_index.shape[0]):
+            features[j] = all_features[feature_index[j]]
+    policy_probabilities(weights, features, log_multiplier, probabilities)
+    e = sample_index(probabilities, rng)
+    if n_effective == 6:
+        return e
+    if n_effective == 3:
+        if e == 0:
+            return safe_move(state, player, False, rng)
+        return STOP if e == 1 else LAY_BOMB
+    # n_effective == 2
+    if e == 0:
+        return safe_move(state, player, True, rng)
+    return LAY_BOMB
+
+
+@nb.njit(cache=True)
+def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, log_multiplier,
+                    n_effective, all_features, features, probabilities, joint, hidden, n_hidden, rng):
+    """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks."""
+    while depth < rollout_depth and not is_over(state):
+        action = policy_action(state, player, weights, feature_index, log_multiplier, n_effective,
+                               all_features, features, probabilities, rng)
+        advance(state, player, action, joint, hidden, n_hidden, rng)
+        depth += 1
+    return depth
+
+
+@nb.njit(cache=True)
+def femcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
+                  exploration, epsilon, rollout_depth,
+                  population, fitness, population_scratch, feature_index, log_multiplier,
+                  n_effective, rollouts_per_individual, elite_count, tournament_size,
+                  mutation_probability, mutation_strength, positive_bias, mutation_variant,
+                  keep_positive, normalise, discount, rng):
+    """One FEMCTS decision; evolves ``population`` in place.
+
+    Args:
+        observation: PommermanState (unchanged); player: int.
+        tree: Tree with 6 actions; root, scratch: preallocated PommermanStates.
+        max_iterations: int (rollouts); time_limit: float seconds (0 = none).
+        exploration, epsilon: UCT constants; rollout_depth: ticks from the root.
+        population: float64[P, A, F]; fitness: float64[P] (written);
+        population_scratch: float64[P, A, F].
+        feature_index: int64[F] (empty: unfeatured, F = 1); log_multiplier: float64[A].
+        n_effective: A (6, 3 or 2); rollouts_per_individual: L.
+        elite_count: E; tournament_size; mutation_probability: mP;
+        mutation_strength: mS; positive_bias: probability a mutation adds;
+        mutation_variant: MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES;
+        keep_positive: clip weights at 0; normalise: rows to unit norm after evolving.
+        discount: lambda; the backed-up value is heuristic * lambda**depth (1 = none).
+        rng: uint64[2].
+    Returns:
+        (action, iterations, generations): int64 x 3.
+    """
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
+    reset_tree(tree)
+    P = population.shape[0]
+    all_features = np.zeros(N_FEATURES, dtype=np.float64)
+    features = np.zeros(population.shape[2], dtype=np.float64)
+    probabilities = np.zeros(population.shape[1], dtype=np.float64)
+    iterations = 0
+    generations = 0
+    out_of_budget = False
+    while not out_of_budget:
+        for p in range(P):
+            total = 0.0
+            for _ in range(rollouts_per_individual):
+                out_of_budget = budget_exhausted(iterations, max_iterations, start, deadline)
+                if out_of_budget:
+                    break
+                copy_into(scratch, root)
+                leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
+                                   joint, hidden, n_hidden, rng)
+                depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
+                                        population[p], feature_index, log_multiplier, n_effective,
+                                        all_features, features, probabilities, joint, hidden,
+                                        n_hidden, rng)
+                value = heuristic(root, root_wood, scratch, player)
+                if discount != 1.0:
+                    value *= discount ** depth
+                backup(tree, leaf, value)
+                total += value
+                iterations += 1
+            if out_of_budget:
+                break
+            fitness[p] = total / rollouts_per_individual
+        if out_of_budget:
+            break
+        evolve(population, fitness, elite_count, tournament_size, mutation_probability,
+               mutation_strength, positive_bias, mutation_variant, keep_positive,
+               population_scratch, rng)
+        if normalise:
+            for p in range(P):
+                normalise_rows(population[p])
+        generations += 1
+    action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
+    return action, iterations, generations
+
+
+# --------------------------------------------------------------------- the agent
 MUTATION_VARIANTS = {"per_action": MUTATE_PER_ACTION, "shared": MUTATE_SHARED_FEATURES}
 
 
@@ -67,33 +239,33 @@ class FEMCTSConfig:
     """Tree capacity under a time budget."""
 
     def __post_init__(self):
-        _check(self.n_effective in (6, 3, 2), "n_effective", f"must be 6, 3 or 2, got {self.n_effective!r}")
-        _check(self.featured or self.n_effective == 6, "n_effective",
+        check_param(self.n_effective in (6, 3, 2), "n_effective", f"must be 6, 3 or 2, got {self.n_effective!r}")
+        check_param(self.featured or self.n_effective == 6, "n_effective",
                "the unfeatured variant has one weight per real action (n_effective = 6)")
-        _check(isinstance(self.population_size, int) and 1 <= self.population_size <= 1000,
+        check_param(isinstance(self.population_size, int) and 1 <= self.population_size <= 1000,
                "population_size", f"must be an int in [1, 1000], got {self.population_size!r}")
-        _check(isinstance(self.elite_count, int) and 0 <= self.elite_count <= self.population_size,
+        check_param(isinstance(self.elite_count, int) and 0 <= self.elite_count <= self.population_size,
                "elite_count", f"must be an int in [0, population_size={self.population_size}], "
                f"got {self.elite_count!r}")
-        _check(isinstance(self.rollouts_per_individual, int) and 1 <= self.rollouts_per_individual <= 1000,
+        check_param(isinstance(self.rollouts_per_individual, int) and 1 <= self.rollouts_per_individual <= 1000,
                "rollouts_per_individual", f"must be an int in [1, 1000], got {self.rollouts_per_individual!r}")
-        _check(isinstance(self.mutation_probability, (int, float)) and 0 <= self.mutation_probability <= 1,
+        check_param(isinstance(self.mutation_probability, (int, float)) and 0 <= self.mutation_probability <= 1,
                "mutation_probability", f"must be in [0, 1], got {self.mutation_probability!r}")
-        _check(isinstance(self.mutation_strength, (int, float)) and 0 <= self.mutation_strength <= 100,
+        check_param(isinstance(self.mutation_strength, (int, float)) and 0 <= self.mutation_strength <= 100,
                "mutation_strength", f"must be in [0, 100], got {self.mutation_strength!r}")
-        _check(self.mutation_variant in MUTATION_VARIANTS, "mutation_variant",
+        check_param(self.mutation_variant in MUTATION_VARIANTS, "mutation_variant",
                f"must be one of {sorted(MUTATION_VARIANTS)}, got {self.mutation_variant!r}")
-        _check(self.positive_bias is None or 0 <= self.positive_bias <= 1, "positive_bias",
+        check_param(self.positive_bias is None or 0 <= self.positive_bias <= 1, "positive_bias",
                f"must be in [0, 1], got {self.positive_bias!r}")
-        _check(isinstance(self.tournament_size, int) and 1 <= self.tournament_size <= 100,
+        check_param(isinstance(self.tournament_size, int) and 1 <= self.tournament_size <= 100,
                "tournament_size", f"must be an int in [1, 100], got {self.tournament_size!r}")
-        _check(isinstance(self.discount, (int, float)) and 0 < self.discount <= 1,
+        check_param(isinstance(self.discount, (int, float)) and 0 < self.discount <= 1,
                "discount", f"must be in (0, 1], got {self.discount!r}")
-        _check(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
+        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
                "exploration", f"must be in [0, 100], got {self.exploration!r}")
-        _check(isinstance(self.rollout_depth, int) and 1 <= self.rollout_depth <= 1000,
+        check_param(isinstance(self.rollout_depth, int) and 1 <= self.rollout_depth <= 1000,
                "rollout_depth", f"must be an int in [1, 1000], got {self.rollout_depth!r}")
-        _check(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
+        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
                "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
 
     @property
@@ -141,7 +313,7 @@ def validate_population(arrays: dict, config: FEMCTSConfig, source: str = "seed_
 
 
 @register
-class FEMCTSAgent(_PommermanAgent):
+class FEMCTSAgent(PommermanAgent):
     """MCTS whose rollout policy is evolved online (population carried across games)."""
 
     name = "femcts"
@@ -164,7 +336,7 @@ class FEMCTSAgent(_PommermanAgent):
         self.generations = 0
 
     def decide(self, observation):
-        if not _can_act(observation, self.seat):
+        if not can_act(observation, self.seat):
             return STOP, 0
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config

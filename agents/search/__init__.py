@@ -3,7 +3,7 @@
     >>> from agents.search import new_tree, ROOT_INDEX
     >>> tree = new_tree(capacity=1000, num_actions=6)
 
-Drivers (``agents/pommerman/_mcts.py`` is the reference) preallocate one
+Drivers (``agents/pommerman/mcts.py`` is the reference) preallocate one
 :class:`Tree` per agent, call :func:`reset_tree` per decision and run their
 whole search in one ``@njit`` kernel that calls :func:`select_uct`,
 :func:`expand`, :func:`backup` and :func:`most_visited_child` directly.

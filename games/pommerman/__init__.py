@@ -9,8 +9,9 @@
 
 Rulesets: ``canonical`` (the NeurIPS 2018 competition package, default) and
 ``java`` (the Java framework of the FEMCTS study, with optional board
-collapse). See ``_layout.py`` for the state layout, ``_kernels.py`` for the
-shared kernels and ``_canonical.py`` / ``_java.py`` for the rules.
+collapse). Other packages use the kernels through ``kernels.py`` (the public
+surface); privately, ``_layout.py`` holds the state layout, ``_kernels.py`` the
+shared kernels and ``_canonical.py`` / ``_java.py`` the rules.
 """
 from __future__ import annotations
 

@@ -657,7 +657,7 @@ def _fixed_wood() -> list[tuple[int, int]]:
     return out
 
 
-def _inaccessible_passages(board: np.ndarray) -> int:
+def inaccessible_passages(board: np.ndarray) -> int:
     """Passages (value 0) not reachable from (9, 9) through non-rigid cells.
 
     board: int array [11, 11]. Mirrors utility.inaccessible_passages, which
@@ -718,7 +718,7 @@ def generate_canonical(seed, mode) -> PommermanState:
         raise ValueError(f"mode: expected MODE_FFA or MODE_TEAM, got {mode!r}")
     rng = np.random.default_rng(seed)
     board = _make_board(rng)
-    while _inaccessible_passages(board) > 4:
+    while inaccessible_passages(board) > 4:
         board = _make_board(rng)
     flat = board.reshape(-1)
     wood_cells = np.flatnonzero(flat == WOOD)

@@ -7,8 +7,15 @@ the state's own ruleset (``meta[M_RULESET]``). The rules themselves live in
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
-from ._layout import M_RULESET, RULESET_JAVA
+from ._layout import (
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_STATUS, A_VISIBLE, A_REWARD,
+    B_COL, B_DIR, B_OWNER, B_ROW, F_COL, F_LIFE, F_ROW, FOG, M_DONE,
+    M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
+    N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_WIN, WOOD, BOARD_SIZE,
+    M_RULESET, RULESET_JAVA, copy_state,
+)
 from ._canonical import step_canonical
 from ._java import step_java
 
@@ -26,15 +33,6 @@ def step(state, actions):
     else:
         step_canonical(state, actions)
 
-
-from ._layout import (  # noqa: E402
-    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_STATUS, A_VISIBLE, A_REWARD,
-    B_COL, B_DIR, B_OWNER, B_ROW, F_COL, F_LIFE, F_ROW, FOG, M_DONE,
-    M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
-    N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_WIN, WOOD, BOARD_SIZE,
-    copy_state,
-)
-import numpy as np  # noqa: E402
 
 #: Flame life an agent's model gives every visible flame (the reference's
 #: "flames get the full life" when it copies a state for an agent).

@@ -28,14 +28,19 @@ Deviations from the Java framework (all deliberate):
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numba as nb
 
-from games.pommerman._kernels import heuristic
-from games.pommerman._layout import copy_into
+from games.pommerman.kernels import N_ACTIONS, STOP, copy_into, heuristic
+
+from ..registry import register
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.tree import ROOT_INDEX, reset_tree
+from ..search.tree import ROOT_INDEX, new_tree, reset_tree
 from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
+from ._agent import PommermanAgent, can_act, check_param
 from ._common import advance, is_over, prepare_search, safe_random_action
 
 
@@ -103,3 +108,54 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
         iterations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
     return action, iterations
+
+
+# --------------------------------------------------------------------- the agent
+@dataclass(frozen=True)
+class MCTSConfig:
+    """Open-loop UCT (the Java framework's MCTSPlayer defaults)."""
+
+    exploration: float = math.sqrt(2)
+    """UCB1 constant K (on values normalised to each node's observed range)."""
+    rollout_depth: int = 8
+    """Ticks simulated per iteration, counted from the root (tree + rollout);
+    the FEMCTS study's runner uses 12."""
+    epsilon: float = 1e-6
+    """Tie-breaking noise and the guard added to visit counts."""
+    max_nodes: int = 1 << 17
+    """Tree capacity under a time budget (an iteration budget of n uses n + 1).
+    When the tree is full, iterations go on without expanding."""
+
+    def __post_init__(self):
+        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
+               "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
+        check_param(isinstance(self.rollout_depth, int) and 1 <= self.rollout_depth <= 1000,
+               "rollout_depth", f"must be an int in [1, 1000], got {self.rollout_depth!r}")
+        check_param(isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < 0.01,
+               "epsilon", f"must be in (0, 0.01), got {self.epsilon!r}")
+        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
+               "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
+
+
+@register
+class MCTSAgent(PommermanAgent):
+    """Open-loop UCT from the agent's observation; most visited root action."""
+
+    name = "mcts"
+    Config = MCTSConfig
+
+    def __init__(self, config, budget, game_config):
+        super().__init__(config, budget, game_config)
+        max_iterations, _ = budget.kernel_args()
+        capacity = min(max_iterations + 1, config.max_nodes)
+        self._tree = new_tree(capacity, N_ACTIONS)
+
+    def decide(self, observation):
+        if not can_act(observation, self.seat):
+            return STOP, 0
+        max_iterations, seconds = self.budget.kernel_args()
+        c = self.config
+        action, iterations = mcts_decide(
+            observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
+            float(c.exploration), float(c.epsilon), int(c.rollout_depth), self._rng)
+        return int(action), int(iterations)

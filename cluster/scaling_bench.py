@@ -136,7 +136,7 @@ register_game("bench-tick", TickConfig, TickGame)
 
 def _spec(root: Path, name: str, *, max_steps: int, seeds: int, games_per_seed: int,
           params: dict, tracking: bool = False, series_by: str = "seed"):
-    from jobs.spec import build_spec
+    from cluster.spec import build_spec
 
     return build_spec({
         "study": {"name": name, "seed": 1, "results_dir": str(root / "studies")},

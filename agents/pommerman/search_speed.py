@@ -1,6 +1,6 @@
 """Speed of the Pommerman search agents on this machine.
 
-    python -m agents.pommerman.bench            # prints the dict as JSON
+    python -m agents.pommerman.search_speed           # prints the dict as JSON
 
 Each measured agent sits in seat 0 against three ``opponent`` agents
 (default ``rule_based``: they survive, so the board stays busy; random

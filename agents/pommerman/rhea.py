@@ -22,15 +22,19 @@ new fitness is the average of the old fitness and this value
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba as nb
 import numpy as np
 
 from games._rng import rng_integer, rng_uniform
-from games.pommerman._kernels import heuristic
-from games.pommerman._layout import N_ACTIONS, copy_into
+from games.pommerman.kernels import N_ACTIONS, STOP, copy_into, heuristic
+
+from ..registry import register
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.uct import normalise
+from ._agent import PommermanAgent, can_act, check_param, scratch_state
 from ._common import advance, is_over, prepare_search
 
 EVALUATE_LAST = 0
@@ -228,3 +232,103 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
         _keep_best(population, values, offspring, off_values, pool, pool_values, order)
         iterations += 1
     return np.int64(population[0, 0]), iterations
+
+
+# --------------------------------------------------------------------- the agent
+_EVALUATE = {"last": EVALUATE_LAST, "discount": EVALUATE_DISCOUNT}
+
+
+@dataclass(frozen=True)
+class RHEAConfig:
+    """Rolling horizon evolution (the Java framework's RHEAParams defaults)."""
+
+    population_size: int = 1
+    """Individuals kept from generation to generation."""
+    offspring_count: int = 1
+    """Offspring evaluated per generation (iteration)."""
+    individual_length: int = 12
+    """Actions per individual (the planning horizon in ticks)."""
+    mutation_rate: float = 0.3
+    """Per-gene probability of a uniform mutation (the study's runner uses 0.5)."""
+    tournament_fraction: float = 0.4
+    """Tournament size = max(1, min(2, int(population_size * fraction)));
+    selection and one-point crossover only act when population_size > 2."""
+    shift_buffer: bool = True
+    """Keep the population between decisions, shifted by one action."""
+    evaluate_act: str = "last"
+    """Value of a rollout: ``last`` state's heuristic (framework default) or the
+    ``discount``-ed sum of every state's value."""
+    discount: float = 0.99
+    """Discount factor of ``evaluate_act = "discount"``."""
+    mc_rollouts: bool = False
+    """Continue each evaluation with random Monte Carlo rollouts."""
+    mc_rollouts_length: int = 6
+    """Ticks per Monte Carlo rollout (framework: half the individual length)."""
+    mc_rollouts_repeat: int = 1
+    """Monte Carlo rollouts per evaluation (values averaged)."""
+
+    def __post_init__(self):
+        check_param(isinstance(self.population_size, int) and 1 <= self.population_size <= 1000,
+               "population_size", f"must be an int in [1, 1000], got {self.population_size!r}")
+        check_param(isinstance(self.offspring_count, int) and 1 <= self.offspring_count <= 1000,
+               "offspring_count", f"must be an int in [1, 1000], got {self.offspring_count!r}")
+        check_param(isinstance(self.individual_length, int) and 1 <= self.individual_length <= 500,
+               "individual_length", f"must be an int in [1, 500], got {self.individual_length!r}")
+        check_param(isinstance(self.mutation_rate, (int, float)) and 0 <= self.mutation_rate <= 1,
+               "mutation_rate", f"must be in [0, 1], got {self.mutation_rate!r}")
+        check_param(isinstance(self.tournament_fraction, (int, float)) and 0 < self.tournament_fraction <= 1,
+               "tournament_fraction", f"must be in (0, 1], got {self.tournament_fraction!r}")
+        check_param(isinstance(self.shift_buffer, bool), "shift_buffer", "must be a bool")
+        check_param(self.evaluate_act in _EVALUATE, "evaluate_act",
+               f"must be one of {sorted(_EVALUATE)}, got {self.evaluate_act!r}")
+        check_param(isinstance(self.discount, (int, float)) and 0 < self.discount <= 1,
+               "discount", f"must be in (0, 1], got {self.discount!r}")
+        check_param(isinstance(self.mc_rollouts, bool), "mc_rollouts", "must be a bool")
+        check_param(isinstance(self.mc_rollouts_length, int) and 1 <= self.mc_rollouts_length <= 500,
+               "mc_rollouts_length", f"must be an int in [1, 500], got {self.mc_rollouts_length!r}")
+        check_param(isinstance(self.mc_rollouts_repeat, int) and 1 <= self.mc_rollouts_repeat <= 100,
+               "mc_rollouts_repeat", f"must be an int in [1, 100], got {self.mc_rollouts_repeat!r}")
+
+    @property
+    def tournament_size(self) -> int:
+        return max(1, min(2, int(self.population_size * self.tournament_fraction)))
+
+
+@register
+class RHEAAgent(PommermanAgent):
+    """Rolling horizon evolution; one iteration = one generation (offspring
+    evaluated, parents re-evaluated). The population persists between the
+    decisions of a game (shift buffer)."""
+
+    name = "rhea"
+    Config = RHEAConfig
+
+    def __init__(self, config, budget, game_config):
+        super().__init__(config, budget, game_config)
+        c = config
+        self._mc_state = scratch_state()
+        self._population = np.zeros((c.population_size, c.individual_length), dtype=np.int8)
+        self._values = np.zeros(c.population_size, dtype=np.float64)
+        self._offspring = np.zeros((c.offspring_count, c.individual_length), dtype=np.int8)
+        self._off_values = np.zeros(c.offspring_count, dtype=np.float64)
+        self._has_population = False
+
+    def begin_game(self, seat, seed):
+        super().begin_game(seat, seed)
+        self._has_population = False
+        self._population[:] = 0
+        self._values[:] = 0.0
+
+    def decide(self, observation):
+        if not can_act(observation, self.seat):
+            return STOP, 0
+        max_iterations, seconds = self.budget.kernel_args()
+        c = self.config
+        action, iterations = rhea_decide(
+            observation, self.seat, self._root, self._scratch, self._mc_state,
+            self._population, self._values, self._has_population, self._offspring, self._off_values,
+            max_iterations, seconds, float(c.mutation_rate), int(c.tournament_size),
+            bool(c.shift_buffer), _EVALUATE[c.evaluate_act], float(c.discount),
+            bool(c.mc_rollouts), int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng)
+        self._has_population = True
+        return int(action), int(iterations)

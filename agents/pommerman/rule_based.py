@@ -19,16 +19,20 @@ the new bomb's.
 """
 from __future__ import annotations
 
+from collections import deque
+
 import numba as nb
 import numpy as np
 
 from games._rng import rng_integer
-from games.pommerman._kernels import teammate_of
-from games.pommerman._layout import (
+from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, AGENT0,
     B_BLAST, B_COL, B_ROW, BOARD_SIZE, EXTRA_BOMB, FLAMES, KICK, LAY_BOMB, M_N_BOMBS,
-    N_AGENTS, N_CELLS, PASSAGE, RIGID, STOP, WOOD,
+    N_AGENTS, N_CELLS, PASSAGE, RIGID, STOP, WOOD, teammate_of,
 )
+
+from ..registry import register
+from ._agent import PommermanAgent, can_act
 
 UNREACHED = -1
 BOMB_LIFE = 9
@@ -271,3 +275,26 @@ def rule_based_decide(state, player, recent, rng):
     if n > 0:
         return moves[rng_integer(rng, n)]
     return np.int64(STOP)
+
+
+# --------------------------------------------------------------------- the agent
+@register
+class RuleBasedAgent(PommermanAgent):
+    """Hand-written rules in the spirit of the reference SimplePlayer (see
+    the kernel above); no search, 0 iterations per decision."""
+
+    name = "rule_based"
+
+    def begin_game(self, seat, seed):
+        super().begin_game(seat, seed)
+        self._recent = deque(maxlen=RECENT_CELLS)
+
+    def decide(self, observation):
+        if not can_act(observation, self.seat):
+            return STOP, 0
+        recent = np.full(RECENT_CELLS, -1, dtype=np.int64)
+        recent[: len(self._recent)] = list(self._recent)
+        action = int(rule_based_decide(observation, self.seat, recent, self._rng))
+        cell = int(observation.agents[self.seat, A_ROW]) * BOARD_SIZE + int(observation.agents[self.seat, A_COL])
+        self._recent.append(cell)
+        return action, 0

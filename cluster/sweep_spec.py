@@ -1,6 +1,10 @@
-"""Sweep specs: a base study plus a search space, parsed and validated before Ray starts.
+"""The validated sweep model: a base study plus a search space, checked before Ray starts.
 
-    >>> sweep = load_sweep("jobs/sweeps/femcts_ffa.toml", scale=0.4)    # doctest: +SKIP
+:func:`build_sweep` validates a TOML-shaped dict whose base study is already
+resolved (``jobs.spec.load_sweep`` reads the files); :mod:`cluster.sweep`
+runs the result on Ray Tune.
+
+    >>> sweep = build_sweep(data, scale=0.4)    # data: a sweep TOML with its base resolved  # doctest: +SKIP
     >>> sweep.grid_size, sweep.games_per_trial
     (8, 16)
 
@@ -67,7 +71,6 @@ import copy
 import hashlib
 import json
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -76,7 +79,7 @@ import numpy as np
 
 from .spec import SpecError, StudySpec, _is_int, apply_overrides, build_spec
 
-__all__ = ["SweepError", "SearchParam", "SweepSpec", "load_sweep", "build_sweep",
+__all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
 
 SWEEP_SECTIONS = ("sweep", "base", "objective", "search", "scheduler", "searcher", "reevaluate", "tracking")
@@ -304,37 +307,6 @@ def _design_group(design: Mapping) -> tuple[int, str]:
     return (gps if _is_int(gps) and gps > 0 else 1), "seeds"
 
 
-def _deep_merge(base: dict, over: Mapping) -> dict:
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
-            _deep_merge(base[key], value)
-        else:
-            base[key] = copy.deepcopy(value)
-    return base
-
-
-def _load_base(sweep_table: dict, inline: Mapping | None, base_dir: Path) -> tuple[dict, str]:
-    data: dict = {}
-    source = ""
-    if "base" in sweep_table:
-        path = Path(str(sweep_table["base"])).expanduser()
-        if not path.is_absolute():
-            path = (base_dir / path).resolve()
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise SweepError(f"sweep.base: study spec not found: {sweep_table['base']} "
-                             f"(resolved to {path})") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepError(f"sweep.base: malformed TOML in {path}: {exc}") from None
-        source = str(path)
-    if inline is not None:
-        _deep_merge(data, _table("base", inline))
-    if not data:
-        raise SweepError("base: a base study is needed: sweep.base = 'study.toml' or inline [base] tables")
-    return data, source
-
-
 def _parse_param(path: str, raw) -> SearchParam:
     where = f"search.{path}"
     table = _table(where, raw)
@@ -391,8 +363,14 @@ def _scale_count(value: int, scale: float | None, unit: int = 1) -> int:
     return max(unit, math.ceil(value * scale / unit - 1e-9) * unit)
 
 
-def build_sweep(data: Mapping, source: str = "", scale: float | None = None) -> SweepSpec:
-    """Validate a raw sweep dict into a :class:`SweepSpec` (raises SweepError)."""
+def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
+                base_source: str = "") -> SweepSpec:
+    """Validate a raw sweep dict into a :class:`SweepSpec` (raises SweepError).
+
+    ``data["base"]`` is the whole base study (a TOML-shaped dict; ``sweep.base``,
+    if present, only names the file it was read from); ``source`` is the sweep
+    file's path and ``base_source`` the base study file's (relative paths in the
+    base resolve against it, else against ``source``)."""
     data = dict(data)
     for key in data:
         if key not in SWEEP_SECTIONS:
@@ -410,8 +388,10 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None) -> 
     seed = sweep.get("seed", 0)
     if not _is_int(seed) or seed < 0:
         raise SweepError(f"sweep.seed: must be a non-negative int, got {seed!r}")
-    base_dir = Path(source).resolve().parent if source else Path.cwd()
-    base, base_source = _load_base(sweep, data.get("base"), base_dir)
+    base = data.get("base")
+    if not base:
+        raise SweepError("base: a base study is needed: sweep.base = 'study.toml' or inline [base] tables")
+    base = _table("base", base)
 
     # The base must be a valid study on its own (errors name base.<field>).
     try:
@@ -560,20 +540,3 @@ def _field_of(msg: str, params: Mapping) -> str | None:
         if head.startswith(path) or path.startswith(head):
             return path
     return None
-
-
-def load_sweep(path, overrides: Sequence[str] = (), scale: float | None = None) -> SweepSpec:
-    """Read a sweep TOML, apply ``--set`` overrides (dotted keys into the sweep
-    file, e.g. ``sweep.games_per_trial=8`` or ``base.budget.ms=10``) and ``--scale``, validate."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SweepError(f"{path}: sweep file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepError(f"{path}: malformed TOML: {exc}") from None
-    try:
-        apply_overrides(data, overrides)
-    except SpecError as exc:
-        raise SweepError(str(exc)) from None
-    return build_sweep(data, source=str(path), scale=scale)

@@ -1,0 +1,44 @@
+"""The Python side shared by the Pommerman agents: seeded generator, preallocated
+model states, parameter checks. (The kernels they share are in ``_common.py``.)
+
+Each agent plans from its observation only (``observe`` output: fog, no hidden
+power-ups, bombs without owner). All randomness comes from one ``uint64[2]``
+generator seeded in ``begin_game`` from the seat's SeedSequence, so with an
+iteration budget a game is a pure function of its seeds. Each decision is one
+numba call.
+"""
+from __future__ import annotations
+
+from games._rng import make_rng
+from games.pommerman.kernels import A_ALIVE, DEFAULT_MAX_STEPS, M_DONE, empty_state
+
+from ..api import Agent, Budget
+
+
+def scratch_state():
+    return empty_state(0, 0, 0, DEFAULT_MAX_STEPS)
+
+
+def can_act(observation, seat) -> bool:
+    return bool(observation.agents[seat, A_ALIVE]) and not observation.meta[M_DONE]
+
+
+def check_param(cond: bool, field: str, message: str) -> None:
+    if not cond:
+        raise ValueError(f"{field}: {message}")
+
+
+class PommermanAgent(Agent):
+    """Shared glue: the seeded generator and the preallocated model states."""
+
+    def __init__(self, config, budget: Budget, game_config):
+        super().__init__(config, budget, game_config)
+        self._root = scratch_state()
+        self._scratch = scratch_state()
+        self._rng = make_rng(0)
+
+    def begin_game(self, seat, seed):
+        super().begin_game(seat, seed)
+        self._rng = make_rng(seed)
+
+

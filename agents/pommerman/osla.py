@@ -1,0 +1,59 @@
+"""One-step look-ahead for Pommerman (the Java framework's ``OSLAPlayer``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from games.pommerman.kernels import N_ACTIONS, STOP, copy_into, heuristic
+
+from ..registry import register
+from ..search.uct import tie_noise
+from ._agent import PommermanAgent, can_act, check_param
+from ._common import advance, prepare_search
+
+
+@nb.njit(cache=True)
+def osla_decide(observation, player, root, scratch, epsilon, rng):
+    """Each of the six actions for one tick with random opponents, scored by the
+    heuristic (tie noise); returns (best action, 6 simulations)."""
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
+    best = 0
+    best_value = -np.inf
+    for action in range(N_ACTIONS):
+        copy_into(scratch, root)
+        advance(scratch, player, action, joint, hidden, n_hidden, rng)
+        value = tie_noise(heuristic(root, root_wood, scratch, player), epsilon, rng)
+        if value > best_value:
+            best_value = value
+            best = action
+    return best, N_ACTIONS
+
+
+# --------------------------------------------------------------------- the agent
+@dataclass(frozen=True)
+class OSLAConfig:
+    """One-step look-ahead (the Java framework's OSLAPlayer)."""
+
+    epsilon: float = 1e-6
+    """Tie-breaking noise on the heuristic values."""
+
+    def __post_init__(self):
+        check_param(0 <= self.epsilon < 0.01, "epsilon", f"must be in [0, 0.01), got {self.epsilon!r}")
+
+
+@register
+class OSLAAgent(PommermanAgent):
+    """Each action one tick ahead with random opponents; best heuristic value.
+    Always six simulations, whatever the budget."""
+
+    name = "osla"
+    Config = OSLAConfig
+
+    def decide(self, observation):
+        if not can_act(observation, self.seat):
+            return STOP, 0
+        action, n = osla_decide(observation, self.seat, self._root, self._scratch,
+                                float(self.config.epsilon), self._rng)
+        return int(action), int(n)

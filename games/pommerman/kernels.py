@@ -1,0 +1,54 @@
+"""Pommerman's public kernel surface: the state layout and the pure kernels.
+
+This is what other packages (agents, cluster, tests) may use of the game; the
+underscore modules beside it are private to ``games.pommerman`` and may change.
+
+* Layout (``_layout.py``): the ``PommermanState`` NamedTuple of flat arrays,
+  its field indices (``A_*`` agent columns, ``B_*`` bomb columns, ``F_*`` flame
+  columns, ``M_*`` meta slots), cell codes, actions, ``copy_into`` /
+  ``copy_state`` / ``empty_state``.
+* Kernels (``_kernels.py``): ``step`` (dispatches on the state's ruleset),
+  ``is_terminal``, ``returns``, ``legal_actions``, ``observe``, ``heuristic``
+  and helpers; the rules of each ruleset (``step_canonical``, ``step_java``)
+  and their board generators.
+* JSON (``_json.py``): ``state_from_dict`` / ``state_to_dict`` in the golden
+  trajectories' format, raising ``StateFormatError`` naming the field.
+"""
+from ._canonical import generate_canonical, inaccessible_passages, step_canonical
+from ._java import generate_java, step_java
+from ._json import StateFormatError, state_from_dict, state_to_dict
+from ._kernels import (
+    FULL_FLAME_LIFE_CANONICAL, FULL_FLAME_LIFE_JAVA, count_alive, count_wood, heuristic,
+    is_terminal, legal_actions, observe, returns, step, teammate_of,
+)
+from ._layout import (
+    ACTION_DCOL, ACTION_DROW, AGENT0, AGENT_DUMMY, AGENT_FIELDS, A_ALIVE, A_AMMO, A_BLAST,
+    A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, BOARD_SIZE, BOMB, BOMB_FIELDS,
+    B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, DEFAULT_MAX_STEPS, DOWN, EXTRA_BOMB,
+    FLAMES, FLAME_FIELDS, FOG, FULL_VIEW, F_COL, F_LIFE, F_ROW, INCR_RANGE, KICK, LAY_BOMB,
+    LEFT, MAX_BOMBS, MAX_FLAMES, META_FIELDS, MODES, MODE_FFA, MODE_TEAM, M_COLLAPSE,
+    M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS, M_N_FLAMES, M_OVERFLOW,
+    M_RESULT, M_RULESET, M_STEP, M_VIEW_RANGE, NO_OWNER, N_ACTIONS, N_AGENTS, N_CELLS,
+    PASSAGE, PommermanState, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN, RIGHT, RIGID,
+    RULESETS, RULESET_CANONICAL, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE,
+    STATUS_WIN, STOP, UP, WOOD, cell, copy_into, copy_state, empty_state, on_board,
+)
+
+__all__ = [
+    'ACTION_DCOL', 'ACTION_DROW', 'AGENT0', 'AGENT_DUMMY', 'AGENT_FIELDS', 'A_ALIVE',
+    'A_AMMO', 'A_BLAST', 'A_COL', 'A_KICK', 'A_REWARD', 'A_ROW', 'A_STATUS', 'A_VISIBLE',
+    'BOARD_SIZE', 'BOMB', 'BOMB_FIELDS', 'B_BLAST', 'B_COL', 'B_DIR', 'B_LIFE', 'B_OWNER',
+    'B_ROW', 'DEFAULT_MAX_STEPS', 'DOWN', 'EXTRA_BOMB', 'FLAMES', 'FLAME_FIELDS', 'FOG',
+    'FULL_FLAME_LIFE_CANONICAL', 'FULL_FLAME_LIFE_JAVA', 'FULL_VIEW', 'F_COL', 'F_LIFE',
+    'F_ROW', 'INCR_RANGE', 'KICK', 'LAY_BOMB', 'LEFT', 'MAX_BOMBS', 'MAX_FLAMES',
+    'META_FIELDS', 'MODES', 'MODE_FFA', 'MODE_TEAM', 'M_COLLAPSE', 'M_DONE',
+    'M_INITIAL_WOOD', 'M_MAX_STEPS', 'M_MODE', 'M_N_BOMBS', 'M_N_FLAMES', 'M_OVERFLOW',
+    'M_RESULT', 'M_RULESET', 'M_STEP', 'M_VIEW_RANGE', 'NO_OWNER', 'N_ACTIONS', 'N_AGENTS',
+    'N_CELLS', 'PASSAGE', 'PommermanState', 'RESULT_INCOMPLETE', 'RESULT_TIE', 'RESULT_WIN',
+    'RIGHT', 'RIGID', 'RULESETS', 'RULESET_CANONICAL', 'RULESET_JAVA', 'STATUS_INCOMPLETE',
+    'STATUS_LOSS', 'STATUS_TIE', 'STATUS_WIN', 'STOP', 'StateFormatError', 'UP', 'WOOD',
+    'cell', 'copy_into', 'copy_state', 'count_alive', 'count_wood', 'empty_state',
+    'generate_canonical', 'inaccessible_passages', 'generate_java', 'heuristic', 'is_terminal', 'legal_actions',
+    'observe', 'on_board', 'returns', 'state_from_dict', 'state_to_dict', 'step',
+    'step_canonical', 'step_java', 'teammate_of',
+]
