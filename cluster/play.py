@@ -70,9 +70,18 @@ def learned_state_of(spec, agents: list) -> dict[str, dict[str, np.ndarray]]:
 
 
 def _is_alive(game, player: int) -> bool:
-    """Whether ``player`` still acts (``Game.is_alive``; games without it: always)."""
+    """Whether ``player`` is still in the game (``Game.is_alive``; games without it: always)."""
     probe = getattr(game, "is_alive", None)
     return bool(probe(player)) if callable(probe) else True
+
+
+def acting_players(game) -> list[int]:
+    """The seats asked for an action this step: ``Game.acting_players()`` of a
+    turn-based game, else every seat still in the game (simultaneous moves)."""
+    probe = getattr(game, "acting_players", None)
+    if callable(probe):
+        return [int(p) for p in probe()]
+    return [p for p in range(game.num_players) if _is_alive(game, p)]
 
 
 def play_game(spec, task, agents: list, learned: dict | None = None,
@@ -101,10 +110,9 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
             agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
         while not game.done:
             actions = [0] * n
-            for seat, agent in enumerate(seats):
-                if _is_alive(game, seat):
-                    culprit = labels[seat]
-                    actions[seat] = agent.act(game.observation(seat))
+            for seat in acting_players(game):
+                culprit = labels[seat]
+                actions[seat] = seats[seat].act(game.observation(seat))
             culprit = "game"
             game.step(actions)
         returns = np.asarray(game.returns(), dtype=np.float64)
@@ -197,12 +205,11 @@ def warm_up(spec, ticks: int = 10) -> dict[str, Any]:
             if game.done:
                 break
             actions = [0] * n
-            for seat, agent in enumerate(seats):
-                if _is_alive(game, seat):
-                    try:
-                        actions[seat] = agent.act(game.observation(seat))
-                    except Exception as exc:  # a failing agent is the study's business, not ours
-                        errors.append(f"{spec.lineup[lineup[seat]].label}: {exc!r}")
+            for seat in acting_players(game):
+                try:
+                    actions[seat] = seats[seat].act(game.observation(seat))
+                except Exception as exc:  # a failing agent is the study's business, not ours
+                    errors.append(f"{spec.lineup[lineup[seat]].label}: {exc!r}")
             game.step(actions)
     except Exception as exc:
         errors.append(repr(exc))

@@ -62,7 +62,13 @@ class Game(Protocol):
         """bool[num_actions]."""
 
     def is_alive(self, player: int) -> bool:
-        """Whether ``player`` still acts (a player out of the game sends action 0)."""
+        """Whether ``player`` is still in the game (a player out of it sends action 0)."""
+
+    def acting_players(self) -> Sequence[int]:
+        """The players whose action this step uses. Optional: a game without it is
+        simultaneous-move (every player still in the game acts, as in Pommerman);
+        a turn-based game returns the one player to move (the others' entries of
+        the joint action are ignored by ``step`` and their agents are not asked)."""
 
     @property
     def done(self) -> bool: ...

@@ -85,9 +85,12 @@ def _cmd_play(args) -> int:
     del root
     if args.show:
         print(game.render(), "\n")
+    from cluster.play import acting_players
+
     while not game.done:
-        actions = [agent.act(game.observation(i)) if game.is_alive(i) else 0
-                   for i, agent in enumerate(agents)]
+        actions = [0] * len(agents)
+        for i in acting_players(game):
+            actions[i] = agents[i].act(game.observation(i))
         game.step(actions)
         if args.show:
             print(f"actions {actions}")
