@@ -13,6 +13,9 @@ from games._rng import make_rng
 from games.pommerman.kernels import A_ALIVE, DEFAULT_MAX_STEPS, M_DONE, empty_state
 
 from ..api import Agent, Budget
+from ._common import PROFILES, QUIRK_FIRST_ROOT_WOOD, first_root_wood, resolve_profile
+
+PROFILE_CHOICES = ("auto", "java", "arena")
 
 
 def scratch_state():
@@ -28,17 +31,40 @@ def check_param(cond: bool, field: str, message: str) -> None:
         raise ValueError(f"{field}: {message}")
 
 
+def check_profile(profile) -> None:
+    """Validate a search agent's ``profile`` field."""
+    check_param(profile in PROFILE_CHOICES, "profile",
+                f"must be one of {list(PROFILE_CHOICES)}, got {profile!r}")
+
+
 class PommermanAgent(Agent):
-    """Shared glue: the seeded generator and the preallocated model states."""
+    """Shared glue: the seeded generator, the preallocated model states and, for
+    agents whose config has a ``profile`` field, the profile's switches.
+
+    ``profile`` is the resolved profile (``"java"`` / ``"arena"``; ``""`` for
+    agents without one) and ``quirks`` its ``QUIRK_*`` bits (see ``_common``).
+    """
 
     def __init__(self, config, budget: Budget, game_config):
         super().__init__(config, budget, game_config)
         self._root = scratch_state()
         self._scratch = scratch_state()
         self._rng = make_rng(0)
+        requested = getattr(config, "profile", None)
+        self.profile = resolve_profile(requested, game_config) if requested else ""
+        self.quirks = PROFILES.get(self.profile, 0)
+        self._max_wood = 0
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)
         self._rng = make_rng(seed)
+        self._max_wood = 0
+
+    def model_max_wood(self, observation) -> int:
+        """The heuristic's wood divisor under ``QUIRK_FIRST_ROOT_WOOD``: fixed at
+        this agent's first decision of the game (0 = the board's initial wood)."""
+        if self.quirks & QUIRK_FIRST_ROOT_WOOD and self._max_wood == 0:
+            self._max_wood = int(first_root_wood(observation))
+        return self._max_wood
 
 
