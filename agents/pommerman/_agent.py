@@ -60,6 +60,13 @@ class PommermanAgent(Agent):
         self._rng = make_rng(seed)
         self._max_wood = 0
 
+    @classmethod
+    def resolved_params(cls, config, game_config) -> dict:
+        """``{"profile": "java" | "arena"}`` for agents with a profile (logged
+        to MLflow in place of ``auto``), else ``{}``."""
+        requested = getattr(config, "profile", None)
+        return {"profile": resolve_profile(requested, game_config)} if requested else {}
+
     def model_max_wood(self, observation) -> int:
         """The heuristic's wood divisor under ``QUIRK_FIRST_ROOT_WOOD``: fixed at
         this agent's first decision of the game (0 = the board's initial wood)."""
