@@ -220,3 +220,56 @@ def test_both_profiles_play_and_are_deterministic(name, profile):
     first = play()
     assert first == play()
     assert all(0 <= a <= 5 for joint in first for a in joint)
+
+
+# --------------------------------------------------------------------- fogged agents in the model
+TIE_PICTURE = """
+. . . . . . . . . . .
+. 0 b 1 . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . 2 .
+. . . . . . . . . . .
+"""
+
+
+def _advance_model(state, view, quirks):
+    from agents.pommerman._common import advance
+
+    model = copy_state(state)
+    hidden, joint, n_hidden, root_wood = prepare_search(model, observe(state, 0, view), quirks, 0)
+    root = copy_state(model)
+    advance(model, 0, STOP, joint, hidden, n_hidden, make_rng(3))
+    return root, root_wood, model
+
+
+def test_dying_with_the_last_visible_enemy_is_a_loss_while_a_fogged_one_lives():
+    # agent 2 is alive out of sight: in the framework it outlives agents 0 and 1
+    # (agent 1 is walled in next to the bomb, agent 0 stays)
+    rows = TIE_PICTURE.strip().splitlines()
+    rows[0] = ". . . # . . . . . . ."
+    rows[1] = ". 0 b 1 # . . . . . ."
+    rows[2] = ". . . # . . . . . . ."
+    state = java_state("\n".join(rows), bombs=[(1, 2, 1, 2)], dead=(3,))
+    root, root_wood, leaf = _advance_model(state, 2, JAVA_QUIRKS)
+    assert not leaf.agents[0, A_ALIVE] and leaf.agents[0, A_STATUS] == STATUS_LOSS
+    assert search_value(root, root_wood, leaf, 0, JAVA_QUIRKS) == -1.0
+
+
+def test_a_fogged_agent_known_dead_is_not_kept_alive_in_the_model():
+    # agents 2 and 3 died out of sight (the framework's copy keeps their status):
+    # killing agent 1, the last visible one (walled in next to a bomb), wins
+    rows = TIE_PICTURE.strip().splitlines()
+    rows[0] = ". . . # . . . . . . ."
+    rows[1] = "0 . # 1 b . . . . . ."
+    rows[2] = ". . . # . . . . . . ."
+    rows[9] = ". . . . . . . . . . ."
+    state = java_state("\n".join(rows), bombs=[(1, 4, 1, 2)], dead=(2, 3))
+    root, root_wood, leaf = _advance_model(state, 4, ARENA_QUIRKS)
+    assert leaf.agents[0, A_ALIVE] and not leaf.agents[1, A_ALIVE]
+    assert search_value(root, root_wood, leaf, 0, ARENA_QUIRKS) == 1.0

@@ -75,7 +75,9 @@ def build_search_root(root, observation, hidden, quirks=0):
     Args:
         root: PommermanState (overwritten).
         observation: PommermanState, the agent's observation (unchanged).
-        hidden: bool[4] (overwritten): True for agents fogged in the observation.
+        hidden: bool[4] (overwritten): True for living agents fogged in the
+            observation (a fogged agent known to be dead is just dead, as in
+            the framework, whose copy keeps every agent's status).
         quirks: int, ``QUIRK_*`` bits.
     Returns:
         int, the number of hidden agents (they are marked dead in ``root``).
@@ -85,7 +87,7 @@ def build_search_root(root, observation, hidden, quirks=0):
         root.items[:] = 0
     n_hidden = 0
     for i in range(N_AGENTS):
-        hidden[i] = root.agents[i, A_VISIBLE] == 0
+        hidden[i] = root.agents[i, A_VISIBLE] == 0 and root.agents[i, A_ALIVE] != 0
         if hidden[i]:
             n_hidden += 1
             root.agents[i, A_ALIVE] = 0
@@ -151,8 +153,17 @@ def _really_over(state, hidden):
 
 @nb.njit(cache=True)
 def undo_fog_termination(state, hidden):
-    """Clear a game end caused only by hidden agents being absent (in place)."""
+    """Clear a game end caused only by hidden agents being absent (in place).
+
+    When the game is over all the same (say the last visible agents died and
+    one hidden agent is left), an FFA agent that died is LOSS, not the TIE the
+    rules gave it for dying with "everybody" (the hidden survivor outlives it).
+    """
     if _really_over(state, hidden):
+        if state.meta[M_MODE] != MODE_TEAM:
+            for i in range(N_AGENTS):
+                if not state.agents[i, A_ALIVE] and not hidden[i] and state.agents[i, A_STATUS] == STATUS_TIE:
+                    state.agents[i, A_STATUS] = STATUS_LOSS
         return
     state.meta[M_DONE] = 0
     state.meta[M_RESULT] = RESULT_INCOMPLETE
