@@ -273,3 +273,26 @@ def test_a_fogged_agent_known_dead_is_not_kept_alive_in_the_model():
     root, root_wood, leaf = _advance_model(state, 4, ARENA_QUIRKS)
     assert leaf.agents[0, A_ALIVE] and not leaf.agents[1, A_ALIVE]
     assert search_value(root, root_wood, leaf, 0, ARENA_QUIRKS) == 1.0
+
+
+def test_resolved_profile_is_in_result_rows_and_mlflow_params():
+    from cluster.plan import plan_study
+    from cluster.play import build_agents, play_game
+    from cluster.spec import build_spec
+
+    spec = build_spec({
+        "study": {"name": "profiles", "seed": 3},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 30},
+        "budget": {"iterations": 2},
+        "design": {"seeds": 1, "games_per_seed": 1},
+        "lineup": [{"agent": "mcts"}, {"agent": "rhea", "params": {"profile": "arena"}},
+                   {"agent": "osla"}, {"agent": "simple"}],
+    }, check_files=False)
+    params = spec.flat_params()
+    assert params["lineup.0.params.profile"] == "java"
+    assert params["lineup.1.params.profile"] == "arena"
+    assert "lineup.3.params.profile" not in params
+    task = plan_study(spec)[0].games[0]
+    rows, _ = play_game(spec, task, build_agents(spec))
+    profiles = {row["agent"]: row["profile"] for row in rows}
+    assert profiles == {"mcts": "java", "rhea": "arena", "osla": "java", "simple": None}
