@@ -142,6 +142,12 @@ def test_java_agents_fix_max_wood_at_their_first_decision_of_each_game():
     arena = make_agent("mcts", {"profile": "arena"}, Budget(iterations=3), cfg)
     arena.begin_game(0, np.random.SeedSequence(1))
     assert arena.model_max_wood(observe(state, 0, -1)) == 0  # 0: the board's initial wood
+    for name in ("mcts", "rhea", "osla"):  # a framework run's static value, given explicitly
+        fixed = make_agent(name, {"max_woods": 11}, Budget(iterations=3), cfg)
+        fixed.begin_game(0, np.random.SeedSequence(1))
+        assert fixed.model_max_wood(observe(state, 0, 0)) == 11
+    with pytest.raises(ValueError, match="params.max_woods"):
+        make_agent("mcts", {"max_woods": -1}, Budget(iterations=3), cfg)
 
 
 # --------------------------------------------------------------------- hidden power-ups

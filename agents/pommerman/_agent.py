@@ -31,10 +31,12 @@ def check_param(cond: bool, field: str, message: str) -> None:
         raise ValueError(f"{field}: {message}")
 
 
-def check_profile(profile) -> None:
-    """Validate a search agent's ``profile`` field."""
+def check_profile(profile, max_woods=0) -> None:
+    """Validate a search agent's ``profile`` (and ``max_woods``) fields."""
     check_param(profile in PROFILE_CHOICES, "profile",
                 f"must be one of {list(PROFILE_CHOICES)}, got {profile!r}")
+    check_param(isinstance(max_woods, int) and not isinstance(max_woods, bool) and 0 <= max_woods <= 1000,
+                "max_woods", f"must be an int in [0, 1000], got {max_woods!r}")
 
 
 class PommermanAgent(Agent):
@@ -68,8 +70,12 @@ class PommermanAgent(Agent):
         return {"profile": resolve_profile(requested, game_config)} if requested else {}
 
     def model_max_wood(self, observation) -> int:
-        """The heuristic's wood divisor under ``QUIRK_FIRST_ROOT_WOOD``: fixed at
-        this agent's first decision of the game (0 = the board's initial wood)."""
+        """The heuristic's wood divisor: the config's ``max_woods`` if > 0, else
+        under ``QUIRK_FIRST_ROOT_WOOD`` the wood of this agent's first root of
+        the game + 1, else 0 (the board's initial wood)."""
+        fixed = int(getattr(self.config, "max_woods", 0) or 0)
+        if fixed > 0:
+            return fixed
         if self.quirks & QUIRK_FIRST_ROOT_WOOD and self._max_wood == 0:
             self._max_wood = int(first_root_wood(observation))
         return self._max_wood

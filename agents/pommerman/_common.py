@@ -102,8 +102,10 @@ def prepare_search(root, observation, quirks=0, max_wood=0):
         root: PommermanState (overwritten with the model, see :func:`build_search_root`).
         observation: PommermanState, the agent's observation (unchanged).
         quirks: int, ``QUIRK_*`` bits of the agent's profile.
-        max_wood: int; with ``QUIRK_FIRST_ROOT_WOOD`` and > 0, the heuristic's
-            wood divisor (``root.meta[M_INITIAL_WOOD]`` of the model). The
+        max_wood: int; if > 0, the heuristic's wood divisor
+            (``root.meta[M_INITIAL_WOOD]`` of the model; 0: the board's initial
+            wood). With ``QUIRK_FIRST_ROOT_WOOD`` agents pass their first root's
+            wood + 1 (the framework's rule), or a fixed value if asked. The
             framework's ``maxWoods`` is static: set once per JVM from the first
             root any searching agent scores, to 1 + the wood on that root's
             (fogged) board; Arena's agents take it from their own first
@@ -117,7 +119,7 @@ def prepare_search(root, observation, quirks=0, max_wood=0):
     hidden = np.zeros(N_AGENTS, dtype=np.bool_)
     joint = np.zeros(N_AGENTS, dtype=np.int64)
     n_hidden = build_search_root(root, observation, hidden, quirks)
-    if quirks & QUIRK_FIRST_ROOT_WOOD and max_wood > 0:
+    if max_wood > 0:
         root.meta[M_INITIAL_WOOD] = max_wood
     return hidden, joint, n_hidden, count_wood(root)
 

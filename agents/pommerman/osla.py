@@ -43,9 +43,16 @@ class OSLAConfig:
     """``java``: the Java framework's behaviour (its heuristic's wood divisor,
     hidden power-ups at full observability, a tie death scored by the
     heuristic); ``arena``: Arena's; ``auto``: ``java`` in the java ruleset."""
+    max_woods: int = 0
+    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
+    profile's rule (``java``: the wood of the agent's first decision of the game
+    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
+    set once per process (JVM) by its first decision: give that value here to
+    replay a particular framework run (e.g. 3 at view range 2 in the
+    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
     def __post_init__(self):
-        check_profile(self.profile)
+        check_profile(self.profile, self.max_woods)
         check_param(0 <= self.epsilon < 0.01, "epsilon", f"must be in [0, 0.01), got {self.epsilon!r}")
 
 

@@ -274,9 +274,16 @@ class RHEAConfig:
     """``java``: the Java framework's behaviour, slips included; ``arena``:
     Arena's corrected search; ``auto``: ``java`` in the java ruleset, else
     ``arena`` (see ``agents/pommerman/_common.py``)."""
+    max_woods: int = 0
+    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
+    profile's rule (``java``: the wood of the agent's first decision of the game
+    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
+    set once per process (JVM) by its first decision: give that value here to
+    replay a particular framework run (e.g. 3 at view range 2 in the
+    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
     def __post_init__(self):
-        check_profile(self.profile)
+        check_profile(self.profile, self.max_woods)
         check_param(isinstance(self.population_size, int) and 1 <= self.population_size <= 1000,
                "population_size", f"must be an int in [1, 1000], got {self.population_size!r}")
         check_param(isinstance(self.offspring_count, int) and 1 <= self.offspring_count <= 1000,
