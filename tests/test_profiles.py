@@ -15,9 +15,8 @@ from agents.registry import make_agent, resolved_params
 from games._rng import make_rng
 from games.pommerman import PommermanConfig
 from games.pommerman.kernels import (
-    A_ALIVE, A_STATUS, BOMB, DOWN, EXTRA_BOMB, FLAMES, KICK, LAY_BOMB, LEFT, M_INITIAL_WOOD,
-    PASSAGE, RIGHT, STATUS_LOSS, STATUS_TIE, STOP, UP, WOOD, copy_state, observe, state_from_dict,
-    step,
+    A_ALIVE, A_STATUS, FLAMES, KICK, LAY_BOMB, LEFT, PASSAGE, RIGHT, STATUS_LOSS, STATUS_TIE,
+    STOP, UP, copy_state, observe, state_from_dict, step,
 )
 
 CODES = {".": 0, "#": 1, "+": 2, "b": 3, "*": 4}

@@ -21,8 +21,6 @@ import math
 import sys
 from collections import defaultdict
 
-import numpy as np
-
 Z95 = 1.959963984540054
 
 
