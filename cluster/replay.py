@@ -1,16 +1,20 @@
 """Game records: what it takes to replay a game exactly, and the replay itself.
 
 A record is small and self-contained (one compressed ``.npz``, loaded with
-``allow_pickle=False``)::
+``allow_pickle=False``): a ``meta`` JSON string with
 
     game            str                 registry name of the game
-    config_json     str                 the game config (``dataclasses.asdict``) as JSON
+    config          dict                the game config (``dataclasses.asdict``)
     board_entropy   str                 SeedSequence entropy of the initial state (decimal)
-    board_spawn_key int64[k]            its spawn key: reset(SeedSequence(entropy, spawn_key))
-    labels          str[n]              who sat at each seat (for display)
+    board_spawn_key list[int]           its spawn key: reset(SeedSequence(entropy, spawn_key))
+    labels          list[str]           who sat at each seat (for display)
+
+and four arrays (``[T, n]`` in memory; on disk seat-major, ``[n, T]``, which
+compresses better)::
+
     actions         int8|int16[T, n]    the joint action passed to ``step`` at each step
     iterations      int32[T, n]         search iterations of each decision (-1: not asked)
-    values          float16[T, n]       value of the chosen action as the agent saw it
+    values          float16[T, n]       value of the chosen action as the agent saw it (3 decimals)
                                         (NaN: not asked, or the agent has no value)
     fingerprints    uint16[T + 1]       the state's CRC-32 folded to 16 bits, before step 1
                                         and after every step (a differing state goes
@@ -103,13 +107,14 @@ class GameRecord:
         return int(self.actions.shape[1])
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        return {
-            "game": np.array(self.game), "config_json": np.array(self.config_json),
-            "board_entropy": np.array(self.board_entropy),
-            "board_spawn_key": np.asarray(self.board_spawn_key, dtype=np.int64),
-            "labels": np.asarray(self.labels, dtype=str), "actions": self.actions,
-            "iterations": self.iterations, "values": self.values, "fingerprints": self.fingerprints,
-        }
+        meta = {"game": self.game, "config": json.loads(self.config_json),
+                "board_entropy": self.board_entropy,
+                "board_spawn_key": [int(k) for k in self.board_spawn_key],
+                "labels": [str(x) for x in self.labels]}
+        return {"meta": np.array(json.dumps(meta, sort_keys=True)),
+                "actions": np.ascontiguousarray(self.actions.T),
+                "iterations": np.ascontiguousarray(self.iterations.T),
+                "values": np.ascontiguousarray(self.values.T), "fingerprints": self.fingerprints}
 
     def to_bytes(self) -> bytes:
         buffer = io.BytesIO()
@@ -119,15 +124,18 @@ class GameRecord:
     @classmethod
     def from_arrays(cls, arrays) -> "GameRecord":
         try:
+            meta = json.loads(str(arrays["meta"]))
             record = cls(
-                game=str(arrays["game"]), config_json=str(arrays["config_json"]),
-                board_entropy=str(arrays["board_entropy"]),
-                board_spawn_key=np.asarray(arrays["board_spawn_key"], dtype=np.int64),
-                labels=np.asarray(arrays["labels"]), actions=np.asarray(arrays["actions"]),
-                iterations=np.asarray(arrays["iterations"]), values=np.asarray(arrays["values"]),
+                game=str(meta["game"]), config_json=json.dumps(meta["config"], sort_keys=True),
+                board_entropy=str(meta["board_entropy"]),
+                board_spawn_key=np.asarray(meta["board_spawn_key"], dtype=np.int64),
+                labels=np.asarray(meta["labels"], dtype=str), actions=np.asarray(arrays["actions"]).T,
+                iterations=np.asarray(arrays["iterations"]).T, values=np.asarray(arrays["values"]).T,
                 fingerprints=np.asarray(arrays["fingerprints"]))
         except KeyError as exc:
             raise RecordError(f"not a game record: field {exc.args[0]!r} is missing") from None
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise RecordError(f"not a game record: unreadable meta ({exc})") from None
         t, n = record.actions.shape if record.actions.ndim == 2 else (-1, -1)
         if t < 0 or record.iterations.shape != (t, n) or record.values.shape != (t, n) \
                 or record.fingerprints.shape != (t + 1,) or record.labels.shape != (n,):
@@ -196,7 +204,8 @@ class GameRecorder:
             board_spawn_key=self.board_spawn_key, labels=np.asarray(self.labels, dtype=str),
             actions=np.asarray(self._actions, dtype=self._action_dtype).reshape(-1, n),
             iterations=np.asarray(self._iterations, dtype=np.int32).reshape(-1, n),
-            values=np.asarray(self._values, dtype=np.float16).reshape(-1, n),
+            # Three decimals are what a page shows; rounding first compresses better.
+            values=np.round(np.asarray(self._values, dtype=np.float64), 3).astype(np.float16).reshape(-1, n),
             fingerprints=np.asarray(self._fingerprints, dtype=np.uint16))
 
 

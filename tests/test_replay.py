@@ -103,7 +103,7 @@ def test_corrupt_record_is_a_clear_error(tmp_path):
     with pytest.raises(RecordError, match="not a readable record"):
         load_record(bad)
     np.savez(tmp_path / "other.npz", x=np.zeros(3))
-    with pytest.raises(RecordError, match="field 'game' is missing"):
+    with pytest.raises(RecordError, match="field 'meta' is missing"):
         load_record(tmp_path / "other.npz")
 
 
