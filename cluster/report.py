@@ -203,10 +203,14 @@ def varied_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith("vary.") and df[c].notna().any()]
 
 
-def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[Path]:
+def write_study_report(df: pd.DataFrame, out, title: str | None = None, study_dir=None,
+                       first_label: str | None = None) -> list[Path]:
     """Tables and plots of a study from its rows: the overall table, and for a
     study with conditions one table per varied option and a win rate plot
-    against it (e.g. against the view range). Returns the files written."""
+    against it (e.g. against the view range). With ``study_dir``, also the
+    study's replays (:func:`cluster.replay_view.write_study_replays`: the
+    longest game, a loss of ``first_label``, a win) and ``replays.md`` linking
+    them. Returns the files written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
@@ -221,7 +225,30 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[
         name = f"win_rate_by_{option}.png"
         _plot_or_warn(files, name, win_rate_plot, data, out / name, by=option,
                       title=f"{title}: win rate against {option}" if title else None)
+    if study_dir is not None:
+        files += _write_replays(df, out, Path(study_dir), first_label)
     return files
+
+
+def _write_replays(df: pd.DataFrame, out: Path, study_dir: Path, first_label: str | None) -> list[Path]:
+    """Replay pages of the study and ``replays.md`` (relative links); a failure
+    is a warning, like a failed plot."""
+    from .replay_view import write_study_replays
+
+    try:
+        pages = write_study_replays(study_dir, df, first_label=first_label)
+    except Exception as exc:  # noqa: BLE001 - replays must not fail a study
+        warnings.warn(f"replays not written: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+        return []
+    if not pages:
+        return []
+    lines = ["# Replays", "", "Self-contained pages (open in a browser): step slider, play/pause, "
+             "each seat's action, search iterations and value.", ""]
+    for page in pages:
+        lines.append(f"- [{page.stem}](../replays/{page.name})")
+    index = out / "replays.md"
+    index.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [*pages, index]
 
 
 def _plot_or_warn(files: list[Path], name: str, plot, *args, **kwargs) -> None:
@@ -251,6 +278,6 @@ def report_study(study_dir, plot: bool = True) -> str:
         parts += [f"By {option}:", "", to_markdown(result_table(df.rename(columns={column: option}),
                                                                 by=option))]
     if plot:
-        files = write_study_report(df, study_dir / "report", title=study_dir.name)
+        files = write_study_report(df, study_dir / "report", title=study_dir.name, study_dir=study_dir)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

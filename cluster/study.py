@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .replay import record_path, save_record
 from .scheduler import GameHost, HostPool, SeriesRun, import_plugins, warm_up_nodes
 from .tracking import StudyTracker, Tally
 
@@ -117,9 +118,11 @@ class _Recorder:
         self.game_times: list[float] = []
         self.recorded_at: list[float] = []
 
-    def __call__(self, run, task, rows, learned_after, seconds):
+    def __call__(self, run, task, rows, learned_after, seconds, record=None):
         replay = task.game_index in self.finished
         if not replay:
+            if record is not None:  # the record first: rows in the store mean a finished game
+                save_record(record_path(self.spec.study_dir, task.game_index), record)
             self.store.append(rows)  # durable before anything else
             self.finished.add(task.game_index)
         if run.carry and learned_after:
@@ -179,12 +182,14 @@ def export_best_streak_populations(spec) -> list[Path]:
 
 
 def write_report(spec, store) -> list[Path]:
-    """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``."""
+    """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``,
+    replay pages under ``study_dir/replays`` (linked from ``report/replays.md``)."""
     from . import report
 
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    return report.write_study_report(store.read(), out, title=spec.study_id)
+    return report.write_study_report(store.read(), out, title=spec.study_id, study_dir=spec.study_dir,
+                                     first_label=spec.lineup[0].label)
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
@@ -280,7 +285,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         if tracker is not None:
             sdir = Path(spec.study_dir)
             tracker.finish(status, artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
-                                                  "report": sdir / "report",
+                                                  "report": sdir / "report", "replays": sdir / "replays",
                                                   "populations": sdir / "populations"},
                            artifact_files=[sdir / "spec.json"])
         if started_ray:

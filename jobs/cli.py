@@ -4,6 +4,7 @@
     arena report arena-studies/<study>            # re-print and re-plot a study from its Parquet data
     arena ui                                      # MLflow UI on 127.0.0.1 for the configured store
     arena play --agents mcts,rhea,osla,random --seed 3 --show
+    arena replay arena-studies/<study> 12 --html   # re-simulate game 12, check it, render a page
     arena conformance pommerman FILE...
     arena bench pommerman --json | arena bench cluster --json
 """
@@ -78,20 +79,29 @@ def _cmd_play(args) -> int:
     except ValueError as exc:
         print(f"arena play: {exc}", file=sys.stderr)
         return 2
-    root = np.random.SeedSequence(args.seed)
-    game.reset(np.random.SeedSequence(args.seed, spawn_key=(0,)))
+    board_seed = np.random.SeedSequence(args.seed, spawn_key=(0,))
+    game.reset(board_seed)
     for seat, agent in enumerate(agents):
         agent.begin_game(seat, np.random.SeedSequence(args.seed, spawn_key=(1, seat)))
-    del root
     if args.show:
         print(game.render(), "\n")
     from cluster.play import acting_players
+    from cluster.replay import GameRecorder, save_record
 
+    recorder = None
+    if args.record:
+        recorder = GameRecorder("pommerman", game.config, board_seed, [name for name, _ in specs],
+                                game.num_actions)
+        recorder.start(game)
     while not game.done:
         actions = [0] * len(agents)
         for i in acting_players(game):
             actions[i] = agents[i].act(game.observation(i))
+            if recorder is not None:
+                recorder.decision(i, agents[i])
         game.step(actions)
+        if recorder is not None:
+            recorder.step(game, actions)
         if args.show:
             print(f"actions {actions}")
             print(game.render(), "\n")
@@ -102,6 +112,54 @@ def _cmd_play(args) -> int:
     for i, agent in enumerate(agents):
         print(f"{i:<5}{specs[i][0]:<14}{game.teams()[i]:<6}{outcomes[i]:<8}{rewards[i]:>7.0f}"
               f"{agent.mean_iterations:>9.0f}{agent.mean_ms:>9.2f}{int(game.invalid_actions[i]):>9}")
+    if recorder is not None:
+        path = save_record(args.record, recorder.finish())
+        print(f"record: {path}  (arena replay {path} --html)")
+    return 0
+
+
+def _cmd_replay(args) -> int:
+    from cluster.replay import RecordError, ReplayMismatch, load_record, record_path, verify
+    from cluster.replay_view import write_gif, write_html, write_png
+
+    target = Path(args.target)
+    try:
+        if target.is_dir():
+            if args.game is None:
+                raise RecordError(f"{target} is a study directory: name a game index, e.g. arena replay {target} 0")
+            path = record_path(target, args.game)
+            if not path.is_file():
+                raise RecordError(f"{target}: no record of game {args.game} (records/ holds the games "
+                                  "this version of Arena played)")
+            stem = f"{target.name}-game-{args.game:06d}"
+        else:
+            if args.game is not None:
+                raise RecordError(f"{target}: a record file takes no game index")
+            path, stem = target, target.stem
+        record = load_record(path)
+        out = Path(args.out) if args.out else Path.cwd()
+        out.mkdir(parents=True, exist_ok=True)
+        suffix = f"-view{args.view}" if args.view is not None else ""
+        if args.view is not None and not 0 <= args.view < record.num_players:
+            raise RecordError(f"--view: seat must be in [0, {record.num_players - 1}], got {args.view}")
+        written = []
+        if args.png is not None:
+            written.append(write_png(record, args.png, out / f"{stem}{suffix}-step{args.png:04d}.png", args.view))
+        if args.gif:
+            written.append(write_gif(record, out / f"{stem}{suffix}.gif", args.view))
+        if args.html:
+            written.append(write_html(record, out / f"{stem}{suffix}.html", args.view))
+        if not written:
+            verify(record)
+    except (RecordError, ValueError) as exc:
+        print(f"arena replay: {exc}", file=sys.stderr)
+        return 2
+    except ReplayMismatch as exc:
+        print(f"arena replay: {path}: mismatch at {exc}", file=sys.stderr)
+        return 1
+    print(f"{path}: {record.length} steps replayed, every step matches the record")
+    for item in written:
+        print(f"wrote {item} ({item.stat().st_size:,} bytes)")
     return 0
 
 
@@ -289,7 +347,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ms", type=float, default=40.0, help="milliseconds per decision (default 40)")
     p.add_argument("--iterations", type=int, help="iterations per decision (reproducible games)")
     p.add_argument("--show", action="store_true", help="print the board every step")
+    p.add_argument("--record", metavar="FILE",
+                   help="write the game's record (.npz) for `arena replay FILE`")
     p.set_defaults(func=_cmd_play)
+
+    p = sub.add_parser("replay", help="re-simulate a recorded game, check it step by step, render it",
+                       description="Re-simulate a recorded game from its record, checking at every "
+                                   "step that it reproduces what was recorded, and render it.")
+    p.add_argument("target", help="a study directory (then give GAME) or a record file from "
+                                  "`arena play --record`")
+    p.add_argument("game", type=int, nargs="?", help="game index in the study (the game_index column)")
+    p.add_argument("--png", type=int, metavar="STEP", help="write the frame of STEP (0 = initial state)")
+    p.add_argument("--gif", action="store_true", help="write an animation (one frame per state)")
+    p.add_argument("--html", action="store_true",
+                   help="write a self-contained page: step slider, play/pause, per-step details")
+    p.add_argument("--view", type=int, metavar="SEAT",
+                   help="draw the board as SEAT observes it (fog) instead of the true state")
+    p.add_argument("--out", help="output directory (default: the current directory)")
+    p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("conformance", help="replay golden trajectories and report mismatches")
     p.add_argument("game", choices=["pommerman"])

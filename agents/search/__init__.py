@@ -11,7 +11,7 @@ whole search in one ``@njit`` kernel that calls :func:`select_uct`,
 from .clock import deadline_ns, monotonic_ns
 from .tree import (
     CHANCE, DECISION, ILLEGAL, NO_ACTION, NO_PARENT, ROOT_INDEX, UNVISITED, Tree,
-    capacity, clear_node, is_full, mean_value, new_tree, reset_tree,
+    capacity, clear_node, is_full, mean_value, new_tree, reset_tree, root_child_value,
 )
 from .uct import (
     backup, best_mean_child, expand, mark_illegal, most_visited_child, normalise,
@@ -22,6 +22,6 @@ __all__ = [
     "CHANCE", "DECISION", "ILLEGAL", "NO_ACTION", "NO_PARENT", "ROOT_INDEX", "UNVISITED",
     "Tree", "backup", "best_mean_child", "capacity", "clear_node", "deadline_ns", "expand",
     "is_full", "mark_illegal", "mean_value", "monotonic_ns", "most_visited_child",
-    "new_tree", "normalise", "random_untried_action", "reset_tree", "select_uct",
+    "new_tree", "normalise", "random_untried_action", "reset_tree", "root_child_value", "select_uct",
     "tie_noise", "untried_count",
 ]
