@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["wilson_interval", "result_table", "to_markdown", "write_tables", "win_rate_plot",
-           "OUTCOMES", "TABLE_COLUMNS", "Z95"]
+           "OUTCOMES", "TABLE_COLUMNS", "Z95", "NotAStudyError", "report_study"]
 
 #: Outcome columns of the table, in paper order: (title, result value, count column).
 OUTCOMES = (("Win", "win", "wins"), ("Tie", "tie", "ties"), ("Loss", "loss", "losses"))
@@ -260,6 +260,32 @@ def _plot_or_warn(files: list[Path], name: str, plot, *args, **kwargs) -> None:
         warnings.warn(f"plot {name} not written: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
 
 
+class NotAStudyError(FileNotFoundError):
+    """A path given as a study directory is not one; the message is one line saying what it is."""
+
+
+def not_a_study_message(path: Path) -> str:
+    """One line: what ``path`` is instead of a study directory, and what to pass instead."""
+    path = Path(path)
+    if not path.exists():
+        return f"{path}: no such directory"
+    if not path.is_dir():
+        return f"{path}: not a directory; pass a study directory (it holds results/)"
+    if (path / "sweep.json").is_file() or (path / "tune").is_dir():
+        results = path.parent.parent if path.parent.name == "sweeps" else path.parent
+        trials = sorted(p.name for p in results.glob(f"{path.name}-t*") if (p / "results").is_dir())
+        example = f"; each trial is a study, e.g. arena report {results / trials[0]}" if trials else ""
+        return f"{path}: a sweep directory, not a study (its ranked table: {path / 'report' / 'ranked.md'}){example}"
+    if path.name == "sweeps":
+        return f"{path}: the sweeps folder, not a study; see {path}/<sweep>/report/ranked.md"
+    studies = sorted(p.name for p in path.iterdir() if (p / "results").is_dir())
+    if studies:
+        return (f"{path}: a results folder holding {len(studies)} "
+                f"stud{'y' if len(studies) == 1 else 'ies'}, not a study; pass one, e.g. "
+                f"arena report {path / studies[0]}")
+    return f"{path}: not a study directory (no results/ inside)"
+
+
 def report_study(study_dir, plot: bool = True) -> str:
     """Re-read a (finished or interrupted) study's Parquet rows, rewrite its report
     directory and return the tables as Markdown text."""
@@ -267,7 +293,7 @@ def report_study(study_dir, plot: bool = True) -> str:
 
     study_dir = Path(study_dir)
     if not (study_dir / "results").is_dir():
-        raise FileNotFoundError(f"{study_dir}: not a study directory (no results/ inside)")
+        raise NotAStudyError(not_a_study_message(study_dir))
     df = ResultStore(study_dir).read()
     if not len(df):
         return f"{study_dir}: no finished games yet"

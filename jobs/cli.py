@@ -1,12 +1,15 @@
-"""The ``arena`` command line: run studies, play games, check conformance, benchmark.
+"""The ``arena`` command line: run studies and sweeps, play games, check conformance, benchmark.
 
-    arena run jobs/pommerman_ffa_demo.toml        # a tournament on local Ray, tracked in MLflow
-    arena report arena-studies/<study>            # re-print and re-plot a study from its Parquet data
-    arena ui                                      # MLflow UI on 127.0.0.1 for the configured store
-    arena play --agents mcts,rhea,osla,random --seed 3 --show
-    arena replay arena-studies/<study> 12 --html   # re-simulate game 12, check it, render a page
-    arena conformance pommerman FILE...
-    arena bench pommerman --json | arena bench cluster --json
+examples (one per subcommand; `arena <subcommand> --help` for its options):
+  arena run jobs/pommerman_ffa_demo.toml --scale 0.25       # 2 boards x 4 seat rotations = 8 games
+  arena sweep jobs/sweeps/femcts_ffa.toml --scale 0.4 --check   # validate a Ray Tune sweep, print its size
+  arena report arena-studies/pommerman-ffa-demo            # tables and plots from a study's Parquet data
+  arena population export arena-studies/femcts-3a-nea2-unseeded --label FEMCTS --out seeds/nea2.npz
+  arena ui                                                  # MLflow UI on 127.0.0.1:5000
+  arena play --agents mcts,rhea,osla,random --seed 3 --view-range 2 --show-view 0
+  arena replay arena-studies/pommerman-ffa-demo 12 --html   # re-simulate a game, check it, render it
+  arena conformance pommerman ../shared/golden/pommerman/*.jsonl.gz
+  arena bench pommerman --json                              # engine and search speed as JSON
 """
 from __future__ import annotations
 
@@ -83,8 +86,27 @@ def _cmd_play(args) -> int:
     game.reset(board_seed)
     for seat, agent in enumerate(agents):
         agent.begin_game(seat, np.random.SeedSequence(args.seed, spawn_key=(1, seat)))
-    if args.show:
-        print(game.render(), "\n")
+    cfg = game.config
+    header = (f"pommerman {cfg.mode} / {cfg.ruleset}  view range "
+              f"{'full' if cfg.view_range is None else cfg.view_range}  collapse "
+              f"{'on' if cfg.collapse else 'off'}  max steps {cfg.max_steps}  seed {args.seed}")
+    print(header)
+    if args.show_view is not None and not 0 <= args.show_view < game.num_players:
+        print(f"arena play: --show-view: seat must be 0..{game.num_players - 1}, got {args.show_view}",
+              file=sys.stderr)
+        return 2
+
+    def show(actions=None) -> None:
+        if actions is not None:
+            print(f"actions {actions}")
+        if args.show:
+            print(game.render(), "\n")
+        if args.show_view is not None:
+            print(f"seat {args.show_view} sees ({specs[args.show_view][0]}):")
+            print(game.render(game.observation(args.show_view)), "\n")
+
+    if args.show or args.show_view is not None:
+        show()
     from cluster.play import acting_players
     from cluster.replay import GameRecorder, save_record
 
@@ -102,9 +124,8 @@ def _cmd_play(args) -> int:
         game.step(actions)
         if recorder is not None:
             recorder.step(game, actions)
-        if args.show:
-            print(f"actions {actions}")
-            print(game.render(), "\n")
+        if args.show or args.show_view is not None:
+            show(actions)
     outcomes = game.outcomes()
     rewards = game.returns()
     print(f"seed {args.seed}  {args.mode} / {args.ruleset}  length {game.step_count}")
@@ -203,7 +224,14 @@ def _load_spec_or_exit(args):
 def _cmd_run(args) -> int:
     spec = _load_spec_or_exit(args)
     if args.check:
-        print(f"{args.spec}: valid ({spec.design.total_games} games)")
+        design = spec.design
+        conditions = design.conditions
+        more = f", {len(conditions)} conditions" if design.vary else ""
+        print(f"{args.spec}: valid: {design.total_games} games{more}")
+        print(f"  per condition: {design.shape(spec.num_players)}")
+        if design.vary:
+            for i in range(len(conditions)):
+                print(f"  {spec.condition_label(i)}: {design.games_per_condition} games")
         return 0
     from cluster.study import run_study
 
@@ -228,8 +256,12 @@ def _cmd_sweep(args) -> int:
     except SweepError as exc:
         print(f"arena: invalid sweep {args.sweep}: {exc}", file=sys.stderr)
         return 2
-    print(f"sweep {sweep.name}: {sweep.total_trials} trial(s) x {sweep.games_per_trial} games, "
-          f"scheduler {sweep.scheduler}, searcher {sweep.searcher}; re-evaluating the top "
+    board = "run" if sweep.base.get("design", {}).get("rounds") is not None else "board"
+    asha = (f" (ASHA grace period {sweep.grace_period} {board}s, reduction factor {sweep.reduction_factor})"
+            if sweep.scheduler == "asha" else "")
+    print(f"sweep {sweep.name}: {sweep.total_trials} trial(s) x {sweep.games_per_trial} games "
+          f"({sweep.boards_per_trial} {board}s of {sweep.games_per_board}), scheduler "
+          f"{sweep.scheduler}{asha}, searcher {sweep.searcher}; re-evaluating the top "
           f"{sweep.top_k} on {sweep.reeval_games} games each")
     if args.check:
         return 0
@@ -249,9 +281,14 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from cluster.report import report_study
+    from cluster.report import NotAStudyError, report_study
 
-    print(report_study(Path(args.study), plot=not args.no_plot))
+    try:
+        text = report_study(Path(args.study), plot=not args.no_plot)
+    except NotAStudyError as exc:
+        print(f"arena report: {exc}", file=sys.stderr)
+        return 2
+    print(text)
     return 0
 
 
@@ -291,8 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="game-hosting actors (default: one per CPU)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a spec field, e.g. --set design.seeds=2 (repeatable)")
-    p.add_argument("--scale", type=float, help="shrink the design by this factor for a quick try")
-    p.add_argument("--check", action="store_true", help="validate the spec and exit")
+    p.add_argument("--scale", type=float, metavar="F",
+                   help="quick try: play ceil(F x boards) boards (design.seeds, or design.runs in a "
+                        "runs x rounds design), at least one; each board keeps all its games and seat "
+                        "rotation, each run all its rounds (see --check for the game count)")
+    p.add_argument("--check", action="store_true",
+                   help="validate the spec, print the games per condition and exit without playing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     p.set_defaults(func=_cmd_run)
@@ -303,19 +344,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a sweep field, e.g. --set sweep.games_per_trial=8 or "
                         "--set base.budget.ms=10 (repeatable)")
-    p.add_argument("--scale", type=float,
-                   help="quick try: keep the first ceil(n*F) values of each grid axis and scale "
-                        "games per trial and re-evaluation games by F")
+    p.add_argument("--scale", type=float, metavar="F",
+                   help="quick try: boards per trial, re-evaluation boards and the ASHA grace period "
+                        "scaled as in `arena run --scale` (whole boards, at least one); each grid axis "
+                        "keeps its first ceil(n*F) values")
     p.add_argument("--resume", action="store_true",
                    help="resume the sweep's Tune experiment (also automatic when it exists)")
-    p.add_argument("--check", action="store_true", help="validate the sweep spec and exit")
+    p.add_argument("--check", action="store_true",
+                   help="validate the sweep spec, print its size and exit without running")
     p.add_argument("--no-progress", action="store_true", help="no progress table")
     p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     p.set_defaults(func=_cmd_sweep)
 
     p = sub.add_parser("report", help="re-print and re-plot a study from its Parquet data")
-    p.add_argument("study", help="study directory, e.g. arena-studies/pommerman-ffa-demo")
-    p.add_argument("--no-plot", action="store_true")
+    p.add_argument("study", help="study directory (it holds results/), e.g. arena-studies/pommerman-ffa-demo")
+    p.add_argument("--no-plot", action="store_true",
+                   help="print the tables only; do not rewrite the plots and table files in <study>/report/")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("population", help="export a learned FEMCTS population as a seed .npz")
@@ -324,29 +368,45 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("study", help="study directory, e.g. arena-studies/femcts-3a-nea2-unseeded")
     e.add_argument("--label", required=True, help="the seat's label in the lineup, e.g. FEMCTS")
     e.add_argument("--out", required=True, help="output .npz (name it as seed_population in a spec)")
-    e.add_argument("--which", default="best_streak", choices=["best_streak", "final"])
-    e.add_argument("--series", type=int, help="only this series")
-    e.add_argument("--game", type=int, help="the state saved after this game of the series")
+    e.add_argument("--which", default="best_streak", choices=["best_streak", "final"],
+                   help="best_streak (default): the population in force during the seat's longest "
+                        "winning streak; final: the one saved after the last game")
+    e.add_argument("--series", type=int, help="only this series (default: every series of the study)")
+    e.add_argument("--game", type=int,
+                   help="use the state saved after this game (index in its series) of each series: "
+                        "with --which final that population, else the best-streak one recorded by then")
     e.set_defaults(func=_cmd_population)
 
     p = sub.add_parser("ui", help="start the MLflow UI on 127.0.0.1")
-    p.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=5000)
+    p.add_argument("--tracking-uri", default="sqlite:///mlflow.db",
+                   help="MLflow store to browse (default: sqlite:///mlflow.db, the specs' default)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=5000, help="port (default 5000)")
     p.set_defaults(func=_cmd_ui)
 
     p = sub.add_parser("play", help="play one Pommerman game between named agents")
     p.add_argument("--agents", default="mcts,rhea,osla,rule_based",
-                   help="four agents, comma separated; parameters as name:key=value;key=value")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--mode", default="ffa", choices=["ffa", "team"])
-    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
+                   help="four agents, comma separated; parameters as name:key=value;key=value "
+                        "(default: mcts,rhea,osla,rule_based)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the board and of every agent (default 0); with --iterations a "
+                        "game is a pure function of it")
+    p.add_argument("--mode", default="ffa", choices=["ffa", "team"],
+                   help="ffa: four players each on their own (default); team: seats 0+2 against 1+3")
+    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
+                   help="canonical: the NeurIPS 2018 rules (default); java: the Java framework's")
     p.add_argument("--collapse", action="store_true", help="java ruleset: board collapse")
-    p.add_argument("--view-range", type=int, choices=[0, 1, 2, 3, 4], help="partial observability")
-    p.add_argument("--max-steps", type=int)
+    p.add_argument("--view-range", type=int, choices=[0, 1, 2, 3, 4],
+                   help="partial observability: each agent sees the square of this radius around "
+                        "itself (0: its own cell); leave it out for full observability")
+    p.add_argument("--max-steps", type=int,
+                   help="end the game (a tie among the living) after this many ticks "
+                        "(default: the game's, 800)")
     p.add_argument("--ms", type=float, default=40.0, help="milliseconds per decision (default 40)")
     p.add_argument("--iterations", type=int, help="iterations per decision (reproducible games)")
-    p.add_argument("--show", action="store_true", help="print the board every step")
+    p.add_argument("--show", action="store_true", help="print the true board every step")
+    p.add_argument("--show-view", type=int, metavar="SEAT",
+                   help="print the board as seat SEAT (0-3) observes it every step ('?' is fog)")
     p.add_argument("--record", metavar="FILE",
                    help="write the game's record (.npz) for `arena replay FILE`")
     p.set_defaults(func=_cmd_play)
@@ -367,14 +427,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("conformance", help="replay golden trajectories and report mismatches")
-    p.add_argument("game", choices=["pommerman"])
+    p.add_argument("game", choices=["pommerman"], help="the game whose trajectories these are")
     p.add_argument("files", nargs="+", help="gzip JSONL trajectory files")
     p.set_defaults(func=_cmd_conformance)
 
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "cluster"])
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
+    p.add_argument("target", choices=["pommerman", "cluster"],
+                   help="pommerman: engine and search speed; cluster: scheduling overhead and scaling")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
+                   help="pommerman: the ruleset to time (default canonical)")
     p.add_argument("--seconds", type=float, default=3.0, help="engine timing length")
     p.add_argument("--quick", action="store_true", help="shorter runs, no start-up timing")
     p.set_defaults(func=_cmd_bench)
