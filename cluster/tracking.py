@@ -503,6 +503,7 @@ class StudyTracker:
         try:
             for name, path in (artifact_dirs or {}).items():
                 if Path(path).is_dir() and any(Path(path).iterdir()):
+                    self._clear_artifacts(name)
                     self.client.log_artifacts(self.run_id, str(path), artifact_path=name)
             for path in artifact_files:
                 if Path(path).is_file():
@@ -514,6 +515,20 @@ class StudyTracker:
             log.warning("MLflow artifact logging failed: %s", exc)
 
     # --- helpers ---------------------------------------------------------------
+    def _clear_artifacts(self, name: str) -> None:
+        """Remove the run's artifact directory ``name`` before it is logged again (a resumed
+        study: the store's part files were merged under new names; without this the run's
+        ``results/`` would hold the same games twice)."""
+        if not self.client.list_artifacts(self.run_id, name):
+            return
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+        try:
+            get_artifact_repository(self.client.get_run(self.run_id).info.artifact_uri).delete_artifacts(name)
+        except Exception as exc:  # e.g. a store without deletes: say so, keep going
+            log.warning("could not replace the run's %s/ artifacts (%s); older files stay beside "
+                        "the new ones (readers deduplicate by game_index, seat)", name, exc)
+
     def _series_run(self, series_id: int) -> str:
         if series_id not in self.series_runs:
             run = self.client.create_run(

@@ -69,8 +69,13 @@ def test_one_run_per_study_directory_and_resume_reuses_it(ray_local, tmp_path):
     for result in (r1, r2):
         assert (result.study_dir / RUN_FILE).is_file() and (result.study_dir / "spec.json").is_file()
         assert find_run_record(result.study_dir, one.tracking.uri, "arena-test")["run_id"] == result.mlflow_run_id
-    # a resume of each reuses exactly its own run and plays nothing
+    # a resume of each reuses exactly its own run and plays nothing; the run's results/
+    # artifacts are replaced, not added to (part files get new names when they are merged)
+    (part,) = (r1.study_dir / "results").glob("part-*.parquet")
+    part.rename(part.with_name("part-renamed-as-if-merged-again.parquet"))
     again1 = run_study(one, num_workers=2, progress=False, plugins=PLUGINS)
+    logged = [a.path for a in client.list_artifacts(r1.mlflow_run_id, "results")]
+    assert logged == ["results/part-renamed-as-if-merged-again.parquet"]
     again2 = run_study(two, num_workers=2, progress=False, plugins=PLUGINS)
     assert (again1.mlflow_run_id, again2.mlflow_run_id) == (r1.mlflow_run_id, r2.mlflow_run_id)
     assert again1.games_played == 0 and again1.games_skipped == 4
