@@ -5,7 +5,7 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena sweep jobs/sweeps/femcts_ffa.toml --scale 0.4 --check   # validate a Ray Tune sweep, print its size
   arena report arena-studies/pommerman-ffa-demo            # tables and plots from a study's Parquet data
   arena population export arena-studies/femcts-3a-nea2-unseeded --label FEMCTS --out seeds/nea2.npz
-  arena ui                                                  # MLflow UI on 127.0.0.1:5000
+  arena ui arena-studies/pommerman-ffa-demo --open          # the study's run in the MLflow UI (127.0.0.1)
   arena play --agents mcts,rhea,osla,random --seed 3 --view-range 2 --show-view 0
   arena replay arena-studies/pommerman-ffa-demo 12 --html   # re-simulate a game, check it, render it
   arena conformance pommerman ../shared/golden/pommerman/*.jsonl.gz
@@ -20,16 +20,25 @@ from pathlib import Path
 
 
 def _cmd_conformance(args) -> int:
+    """Exit 0: no mismatches; 1: mismatches found; 2: invalid input (unknown game,
+    missing file, not a gzip JSONL trajectory file)."""
     if args.game != "pommerman":
-        print(f"conformance: no golden format for game {args.game!r}", file=sys.stderr)
-        return 2
-    from games.pommerman.conformance import check_files
+        raise UsageError(f"no golden format for game {args.game!r}")
+    from games.pommerman.conformance import ConformanceReport, check_files
 
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
-        print(f"conformance: file not found: {missing[0]}", file=sys.stderr)
-        return 2
-    report = check_files(args.files)
+        raise UsageError(f"file not found: {missing[0]}")
+    report = ConformanceReport()
+    for path in args.files:
+        try:
+            part = check_files([path])
+        except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise UsageError(f"{path}: not a readable golden trajectory file "
+                             f"(gzip JSONL): {type(exc).__name__}: {exc}") from exc
+        report.trajectories += part.trajectories
+        report.steps += part.steps
+        report.mismatches += part.mismatches
     print(report.summary())
     for mismatch in report.mismatches:
         print(f"  {mismatch}")
@@ -53,7 +62,7 @@ def _parse_agent_spec(text: str):
     for item in filter(None, rest.split(";")):
         key, eq, value = item.partition("=")
         if not eq:
-            raise SystemExit(f"--agents: expected key=value in {item!r}")
+            raise ValueError(f"--agents: expected key=value in {item!r}")
         params[key.strip()] = parse_value(value.strip())
     return name.strip(), params
 
@@ -221,6 +230,14 @@ def _load_spec_or_exit(args):
         raise SystemExit(2)
 
 
+def _command_line(args) -> str:
+    """The command as a user would type it again (for MLflow's run description)."""
+    import shlex
+
+    argv = list(getattr(args, "argv", None) or sys.argv[1:])
+    return "arena " + " ".join(shlex.quote(a) for a in argv)
+
+
 def _cmd_run(args) -> int:
     spec = _load_spec_or_exit(args)
     if args.check:
@@ -234,17 +251,21 @@ def _cmd_run(args) -> int:
                 print(f"  {spec.condition_label(i)}: {design.games_per_condition} games")
         return 0
     from cluster.study import run_study
+    from cluster.tracking import RunContext, counts_text
 
+    context = RunContext(command=_command_line(args), overrides=tuple(args.set or ()), scale=args.scale)
     result = run_study(spec, address=args.address, num_workers=args.workers,
-                       progress=not args.no_progress, tracking=not args.no_tracking)
+                       progress=not args.no_progress, tracking=not args.no_tracking, context=context)
     from cluster.report import to_markdown
 
     print()
-    print(to_markdown(result.table))
-    print(f"\nresults: {result.study_dir}")
+    if result.table is not None:
+        print(to_markdown(result.table))
+    print(f"\ngames: {counts_text(result.counts)}  ({result.games_done} of {result.games_total} in the store)")
+    print(f"results: {result.study_dir}")
     if result.mlflow_run_id:
-        print(f"MLflow: run {result.mlflow_run_id} in experiment {spec.tracking.experiment!r} "
-              f"at {spec.tracking.uri}  (browse: arena ui --tracking-uri {spec.tracking.uri})")
+        print(f"MLflow: run {result.mlflow_run_name!r} ({result.mlflow_run_id}) in experiment "
+              f"{spec.tracking.experiment!r} at {spec.tracking.uri}  (browse: arena ui {result.study_dir})")
     return 0
 
 
@@ -307,19 +328,106 @@ def _cmd_population(args) -> int:
     return 0
 
 
+def _ui_target(args) -> tuple[str, str, str | None]:
+    """(tracking URI, experiment id, run id or None) that ``arena ui`` shows."""
+    from cluster.tracking import normalize_uri, read_run_records, store_exists
+
+    if args.study:
+        study = Path(args.study)
+        if not study.is_dir():
+            raise UsageError(f"{study}: no such study directory")
+        records = read_run_records(study)
+        if args.tracking_uri:
+            records = [r for r in records if r.get("tracking_uri") == normalize_uri(args.tracking_uri)]
+        if not records:
+            raise UsageError(f"{study}: no MLflow run recorded here (mlflow_run.json); was the study "
+                             f"run with tracking off, or is it not a study directory?")
+        record = records[-1]
+        uri = record["tracking_uri"]
+        if not store_exists(uri):
+            raise UsageError(f"the study's MLflow store {uri} does not exist (moved or deleted?)")
+        return uri, str(record["experiment_id"]), record["run_id"]
+    uri = normalize_uri(args.tracking_uri or "sqlite:///mlflow.db")
+    if not store_exists(uri):
+        raise UsageError(f"no MLflow store at {uri}: run a study first (arena run SPEC), or pass "
+                         f"--tracking-uri, or give a study directory (arena ui arena-studies/NAME)")
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    if args.experiment:
+        exp = client.get_experiment_by_name(args.experiment)
+        if exp is None:
+            names = sorted(e.name for e in client.search_experiments())
+            raise UsageError(f"--experiment: no experiment {args.experiment!r} in {uri}; known: {names}")
+        return uri, exp.experiment_id, None
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                              order_by=["attributes.start_time DESC"], max_results=1)
+    if not runs:
+        raise UsageError(f"no runs in the MLflow store {uri}: run a study first (arena run SPEC)")
+    return uri, runs[0].info.experiment_id, None
+
+
 def _cmd_ui(args) -> int:
+    """Print the URL of the study's experiment runs page (or of one study's run), then
+    serve the MLflow UI on it (``--open``: also launch a browser, where there is one)."""
     import os
     import subprocess
 
-    cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", args.tracking_uri,
-           "--host", args.host, "--port", str(args.port)]
-    print(f"MLflow UI for {args.tracking_uri} at http://{args.host}:{args.port}  (Ctrl-C to stop)")
-    return subprocess.call(cmd, env=dict(os.environ))
+    from cluster.tracking import is_server, ui_url
+
+    uri, experiment_id, run_id = _ui_target(args)
+    if is_server(uri):
+        url = ui_url(uri, experiment_id, run_id)
+        print(url, flush=True)
+        if args.open:
+            _open_browser(url)
+        return 0
+    url = ui_url(f"http://{args.host}:{args.port}", experiment_id, run_id)
+    print(url, flush=True)
+    if args.url_only:
+        return 0
+    print(f"serving the MLflow UI for {uri} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
+           "--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
+    env = dict(os.environ)
+    env.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")  # no background job runners for browsing
+    proc = subprocess.Popen(cmd, env=env)
+    if args.open:
+        _open_browser(url, wait_for=f"http://{args.host}:{args.port}/health")
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        proc.wait(timeout=30)
+        return 0
+
+
+def _open_browser(url: str, wait_for: str | None = None, timeout: float = 60.0) -> None:
+    """Open ``url`` in a browser once ``wait_for`` answers; say so when there is no browser."""
+    import time
+    import urllib.request
+    import webbrowser
+
+    deadline = time.monotonic() + timeout
+    while wait_for and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(wait_for, timeout=2):
+                break
+        except OSError:
+            time.sleep(0.5)
+    try:
+        opened = webbrowser.open(url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        print(f"no browser found here; open {url} yourself", file=sys.stderr, flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks (also ARENA_DEBUG=1; accepted anywhere on the line)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="run a study spec (TOML) on Ray, tracked in MLflow")
@@ -377,11 +485,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --which final that population, else the best-streak one recorded by then")
     e.set_defaults(func=_cmd_population)
 
-    p = sub.add_parser("ui", help="start the MLflow UI on 127.0.0.1")
-    p.add_argument("--tracking-uri", default="sqlite:///mlflow.db",
-                   help="MLflow store to browse (default: sqlite:///mlflow.db, the specs' default)")
+    p = sub.add_parser("ui", help="print the URL of a study's results in the MLflow UI and serve it on 127.0.0.1")
+    p.add_argument("study", nargs="?",
+                   help="a study directory: show its run (default: the experiment runs page of the "
+                        "latest study in the store)")
+    p.add_argument("--tracking-uri", help="MLflow store (default: the study's, else sqlite:///mlflow.db)")
+    p.add_argument("--experiment", help="show this experiment's runs page")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=5000, help="port (default 5000)")
+    p.add_argument("--workers", type=int, default=1, help="MLflow UI server processes (default 1)")
+    p.add_argument("--open", action="store_true", help="also open the URL in a browser, where there is one")
+    p.add_argument("--url-only", action="store_true", help="print the URL and exit (a UI already runs)")
     p.set_defaults(func=_cmd_ui)
 
     p = sub.add_parser("play", help="play one Pommerman game between named agents")
@@ -443,9 +557,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class UsageError(Exception):
+    """Invalid input found by a subcommand (exit code 2, one line on stderr)."""
+
+
+#: Exit codes: 0 ok; 1 conformance mismatches found; 2 invalid input (spec, files,
+#: paths, stores: anything the user can fix); 3 a run failed; 130 interrupted.
+EXIT_INVALID = 2
+EXIT_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+
+def _input_errors() -> tuple[type, ...]:
+    """The project's error types that mean "fix your input" (exit 2)."""
+    import gzip
+
+    from cluster.populations import PopulationExportError
+    from cluster.spec import SpecError
+    from cluster.store import SpecMismatchError, StoreError
+
+    return (UsageError, SpecError, StoreError, SpecMismatchError, PopulationExportError, gzip.BadGzipFile,
+            OSError, ValueError)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+        text = f"{exc.filename}: {text}"
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0] + (" (...)" if len(lines) > 1 else "")
+
+
 def main(argv=None) -> int:
+    """``arena``: every user-facing error is one or two lines on stderr and a non-zero exit
+    code (see EXIT_*); ``--debug`` (anywhere on the line) or ``ARENA_DEBUG=1`` shows tracebacks."""
+    import os
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("ARENA_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    args.argv = argv
+    if debug:
+        import logging
+
+        logging.basicConfig(level=logging.INFO)
+        return args.func(args)
+    prog = f"arena {args.command}"
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _input_errors() as exc:
+        print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INVALID
+    except Exception as exc:  # a bug or a failed run: one line, the traceback on request
+        print(f"{prog}: failed: {type(exc).__name__}: {_one_line(exc)}\n"
+              f"  (run again with --debug or ARENA_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":
