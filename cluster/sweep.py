@@ -652,7 +652,8 @@ def ranked_table(ranked: pd.DataFrame, sweep) -> pd.DataFrame:
 def _fmt_search(row: Mapping, metric: str) -> str:
     """The search score of a setting with its games; ``stopped`` when ASHA cut it short."""
     value = _fmt_objective(row["search_objective"], 0, 0, metric).split(" ")[0]
-    games = int(row.get("search_games", 0) or 0)
+    games = row.get("search_games", 0)
+    games = 0 if games is None or pd.isna(games) else int(games)
     stopped = row.get("search_status") == "stopped_early"
     return f"{value} ({games} g{', stopped' if stopped else ''})"
 
