@@ -276,6 +276,7 @@ def init(state, detective_cards, mrx_cards, detective_tickets, mrx_tickets, num_
     state.reveal[:] = False
     for r in reveal_rounds:
         state.reveal[r] = True
+    meta[M_NUM_DETECTIVES] = num_detectives
     cards = detective_cards.copy()
     n = cards.shape[0]
     for d in range(1, num_detectives + 1):  # partial Fisher-Yates
