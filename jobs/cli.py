@@ -5,7 +5,7 @@
     arena ui                                      # MLflow UI on 127.0.0.1 for the configured store
     arena play --agents mcts,rhea,osla,random --seed 3 --show
     arena conformance pommerman FILE...
-    arena bench pommerman --json | arena bench cluster --json
+    arena bench pommerman --json | arena bench scotland_yard --json | arena bench cluster --json
 """
 from __future__ import annotations
 
@@ -118,6 +118,10 @@ def _cmd_bench(args) -> int:
                                    ruleset=args.ruleset))
         if not args.quick:
             result.update(bench_start())
+    elif args.target == "scotland_yard":
+        from agents.scotland_yard.search_speed import bench_search
+
+        result = bench_search(quick=args.quick)
     elif args.target == "cluster":
         from cluster.scaling_bench import bench_cluster
 
@@ -297,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_conformance)
 
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "cluster"])
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "cluster"])
     p.add_argument("--json", action="store_true")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
     p.add_argument("--seconds", type=float, default=3.0, help="engine timing length")
