@@ -9,9 +9,9 @@ the family::
     python -m jobs.scotland_yard.compare determinization      # uniform vs LC general/detailed, offline/online
     python -m jobs.scotland_yard.compare coalition            # r in {0, 0.1, 0.25, 0.5}
     python -m jobs.scotland_yard.compare trees                # shared vs separate trees
-    python -m jobs.scotland_yard.compare trees --scale 0.1 --set budget.iterations=500
+    python -m jobs.scotland_yard.compare trees --games 40 --set budget.iterations=300
 
-``--scale`` / ``--set`` apply to every setting; the study ids then get a suffix
+``--games`` / ``--scale`` / ``--set`` apply to every setting; the study ids then get a suffix
 (a hash of them) so scaled runs never mix with full ones. The report is printed
 and written to ``<results_dir>/sy-compare-<family><suffix>/report.md``.
 """
@@ -74,6 +74,17 @@ def seeker_record(df) -> tuple[int, int]:
     return int((rows["result"] == "win").sum()), int(len(rows))
 
 
+def games_overrides(design, games: int) -> list[str]:
+    """``--set`` items that make a study play ``games`` games (about, for runs x rounds)."""
+    if games < 1:
+        raise ValueError(f"--games: must be >= 1, got {games}")
+    if design.runs_design:
+        rounds = min(design.rounds, games)
+        return [f"design.rounds={rounds}", f"design.runs={math.ceil(games / rounds)}",
+                f"design.seeds={rounds}"]
+    return [f"design.seeds={math.ceil(games / design.games_per_seed)}"]
+
+
 def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05) -> str:
     """A markdown report: win rates with Wilson intervals, then pairwise tests."""
     from cluster.report import wilson_interval
@@ -111,6 +122,9 @@ def main(argv=None) -> int:
     p.add_argument("more", nargs="*", help="more study spec paths")
     p.add_argument("--scale", type=float, default=None)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--games", type=int, default=None,
+                   help="games per setting (seeds design: design.seeds; runs x rounds design: "
+                        "rounds capped at this, runs to match)")
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--no-tracking", action="store_true")
     p.add_argument("--no-progress", action="store_true")
@@ -121,15 +135,16 @@ def main(argv=None) -> int:
     else:
         family, files = "custom", [Path(f) for f in [args.family, *args.more]]
     suffix = ""
-    if args.set or args.scale is not None:
-        blob = json.dumps({"set": args.set, "scale": args.scale}, sort_keys=True)
+    if args.set or args.scale is not None or args.games is not None:
+        blob = json.dumps({"set": args.set, "scale": args.scale, "games": args.games}, sort_keys=True)
         suffix = "-" + hashlib.sha1(blob.encode()).hexdigest()[:6]
     records: dict[str, tuple[int, int]] = {}
     results_dir = None
     for path in files:
         try:
             probe = load_spec(path, overrides=args.set, scale=args.scale)
-            spec = load_spec(path, overrides=[*args.set, f"study.id={probe.study_id}{suffix}"],
+            extra = games_overrides(probe.design, args.games) if args.games else []
+            spec = load_spec(path, overrides=[*args.set, *extra, f"study.id={probe.study_id}{suffix}"],
                              scale=args.scale)
         except SpecError as exc:
             print(f"compare: invalid spec {path}: {exc}", file=sys.stderr)
