@@ -273,6 +273,39 @@ def test_game_with_mcts_agents_is_deterministic():
     assert run() == run()
 
 
+_SCRIPT = """
+import hashlib, sys, numpy as np
+from agents.api import Budget
+from agents.registry import make_agent
+from games.scotland_yard import ScotlandYard, ScotlandYardConfig
+config = ScotlandYardConfig(board_file=sys.argv[1])
+game = ScotlandYard(config)
+game.reset(np.random.SeedSequence(21))
+seats = [make_agent("sy_mcts_mrx", {}, Budget(iterations=40), config),
+         make_agent("sy_mcts_seekers", {"determinization": "lc_general"}, Budget(iterations=40), config)]
+for seat, a in enumerate(seats):
+    a.begin_game(seat, np.random.SeedSequence(seat))
+while not game.done and game.round < 5:
+    seat = game.acting_players()[0]
+    acts = [0, 0]
+    acts[seat] = seats[seat].act(game.observation(seat))
+    game.step(acts)
+print(hashlib.sha1(game.to_json().encode()).hexdigest())
+"""
+
+
+def test_same_game_across_processes():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = [subprocess.run([sys.executable, "-c", _SCRIPT, str(BOARD)], env=env, cwd=REPO,
+                          capture_output=True, text=True, check=True).stdout.strip()
+           for _ in range(2)]
+    assert out[0] == out[1] and len(out[0]) == 40
+
+
 def test_agents_refuse_the_wrong_seat():
     a = make_agent("sy_mcts_seekers", {}, Budget(iterations=5), ScotlandYardConfig(board_file=str(BOARD)))
     with pytest.raises(ValueError, match="seat 1"):
