@@ -42,8 +42,7 @@ import numpy as np
 
 from games.scotland_yard.kernels import (
     HIDDEN, MAX_DETECTIVES, MRX, M_CAPTURER, M_NUM_DETECTIVES, M_RESULT, M_ROUND, M_TO_MOVE,
-    NUM_ACTIONS, RESULT_MRX_WINS, RESULT_SEEKERS_WIN, copy_into, is_terminal,
-    legal_actions_into, step,
+    NUM_ACTIONS, RESULT_MRX_WINS, copy_into, is_terminal, legal_actions_into, step,
 )
 
 from ..registry import register
@@ -52,8 +51,8 @@ from ..search.multiplayer import backup_by_player, random_untried_legal, select_
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree
 from ..search.uct import best_mean_child, expand, most_visited_child
 from ._common import (
-    categorize, category_of, check_param, location_weights, playout,
-    playout_detective_action, playout_mrx_action, prepare_root, roulette,
+    categorize, check_param, location_weights, playout, playout_detective_action,
+    playout_mrx_action, prepare_root, roulette,
 )
 from .mcts_mrx import ScotlandYardAgent
 
@@ -326,5 +325,4 @@ class SeekersMCTSAgent(ScotlandYardAgent):
 
 
 __all__ = ["SeekersMCTSAgent", "SeekersMCTSConfig", "seekers_decide", "coalition_values",
-           "empty_tables", "check_tables", "update_tables", "true_categories", "category_of",
-           "RESULT_SEEKERS_WIN"]
+           "empty_tables", "check_tables", "update_tables", "true_categories", "TABLE_KEYS"]

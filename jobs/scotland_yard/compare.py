@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -30,7 +31,10 @@ SEEKERS_SIDE = 1
 
 
 def family_specs(family: str) -> list[Path]:
-    files = sorted(HERE.glob(f"{family}_*.toml"))
+    def natural(path: Path):  # r0 < r0.1 < r0.25 < r0.5
+        return [float(t) if t[0].isdigit() else t for t in re.findall(r"\d+(?:\.\d+)?|\D+", path.stem)]
+
+    files = sorted(HERE.glob(f"{family}_*.toml"), key=natural)
     if not files:
         raise ValueError(f"family: no {family}_*.toml in {HERE}; known: {list(FAMILIES)}")
     return files
@@ -158,7 +162,8 @@ def main(argv=None) -> int:
         records[setting] = seeker_record(store.read())
     report = (f"# Scotland Yard: {family}{suffix}\n\nSeekers' win rate against the MCTS Mr X "
               f"(settings: {', '.join(f.name for f in files)}; overrides: {args.set or 'none'}; "
-              f"scale: {args.scale or 1}).\n\n" + compare(records))
+              f"scale: {args.scale or 1}; games per setting: {args.games or 'as specified'}).\n\n"
+              + compare(records))
     out = Path(results_dir or "arena-studies") / f"sy-compare-{family}{suffix}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(report + "\n")
