@@ -23,8 +23,8 @@ import numpy as np
 
 from games._rng import make_rng
 from games.scotland_yard.kernels import (
-    MAX_DETECTIVES, MRX, M_RESULT, M_TO_MOVE, NUM_ACTIONS, RESULT_MRX_WINS, copy_into,
-    empty_state, is_terminal, legal_actions_into, step,
+    MAX_DETECTIVES, MRX, M_RESULT, M_TO_MOVE, NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into,
+    copy_into, empty_state, is_terminal, legal_actions_into, step,
 )
 
 from ..api import Agent
@@ -71,8 +71,9 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
     mask = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     values = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
     iterations = 0
+    copy_into(scratch, root)
     while not budget_exhausted(iterations, max_iterations, start, deadline):
-        copy_into(scratch, root)
+        copy_dynamic_into(scratch, root)
         node = ROOT_INDEX
         while not is_terminal(scratch):
             p = scratch.meta[M_TO_MOVE]

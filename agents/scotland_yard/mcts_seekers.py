@@ -42,7 +42,8 @@ import numpy as np
 
 from games.scotland_yard.kernels import (
     HIDDEN, MAX_DETECTIVES, MRX, M_CAPTURER, M_NUM_DETECTIVES, M_RESULT, M_ROUND, M_TO_MOVE,
-    NUM_ACTIONS, RESULT_MRX_WINS, copy_into, is_terminal, legal_actions_into, step,
+    NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into, copy_into, is_terminal, legal_actions_into,
+    step,
 )
 
 from ..registry import register
@@ -108,8 +109,9 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
     mask = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     values = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
     iterations = 0
+    copy_into(scratch, root)
     while m > 0 and not budget_exhausted(iterations, max_iterations, start, deadline):
-        copy_into(scratch, root)
+        copy_dynamic_into(scratch, root)
         scratch.positions[MRX] = roulette(stations, cumulative, m, rng)
         node = ROOT_INDEX
         expanded = False

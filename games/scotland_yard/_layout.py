@@ -129,6 +129,20 @@ def copy_into(dst, src):
 
 
 @nb.njit(cache=True)
+def copy_dynamic_into(dst, src):
+    """Copy only what moves change and the rules read (positions, tickets, meta):
+    the per-iteration reset of a search scratch state that was filled once by
+    :func:`copy_into` from the same root and runs with ``M_TRACK_POSSIBLE`` off
+    (the log and path are then written but never read, the possible set untouched)."""
+    for i in range(src.positions.shape[0]):
+        dst.positions[i] = src.positions[i]
+        for t in range(TICKET_KINDS):
+            dst.tickets[i, t] = src.tickets[i, t]
+    for i in range(META_FIELDS):
+        dst.meta[i] = src.meta[i]
+
+
+@nb.njit(cache=True)
 def copy_state(src):
     """A new state with copies of ``src``'s mutable arrays (board arrays shared)."""
     return ScotlandYardState(
