@@ -10,6 +10,7 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena replay arena-studies/pommerman-ffa-demo 12 --html   # re-simulate a game, check it, render it
   arena conformance pommerman ../shared/golden/pommerman/*.jsonl.gz
   arena bench pommerman --json                              # engine and search speed as JSON
+  arena bench scotland_yard --json                          # moves and MCTS iterations per second
 """
 from __future__ import annotations
 
@@ -206,6 +207,10 @@ def _cmd_bench(args) -> int:
                                    ruleset=args.ruleset))
         if not args.quick:
             result.update(bench_start())
+    elif args.target == "scotland_yard":
+        from agents.scotland_yard.search_speed import bench_search
+
+        result = bench_search(quick=args.quick)
     elif args.target == "cluster":
         from cluster.scaling_bench import bench_cluster
 
@@ -546,8 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_conformance)
 
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "cluster"],
-                   help="pommerman: engine and search speed; cluster: scheduling overhead and scaling")
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "cluster"],
+                   help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
+                        "per second; cluster: scheduling overhead and scaling")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")
