@@ -222,12 +222,16 @@ def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], work
 def _mlflow_client(uri: str):
     from mlflow.tracking import MlflowClient
 
-    return MlflowClient(tracking_uri=uri)
+    from .tracking import normalize_uri
+
+    return MlflowClient(tracking_uri=normalize_uri(uri))
 
 
-def _experiment_id(client, name: str) -> str:
-    exp = client.get_experiment_by_name(name)
-    return exp.experiment_id if exp else client.create_experiment(name)
+def _experiment_id(client, name: str, uri: str = "") -> str:
+    """Studies' rules: model-training kind; on sqlite, artifacts beside the database."""
+    from .tracking import ensure_experiment, normalize_uri
+
+    return ensure_experiment(client, name, normalize_uri(uri))
 
 
 def _q(text: str) -> str:
@@ -301,7 +305,7 @@ class SweepTracker(_get_tune_callback_base()):
             return self.parent_id
         try:
             self.client = _mlflow_client(self.uri)
-            self.experiment_id = _experiment_id(self.client, self.experiment)
+            self.experiment_id = _experiment_id(self.client, self.experiment, self.uri)
             sweep = self.sweep
             found = self.client.search_runs(
                 [self.experiment_id], filter_string=f"tags.`{SWEEP_TAG}` = '{_q(sweep.name)}'",

@@ -390,6 +390,8 @@ def _cmd_ui(args) -> int:
     url = ui_url(f"http://{args.host}:{args.port}", experiment_id, run_id)
     print(url, flush=True)
     if args.url_only:
+        if args.open:
+            _open_browser(url)
         return 0
     print(f"serving the MLflow UI for {uri} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
@@ -397,13 +399,23 @@ def _cmd_ui(args) -> int:
     env = dict(os.environ)
     env.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")  # no background job runners for browsing
     proc = subprocess.Popen(cmd, env=env)
+
+    def _stop(signum, frame):  # a plain `kill` of arena ui stops the UI server too
+        raise KeyboardInterrupt
+
+    import signal
+
+    signal.signal(signal.SIGTERM, _stop)
     if args.open:
         _open_browser(url, wait_for=f"http://{args.host}:{args.port}/health")
     try:
         return proc.wait()
     except KeyboardInterrupt:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
         return 0
 
 
