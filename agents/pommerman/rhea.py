@@ -348,4 +348,5 @@ class RHEAAgent(PommermanAgent):
             bool(c.mc_rollouts), int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng,
             self.quirks, self.model_max_wood(observation))
         self._has_population = True
+        self.last_value = float(self._values[0])  # the fitness of the individual played
         return int(action), int(iterations)
