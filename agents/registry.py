@@ -54,6 +54,14 @@ def make_agent(name: str, params: dict | Any | None, budget: Budget, game_config
     return cls(config, budget, game_config)
 
 
+def resolved_params(name: str, config, game_config) -> dict[str, Any]:
+    """Parameters whose effective value depends on the game (e.g. a Pommerman
+    search agent's ``profile = "auto"`` becomes ``java`` or ``arena``), as the
+    agent will use them; ``{}`` for agents without such parameters."""
+    resolve = getattr(agent_class(name), "resolved_params", None)
+    return dict(resolve(config, game_config)) if callable(resolve) else {}
+
+
 def config_hash(name: str, config, budget: Budget) -> str:
     """A short stable hash of an agent's identity (name, parameters, budget)."""
     blob = json.dumps({"name": name, "config": asdict(config), "budget": asdict(budget)},

@@ -36,7 +36,7 @@ ROW_COLUMNS = (
     "study_id", "series_id", "game_index", "index_in_series", "board_seed", "seed_entropy",
     "seat", "label", "agent", "config_hash", "team", "result", "reward", "length",
     "mean_iterations", "mean_ms", "invalid_actions", "budget", "error", "finished_at", "worker",
-    "condition",
+    "condition", "profile",
 )
 #: Besides these, a study with conditions (``design.vary``) adds one ``vary.<option>``
 #: column per varied game option.
@@ -194,6 +194,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             "finished_at": finished_at,
             "worker": worker,
             "condition": spec.condition_label(condition),
+            "profile": getattr(agent, "profile", "") or None,
             **{f"vary.{k}": v for k, v in spec.design.conditions[condition].items()},
         })
     return rows, learned_after, (recorder.finish() if recorder is not None else None)

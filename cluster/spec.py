@@ -340,6 +340,8 @@ class StudySpec:
     def flat_params(self) -> dict[str, str]:
         """The whole spec flattened with dotted keys (agent configs with their
         defaults filled in), as strings: what MLflow logs as parameters."""
+        from agents.registry import resolved_params
+
         flat: dict[str, str] = {}
 
         def put(key: str, value) -> None:
@@ -364,6 +366,8 @@ class StudySpec:
             put(f"lineup.{i}.seed_population", seat.seed_population)
             for key, value in asdict(seat.config).items():
                 put(f"lineup.{i}.params.{key}", value)
+            for key, value in resolved_params(seat.agent, seat.config, self.game_config).items():
+                put(f"lineup.{i}.params.{key}", value)  # e.g. profile "auto" as resolved for this game
         for key, value in asdict(self.tracking).items():
             put(f"tracking.{key}", value)
         return flat

@@ -71,6 +71,7 @@ SCHEMA = pa.schema([
     pa.field("finished_at", pa.timestamp("us", tz="UTC")),
     pa.field("worker", pa.string()),
     pa.field("condition", pa.string()),
+    pa.field("profile", pa.string()),  # an agent's resolved profile (java / arena), null if none
 ])
 #: Columns every row must have (the others may be missing or None).
 REQUIRED = ("study_id", "series_id", "game_index", "index_in_series", "board_seed", "seat",

@@ -2,6 +2,8 @@
 family with its numba kernel beside its Agent class:
 
 * ``rule_based.py``: Arena's own hand-written rules (no search);
+* ``simple_player.py``: ``simple``, the Java framework's SimplePlayer rule by
+  rule (its slips included);
 * ``osla.py``: one-step look-ahead; ``mcts.py``: open-loop UCT; ``rhea.py``:
   rolling horizon evolution (the Java framework's agents);
 * ``femcts.py``: MCTS with an online-evolved rollout policy, over the features
@@ -18,5 +20,6 @@ from .mcts import MCTSAgent
 from .osla import OSLAAgent
 from .rhea import RHEAAgent
 from .rule_based import RuleBasedAgent
+from .simple_player import SimpleAgent
 
-__all__ = ["FEMCTSAgent", "MCTSAgent", "OSLAAgent", "RHEAAgent", "RuleBasedAgent"]
+__all__ = ["FEMCTSAgent", "MCTSAgent", "OSLAAgent", "RHEAAgent", "RuleBasedAgent", "SimpleAgent"]

@@ -13,6 +13,9 @@ from games._rng import make_rng
 from games.pommerman.kernels import A_ALIVE, DEFAULT_MAX_STEPS, M_DONE, empty_state
 
 from ..api import Agent, Budget
+from ._common import PROFILES, QUIRK_FIRST_ROOT_WOOD, first_root_wood, resolve_profile
+
+PROFILE_CHOICES = ("auto", "java", "arena")
 
 
 def scratch_state():
@@ -28,17 +31,53 @@ def check_param(cond: bool, field: str, message: str) -> None:
         raise ValueError(f"{field}: {message}")
 
 
+def check_profile(profile, max_woods=0) -> None:
+    """Validate a search agent's ``profile`` (and ``max_woods``) fields."""
+    check_param(profile in PROFILE_CHOICES, "profile",
+                f"must be one of {list(PROFILE_CHOICES)}, got {profile!r}")
+    check_param(isinstance(max_woods, int) and not isinstance(max_woods, bool) and 0 <= max_woods <= 1000,
+                "max_woods", f"must be an int in [0, 1000], got {max_woods!r}")
+
+
 class PommermanAgent(Agent):
-    """Shared glue: the seeded generator and the preallocated model states."""
+    """Shared glue: the seeded generator, the preallocated model states and, for
+    agents whose config has a ``profile`` field, the profile's switches.
+
+    ``profile`` is the resolved profile (``"java"`` / ``"arena"``; ``""`` for
+    agents without one) and ``quirks`` its ``QUIRK_*`` bits (see ``_common``).
+    """
 
     def __init__(self, config, budget: Budget, game_config):
         super().__init__(config, budget, game_config)
         self._root = scratch_state()
         self._scratch = scratch_state()
         self._rng = make_rng(0)
+        requested = getattr(config, "profile", None)
+        self.profile = resolve_profile(requested, game_config) if requested else ""
+        self.quirks = PROFILES.get(self.profile, 0)
+        self._max_wood = 0
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)
         self._rng = make_rng(seed)
+        self._max_wood = 0
+
+    @classmethod
+    def resolved_params(cls, config, game_config) -> dict:
+        """``{"profile": "java" | "arena"}`` for agents with a profile (logged
+        to MLflow in place of ``auto``), else ``{}``."""
+        requested = getattr(config, "profile", None)
+        return {"profile": resolve_profile(requested, game_config)} if requested else {}
+
+    def model_max_wood(self, observation) -> int:
+        """The heuristic's wood divisor: the config's ``max_woods`` if > 0, else
+        under ``QUIRK_FIRST_ROOT_WOOD`` the wood of this agent's first root of
+        the game + 1, else 0 (the board's initial wood)."""
+        fixed = int(getattr(self.config, "max_woods", 0) or 0)
+        if fixed > 0:
+            return fixed
+        if self.quirks & QUIRK_FIRST_ROOT_WOOD and self._max_wood == 0:
+            self._max_wood = int(first_root_wood(observation))
+        return self._max_wood
 
 

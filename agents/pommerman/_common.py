@@ -6,6 +6,26 @@ model: :func:`build_search_root` marks them dead so the rules never move them,
 and :func:`advance` undoes a game end that only their "death" caused (the
 rules would otherwise declare the searcher the winner as soon as everybody
 else is out of sight).
+
+**Profiles.** The searching agents take a ``profile``: ``"java"`` reproduces
+the Java framework's agents as the FEMCTS study ran them, slips included;
+``"arena"`` keeps Arena's corrected behaviour; ``"auto"`` (default) is
+``"java"`` in the java ruleset and ``"arena"`` otherwise. A profile is a set
+of named switches (``QUIRK_*`` bits, one ``int64`` passed to the kernels):
+
+- ``QUIRK_SAFE_ACTION_SLIP``: :func:`safe_random_action` returns the
+  framework's index into the shortened action list (see there);
+- ``QUIRK_FIRST_ROOT_WOOD``: the heuristic divides wood destroyed by the wood
+  of the agent's first root of the game + 1 (the framework's static
+  ``maxWoods``; see :func:`prepare_search`) instead of the board's initial wood;
+- ``QUIRK_HIDDEN_ITEMS``: under full observability the hidden power-ups stay
+  in the searched model (the framework's state copy keeps them);
+- ``QUIRK_STOP_AT_OWN_END``: an iteration stops as soon as the searcher's own
+  result is decided (it died or won), not only at the end of the game
+  (the framework's ``GameState.isTerminal`` for an agent's copy);
+- ``QUIRK_TIE_DEATH_SCORED``: a searcher that died with status TIE (in the
+  tick every other agent still alive died too) is scored by the heuristic, not
+  -1 (the framework scores -1 only LOSS).
 """
 from __future__ import annotations
 
@@ -13,29 +33,61 @@ import numba as nb
 import numpy as np
 
 from games._rng import rng_integer
-from games.pommerman.kernels import count_wood, step
+from games.pommerman.kernels import count_wood, heuristic, heuristic_score, step
 from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, ACTION_DCOL, ACTION_DROW,
-    BOARD_SIZE, FLAMES, M_DONE, M_MAX_STEPS, M_MODE, M_RESULT, M_STEP, MODE_TEAM,
-    N_ACTIONS, N_AGENTS, RESULT_INCOMPLETE, STATUS_INCOMPLETE, STATUS_LOSS, copy_into,
+    BOARD_SIZE, FLAMES, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_RESULT, M_STEP,
+    MODE_TEAM, N_ACTIONS, N_AGENTS, RESULT_INCOMPLETE, STATUS_INCOMPLETE, STATUS_LOSS,
+    STATUS_TIE, copy_into,
 )
+
+QUIRK_SAFE_ACTION_SLIP = 1
+"""Own rollout moves: the framework's safeRandomAction index slip."""
+QUIRK_FIRST_ROOT_WOOD = 2
+"""Heuristic: wood destroyed / (wood of the agent's first root of the game + 1)."""
+QUIRK_HIDDEN_ITEMS = 4
+"""Full observability: hidden power-ups stay in the searched model."""
+QUIRK_STOP_AT_OWN_END = 8
+"""An iteration stops when the searcher's own result is decided."""
+QUIRK_TIE_DEATH_SCORED = 16
+"""A searcher dead with status TIE is scored by the heuristic, not -1."""
+JAVA_QUIRKS = (QUIRK_SAFE_ACTION_SLIP | QUIRK_FIRST_ROOT_WOOD | QUIRK_HIDDEN_ITEMS
+               | QUIRK_STOP_AT_OWN_END | QUIRK_TIE_DEATH_SCORED)
+ARENA_QUIRKS = 0
+PROFILES = {"java": JAVA_QUIRKS, "arena": ARENA_QUIRKS}
+"""Profile name -> its switches (``"auto"`` resolves by ruleset, see :func:`resolve_profile`)."""
+
+
+def resolve_profile(profile: str, game_config) -> str:
+    """``"java"`` or ``"arena"`` for a config's ``profile`` and the game's config:
+    ``"auto"`` is ``"java"`` when the game's ruleset is ``java``, else ``"arena"``."""
+    if profile == "auto":
+        return "java" if getattr(game_config, "ruleset", None) == "java" else "arena"
+    return profile
 
 
 @nb.njit(cache=True)
-def build_search_root(root, observation, hidden):
-    """Copy ``observation`` into the preallocated ``root`` and remove fogged agents.
+def build_search_root(root, observation, hidden, quirks=0):
+    """Copy ``observation`` into the preallocated ``root`` and remove fogged agents
+    (and the hidden power-ups a full observation carries, unless ``quirks`` has
+    ``QUIRK_HIDDEN_ITEMS``).
 
     Args:
         root: PommermanState (overwritten).
         observation: PommermanState, the agent's observation (unchanged).
-        hidden: bool[4] (overwritten): True for agents fogged in the observation.
+        hidden: bool[4] (overwritten): True for living agents fogged in the
+            observation (a fogged agent known to be dead is just dead, as in
+            the framework, whose copy keeps every agent's status).
+        quirks: int, ``QUIRK_*`` bits.
     Returns:
         int, the number of hidden agents (they are marked dead in ``root``).
     """
     copy_into(root, observation)
+    if not quirks & QUIRK_HIDDEN_ITEMS:
+        root.items[:] = 0
     n_hidden = 0
     for i in range(N_AGENTS):
-        hidden[i] = root.agents[i, A_VISIBLE] == 0
+        hidden[i] = root.agents[i, A_VISIBLE] == 0 and root.agents[i, A_ALIVE] != 0
         if hidden[i]:
             n_hidden += 1
             root.agents[i, A_ALIVE] = 0
@@ -43,12 +95,22 @@ def build_search_root(root, observation, hidden):
 
 
 @nb.njit(cache=True)
-def prepare_search(root, observation):
+def prepare_search(root, observation, quirks=0, max_wood=0):
     """Set up one decision: the search's model in ``root`` and its scratch.
 
     Args:
         root: PommermanState (overwritten with the model, see :func:`build_search_root`).
         observation: PommermanState, the agent's observation (unchanged).
+        quirks: int, ``QUIRK_*`` bits of the agent's profile.
+        max_wood: int; if > 0, the heuristic's wood divisor
+            (``root.meta[M_INITIAL_WOOD]`` of the model; 0: the board's initial
+            wood). With ``QUIRK_FIRST_ROOT_WOOD`` agents pass their first root's
+            wood + 1 (the framework's rule), or a fixed value if asked. The
+            framework's ``maxWoods`` is static: set once per JVM from the first
+            root any searching agent scores, to 1 + the wood on that root's
+            (fogged) board; Arena's agents take it from their own first
+            decision of each game (:func:`first_root_wood`), so that a game
+            stays a function of its seeds.
     Returns:
         (hidden, joint, n_hidden, root_wood): bool[4] fogged agents, int64[4]
         joint-action scratch for :func:`advance`, int number hidden, int wood
@@ -56,8 +118,17 @@ def prepare_search(root, observation):
     """
     hidden = np.zeros(N_AGENTS, dtype=np.bool_)
     joint = np.zeros(N_AGENTS, dtype=np.int64)
-    n_hidden = build_search_root(root, observation, hidden)
+    n_hidden = build_search_root(root, observation, hidden, quirks)
+    if max_wood > 0:
+        root.meta[M_INITIAL_WOOD] = max_wood
     return hidden, joint, n_hidden, count_wood(root)
+
+
+@nb.njit(cache=True)
+def first_root_wood(observation):
+    """The framework's ``maxWoods`` for a first root: 1 + the wood cells on the
+    observation's (fogged) board (its wood count starts at 1)."""
+    return count_wood(observation) + 1
 
 
 @nb.njit(cache=True)
@@ -84,8 +155,17 @@ def _really_over(state, hidden):
 
 @nb.njit(cache=True)
 def undo_fog_termination(state, hidden):
-    """Clear a game end caused only by hidden agents being absent (in place)."""
+    """Clear a game end caused only by hidden agents being absent (in place).
+
+    When the game is over all the same (say the last visible agents died and
+    one hidden agent is left), an FFA agent that died is LOSS, not the TIE the
+    rules gave it for dying with "everybody" (the hidden survivor outlives it).
+    """
     if _really_over(state, hidden):
+        if state.meta[M_MODE] != MODE_TEAM:
+            for i in range(N_AGENTS):
+                if not state.agents[i, A_ALIVE] and not hidden[i] and state.agents[i, A_STATUS] == STATUS_TIE:
+                    state.agents[i, A_STATUS] = STATUS_LOSS
         return
     state.meta[M_DONE] = 0
     state.meta[M_RESULT] = RESULT_INCOMPLETE
@@ -122,13 +202,19 @@ def advance(state, player, action, joint, hidden, n_hidden, rng):
 
 
 @nb.njit(cache=True)
-def safe_random_action(state, player, rng):
-    """A uniformly random action whose destination (own cell for stop / bomb) is
-    on the board and not in flames; uniform over all six if none is.
+def safe_random_action(state, player, rng, quirks=0):
+    """A random own move that does not step into flames.
 
-    This is what the Java framework's ``safeRandomAction`` means to do (its code
-    returns an index into a shrinking list, which skews the draw; we do not copy
-    that slip).
+    Without ``QUIRK_SAFE_ACTION_SLIP``: uniform over the actions whose
+    destination (own cell for stop / bomb) is on the board and not in flames;
+    uniform over all six if none is.
+
+    With it, the framework's ``safeRandomAction``: draw an index uniformly over
+    a list of the six actions; if that action's destination is off the board
+    or in flames, remove it and draw again over the shorter list; return the
+    index drawn, which the caller reads in the FULL list. So after a removal
+    the played action is shifted toward the front of stop, up, down, left,
+    right, bomb: bomb can no longer be played and the removed move can.
     """
     row = state.agents[player, A_ROW]
     col = state.agents[player, A_COL]
@@ -142,10 +228,47 @@ def safe_random_action(state, player, rng):
             n += 1
     if n == 0:
         return rng_integer(rng, N_ACTIONS)
-    return ok[rng_integer(rng, n)]
+    if not quirks & QUIRK_SAFE_ACTION_SLIP:
+        return ok[rng_integer(rng, n)]
+    remaining = np.arange(N_ACTIONS)
+    size = N_ACTIONS
+    while size > 0:
+        k = rng_integer(rng, size)
+        a = remaining[k]
+        good = False
+        for j in range(n):
+            if ok[j] == a:
+                good = True
+        if good:
+            return k  # the slip: an index into the shortened list, played in the full one
+        for j in range(k, size - 1):
+            remaining[j] = remaining[j + 1]
+        size -= 1
+    return rng_integer(rng, N_ACTIONS)
 
 
 @nb.njit(cache=True)
 def is_over(state):
     """True when the simulated game has ended."""
     return state.meta[M_DONE] != 0
+
+
+@nb.njit(cache=True)
+def search_over(state, player, quirks=0):
+    """Whether a search iteration stops at ``state``: the end of the game, or
+    (``QUIRK_STOP_AT_OWN_END``) ``player`` dead or its result decided."""
+    if state.meta[M_DONE] != 0:
+        return True
+    if quirks & QUIRK_STOP_AT_OWN_END:
+        return not state.agents[player, A_ALIVE] or state.agents[player, A_STATUS] != STATUS_INCOMPLETE
+    return False
+
+
+@nb.njit(cache=True)
+def search_value(root, root_wood, leaf, player, quirks=0):
+    """The heuristic value of ``leaf`` for ``player`` (games' ``heuristic``);
+    with ``QUIRK_TIE_DEATH_SCORED`` a dead searcher whose status is TIE gets the
+    heuristic score instead of -1, as in the framework."""
+    if quirks & QUIRK_TIE_DEATH_SCORED and leaf.agents[player, A_STATUS] == STATUS_TIE:
+        return heuristic_score(root, root_wood, leaf, player)
+    return heuristic(root, root_wood, leaf, player)

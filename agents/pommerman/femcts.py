@@ -49,7 +49,7 @@ from ..registry import register
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
 from ..search.uct import backup, most_visited_child
-from ._agent import PommermanAgent, can_act, check_param
+from ._agent import PommermanAgent, can_act, check_param, check_profile
 from ._common import advance, is_over, prepare_search
 from .mcts import tree_policy
 from .features import ALL_FEATURES, N_FEATURES, SUBSET_NEA2, state_features
@@ -126,7 +126,7 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                   population, fitness, population_scratch, feature_index, log_multiplier,
                   n_effective, rollouts_per_individual, elite_count, tournament_size,
                   mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                  keep_positive, normalise, discount, rng):
+                  keep_positive, normalise, discount, rng, quirks=0, max_wood=0):
     """One FEMCTS decision; evolves ``population`` in place.
 
     Args:
@@ -144,12 +144,13 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         keep_positive: clip weights at 0; normalise: rows to unit norm after evolving.
         discount: lambda; the backed-up value is heuristic * lambda**depth (1 = none).
         rng: uint64[2].
+        quirks, max_wood: the profile's switches (``_common.prepare_search``).
     Returns:
         (action, iterations, generations): int64 x 3.
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
     reset_tree(tree)
     P = population.shape[0]
     all_features = np.zeros(N_FEATURES, dtype=np.float64)
@@ -237,8 +238,14 @@ class FEMCTSConfig:
     """Tie-breaking noise."""
     max_nodes: int = 1 << 17
     """Tree capacity under a time budget."""
+    profile: str = "auto"
+    """The shared search set-up's profile (``_common.prepare_search``): ``java``
+    keeps hidden power-ups in the model at full observability and divides wood
+    by the first root's wood + 1, as the framework the study ran on; ``arena``
+    does not; ``auto``: ``java`` in the java ruleset."""
 
     def __post_init__(self):
+        check_profile(self.profile)
         check_param(self.n_effective in (6, 3, 2), "n_effective", f"must be 6, 3 or 2, got {self.n_effective!r}")
         check_param(self.featured or self.n_effective == 6, "n_effective",
                "the unfeatured variant has one weight per real action (n_effective = 6)")
@@ -347,7 +354,8 @@ class FEMCTSAgent(PommermanAgent):
             self._log_multiplier, int(c.n_effective), int(c.rollouts_per_individual),
             int(c.elite_count), int(c.tournament_size), float(c.mutation_probability),
             float(c.mutation_strength), c.effective_positive_bias, self._variant,
-            bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng)
+            bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng,
+            self.quirks, self.model_max_wood(observation))
         self.generations += int(generations)
         self.last_value = root_child_value(self._tree, action)
         return int(action), int(iterations)

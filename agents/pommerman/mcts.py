@@ -13,15 +13,21 @@ One decision is one call of :func:`mcts_decide`. Each iteration::
 
 and the most visited root action is played. No tree reuse between decisions.
 
-Deviations from the Java framework (all deliberate):
+With ``profile = "java"`` (the default in the java ruleset) the framework's
+own behaviour is reproduced, slips included (see ``_common``: the safe-action
+index slip, the first root's wood as the heuristic's divisor, hidden power-ups
+in the model at full observability, iterations that stop when the searcher's
+result is decided, a searcher dying in a tie scored by the heuristic).
+
+Remaining deviations from the Java framework (all deliberate):
 
 - time budget: the kernel reads a monotonic clock every iteration and does not
   start an iteration it expects (from the mean so far) to overrun the
   deadline; Java stops when the time left is under twice the mean iteration
   time or under 5 ms, so it uses about 35 of 40 ms;
-- own rollout moves are uniform over the actions not stepping into flames
-  (Java's ``safeRandomAction`` returns an index into a shrinking list, which
-  skews the draw);
+- profile ``arena``: own rollout moves are uniform over the actions not
+  stepping into flames (Java's ``safeRandomAction`` returns an index into a
+  shrinking list, which skews the draw), and the other switches are off;
 - no random action is drawn for dead opponents (only the random stream
   differs);
 - fogged agents are absent from the model (see ``_common.py``).
@@ -33,26 +39,28 @@ from dataclasses import dataclass
 
 import numba as nb
 
-from games.pommerman.kernels import N_ACTIONS, STOP, copy_into, heuristic
+from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
 
 from ..registry import register
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
 from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
-from ._agent import PommermanAgent, can_act, check_param
-from ._common import advance, is_over, prepare_search, safe_random_action
+from ._agent import PommermanAgent, can_act, check_param, check_profile
+from ._common import advance, prepare_search, safe_random_action, search_over, search_value
 
 
 @nb.njit(cache=True)
-def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng):
+def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng,
+                quirks=0):
     """Descend from the root re-simulating actions in ``state``; expand one node.
 
     Returns: int, the node the rollout starts from (a new leaf, or a node at
-    the depth limit / end of game / full tree).
+    the depth limit / end of game / full tree; with ``QUIRK_STOP_AT_OWN_END``
+    also where the searcher's result got decided).
     """
     node = ROOT_INDEX
-    while not is_over(state) and tree.depth[node] < rollout_depth:
+    while not search_over(state, player, quirks) and tree.depth[node] < rollout_depth:
         action = random_untried_action(tree, node, rng)
         if action >= 0:
             child = expand(tree, node, action)
@@ -67,17 +75,17 @@ def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint,
 
 
 @nb.njit(cache=True)
-def rollout(state, player, depth, rollout_depth, joint, hidden, n_hidden, rng):
+def rollout(state, player, depth, rollout_depth, joint, hidden, n_hidden, rng, quirks=0):
     """Random play (own moves avoid flames) from ``depth`` to ``rollout_depth`` ticks."""
-    while depth < rollout_depth and not is_over(state):
-        action = safe_random_action(state, player, rng)
+    while depth < rollout_depth and not search_over(state, player, quirks):
+        action = safe_random_action(state, player, rng, quirks)
         advance(state, player, action, joint, hidden, n_hidden, rng)
         depth += 1
 
 
 @nb.njit(cache=True)
 def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
-                exploration, epsilon, rollout_depth, rng):
+                exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
     """One MCTS decision.
 
     Args:
@@ -90,20 +98,22 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
             time limit it does not start an iteration it expects to overrun.
         exploration (K), epsilon: floats; rollout_depth: int ticks from the root.
         rng: uint64[2] (advanced).
+        quirks: int, ``QUIRK_*`` bits of the profile; max_wood: int, see
+            ``_common.prepare_search``.
     Returns:
         (action, iterations): int64, int64.
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
     reset_tree(tree)
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
         leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
-                           joint, hidden, n_hidden, rng)
-        rollout(scratch, player, tree.depth[leaf], rollout_depth, joint, hidden, n_hidden, rng)
-        value = heuristic(root, root_wood, scratch, player)
+                           joint, hidden, n_hidden, rng, quirks)
+        rollout(scratch, player, tree.depth[leaf], rollout_depth, joint, hidden, n_hidden, rng, quirks)
+        value = search_value(root, root_wood, scratch, player, quirks)
         backup(tree, leaf, value)
         iterations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
@@ -125,8 +135,20 @@ class MCTSConfig:
     max_nodes: int = 1 << 17
     """Tree capacity under a time budget (an iteration budget of n uses n + 1).
     When the tree is full, iterations go on without expanding."""
+    profile: str = "auto"
+    """``java``: the Java framework's behaviour, slips included; ``arena``:
+    Arena's corrected search; ``auto``: ``java`` in the java ruleset, else
+    ``arena`` (see ``agents/pommerman/_common.py``)."""
+    max_woods: int = 0
+    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
+    profile's rule (``java``: the wood of the agent's first decision of the game
+    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
+    set once per process (JVM) by its first decision: give that value here to
+    replay a particular framework run (e.g. 3 at view range 2 in the
+    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
     def __post_init__(self):
+        check_profile(self.profile, self.max_woods)
         check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
                "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
         check_param(isinstance(self.rollout_depth, int) and 1 <= self.rollout_depth <= 1000,
@@ -157,6 +179,7 @@ class MCTSAgent(PommermanAgent):
         c = self.config
         action, iterations = mcts_decide(
             observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
-            float(c.exploration), float(c.epsilon), int(c.rollout_depth), self._rng)
+            float(c.exploration), float(c.epsilon), int(c.rollout_depth), self._rng,
+            self.quirks, self.model_max_wood(observation))
         self.last_value = root_child_value(self._tree, action)
         return int(action), int(iterations)

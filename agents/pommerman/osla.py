@@ -6,25 +6,26 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from games.pommerman.kernels import N_ACTIONS, STOP, copy_into, heuristic
+from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
 
 from ..registry import register
 from ..search.uct import tie_noise
-from ._agent import PommermanAgent, can_act, check_param
-from ._common import advance, prepare_search
+from ._agent import PommermanAgent, can_act, check_param, check_profile
+from ._common import advance, prepare_search, search_value
 
 
 @nb.njit(cache=True)
-def osla_decide(observation, player, root, scratch, epsilon, rng):
+def osla_decide(observation, player, root, scratch, epsilon, rng, quirks=0, max_wood=0):
     """Each of the six actions for one tick with random opponents, scored by the
-    heuristic (tie noise); returns (best action, 6 simulations)."""
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
+    heuristic (tie noise); returns (best action, 6 simulations). ``quirks``,
+    ``max_wood``: the profile's switches (see ``_common.prepare_search``)."""
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
     best = 0
     best_value = -np.inf
     for action in range(N_ACTIONS):
         copy_into(scratch, root)
         advance(scratch, player, action, joint, hidden, n_hidden, rng)
-        value = tie_noise(heuristic(root, root_wood, scratch, player), epsilon, rng)
+        value = tie_noise(search_value(root, root_wood, scratch, player, quirks), epsilon, rng)
         if value > best_value:
             best_value = value
             best = action
@@ -38,8 +39,20 @@ class OSLAConfig:
 
     epsilon: float = 1e-6
     """Tie-breaking noise on the heuristic values."""
+    profile: str = "auto"
+    """``java``: the Java framework's behaviour (its heuristic's wood divisor,
+    hidden power-ups at full observability, a tie death scored by the
+    heuristic); ``arena``: Arena's; ``auto``: ``java`` in the java ruleset."""
+    max_woods: int = 0
+    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
+    profile's rule (``java``: the wood of the agent's first decision of the game
+    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
+    set once per process (JVM) by its first decision: give that value here to
+    replay a particular framework run (e.g. 3 at view range 2 in the
+    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
     def __post_init__(self):
+        check_profile(self.profile, self.max_woods)
         check_param(0 <= self.epsilon < 0.01, "epsilon", f"must be in [0, 0.01), got {self.epsilon!r}")
 
 
@@ -55,5 +68,6 @@ class OSLAAgent(PommermanAgent):
         if not can_act(observation, self.seat):
             return STOP, 0
         action, n = osla_decide(observation, self.seat, self._root, self._scratch,
-                                float(self.config.epsilon), self._rng)
+                                float(self.config.epsilon), self._rng, self.quirks,
+                                self.model_max_wood(observation))
         return int(action), int(n)

@@ -28,14 +28,14 @@ import numba as nb
 import numpy as np
 
 from games._rng import rng_integer, rng_uniform
-from games.pommerman.kernels import N_ACTIONS, STOP, copy_into, heuristic
+from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
 
 from ..registry import register
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.uct import normalise
-from ._agent import PommermanAgent, can_act, check_param, scratch_state
-from ._common import advance, is_over, prepare_search
+from ._agent import PommermanAgent, can_act, check_param, check_profile, scratch_state
+from ._common import advance, prepare_search, search_over, search_value
 
 EVALUATE_LAST = 0
 EVALUATE_DISCOUNT = 1
@@ -43,25 +43,25 @@ EVALUATE_DISCOUNT = 1
 
 @nb.njit(cache=True)
 def _mc_rollout_value(state, player, root, root_wood, evaluate_act, discount, partial,
-                      n_values, mc_length, joint, hidden, n_hidden, rng):
+                      n_values, mc_length, joint, hidden, n_hidden, rng, quirks):
     """Random continuation from ``state`` (in place); the normalised value."""
     if evaluate_act == EVALUATE_LAST:
         for _ in range(mc_length):
-            if is_over(state):
+            if search_over(state, player, quirks):
                 break
             advance(state, player, rng_integer(rng, N_ACTIONS), joint, hidden, n_hidden, rng)
-        return normalise(heuristic(root, root_wood, state, player), -1.0, 1.0)
+        return normalise(search_value(root, root_wood, state, player, quirks), -1.0, 1.0)
     # discount: the individual's values followed by the rollout's (its first
     # value is the end state again, as the framework concatenates them)
     acc = partial
     k = n_values
-    acc += discount ** k * heuristic(root, root_wood, state, player)
+    acc += discount ** k * search_value(root, root_wood, state, player, quirks)
     k += 1
     for _ in range(mc_length):
-        if is_over(state):
+        if search_over(state, player, quirks):
             break
         advance(state, player, rng_integer(rng, N_ACTIONS), joint, hidden, n_hidden, rng)
-        acc += discount ** k * heuristic(root, root_wood, state, player)
+        acc += discount ** k * search_value(root, root_wood, state, player, quirks)
         k += 1
     return normalise(acc, -1.0, 1.0)
 
@@ -69,7 +69,7 @@ def _mc_rollout_value(state, player, root, root_wood, evaluate_act, discount, pa
 @nb.njit(cache=True)
 def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, player,
              evaluate_act, discount, mc_rollouts, mc_length, mc_repeat,
-             joint, hidden, n_hidden, rng):
+             joint, hidden, n_hidden, rng, quirks=0):
     """Roll ``genes`` (int8[L], mutated in place where ``mutate[i]``) from the root.
 
     Returns: float64, the new fitness ``(old_value + value) / 2``.
@@ -78,10 +78,10 @@ def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, playe
     length = genes.shape[0]
     acc = 0.0
     if evaluate_act == EVALUATE_DISCOUNT:
-        acc = heuristic(root, root_wood, scratch, player)
+        acc = search_value(root, root_wood, scratch, player, quirks)
     n_values = 1
     for i in range(length):
-        if is_over(scratch):
+        if search_over(scratch, player, quirks):
             break
         if mutate[i]:  # a new value, different from the current one
             a = rng_integer(rng, N_ACTIONS - 1)
@@ -90,18 +90,19 @@ def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, playe
             genes[i] = a
         advance(scratch, player, genes[i], joint, hidden, n_hidden, rng)
         if evaluate_act == EVALUATE_DISCOUNT:
-            acc += discount ** n_values * heuristic(root, root_wood, scratch, player)
+            acc += discount ** n_values * search_value(root, root_wood, scratch, player, quirks)
         n_values += 1
     if evaluate_act == EVALUATE_LAST:
-        value = heuristic(root, root_wood, scratch, player)
+        value = search_value(root, root_wood, scratch, player, quirks)
     else:
         value = acc
-    if mc_rollouts and not is_over(scratch):
+    if mc_rollouts and not search_over(scratch, player, quirks):
         total = 0.0
         for _ in range(mc_repeat):
             copy_into(mc_state, scratch)
             total += _mc_rollout_value(mc_state, player, root, root_wood, evaluate_act, discount,
-                                       acc, n_values, mc_length, joint, hidden, n_hidden, rng)
+                                       acc, n_values, mc_length, joint, hidden, n_hidden, rng,
+                                       quirks)
         value = total / mc_repeat
     return (old_value + value) / 2.0
 
@@ -172,7 +173,8 @@ def _keep_best(population, values, offspring, off_values, pool, pool_values, ord
 @nb.njit(cache=True)
 def rhea_decide(observation, player, root, scratch, mc_state, population, values, has_population,
                 offspring, off_values, max_iterations, time_limit, mutation_rate, tournament_size,
-                shift_buffer, evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, rng):
+                shift_buffer, evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, rng,
+                quirks=0, max_wood=0):
     """One RHEA decision.
 
     Args:
@@ -186,12 +188,14 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
         evaluate_act: EVALUATE_LAST / EVALUATE_DISCOUNT; discount: float;
         mc_rollouts: bool; mc_length, mc_repeat: int.
         rng: uint64[2].
+        quirks: int, ``QUIRK_*`` bits of the profile; max_wood: int, see
+            ``_common.prepare_search``.
     Returns:
         (action, iterations): int64, int64.
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
+    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
     p = population.shape[0]
     o = offspring.shape[0]
     length = population.shape[1]
@@ -208,14 +212,14 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
             population[i, length - 1] = rng_integer(rng, N_ACTIONS)
             values[i] = evaluate(population[i], values[i], no_mutation, root, root_wood, scratch,
                                  mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
-                                 mc_repeat, joint, hidden, n_hidden, rng)
+                                 mc_repeat, joint, hidden, n_hidden, rng, quirks)
     else:
         for i in range(p):
             for j in range(length):
                 population[i, j] = rng_integer(rng, N_ACTIONS)
             values[i] = evaluate(population[i], 0.0, no_mutation, root, root_wood, scratch,
                                  mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
-                                 mc_repeat, joint, hidden, n_hidden, rng)
+                                 mc_repeat, joint, hidden, n_hidden, rng, quirks)
 
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
@@ -224,11 +228,11 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
             _draw_mutation(mutate, mutation_rate, rng)
             off_values[k] = evaluate(offspring[k], inherited, mutate, root, root_wood, scratch,
                                      mc_state, player, evaluate_act, discount, mc_rollouts,
-                                     mc_length, mc_repeat, joint, hidden, n_hidden, rng)
+                                     mc_length, mc_repeat, joint, hidden, n_hidden, rng, quirks)
         for i in range(p):  # re-evaluate the parents
             values[i] = evaluate(population[i], values[i], no_mutation, root, root_wood, scratch,
                                  mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
-                                 mc_repeat, joint, hidden, n_hidden, rng)
+                                 mc_repeat, joint, hidden, n_hidden, rng, quirks)
         _keep_best(population, values, offspring, off_values, pool, pool_values, order)
         iterations += 1
     return np.int64(population[0, 0]), iterations
@@ -266,8 +270,20 @@ class RHEAConfig:
     """Ticks per Monte Carlo rollout (framework: half the individual length)."""
     mc_rollouts_repeat: int = 1
     """Monte Carlo rollouts per evaluation (values averaged)."""
+    profile: str = "auto"
+    """``java``: the Java framework's behaviour, slips included; ``arena``:
+    Arena's corrected search; ``auto``: ``java`` in the java ruleset, else
+    ``arena`` (see ``agents/pommerman/_common.py``)."""
+    max_woods: int = 0
+    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
+    profile's rule (``java``: the wood of the agent's first decision of the game
+    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
+    set once per process (JVM) by its first decision: give that value here to
+    replay a particular framework run (e.g. 3 at view range 2 in the
+    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
     def __post_init__(self):
+        check_profile(self.profile, self.max_woods)
         check_param(isinstance(self.population_size, int) and 1 <= self.population_size <= 1000,
                "population_size", f"must be an int in [1, 1000], got {self.population_size!r}")
         check_param(isinstance(self.offspring_count, int) and 1 <= self.offspring_count <= 1000,
@@ -329,7 +345,8 @@ class RHEAAgent(PommermanAgent):
             self._population, self._values, self._has_population, self._offspring, self._off_values,
             max_iterations, seconds, float(c.mutation_rate), int(c.tournament_size),
             bool(c.shift_buffer), _EVALUATE[c.evaluate_act], float(c.discount),
-            bool(c.mc_rollouts), int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng)
+            bool(c.mc_rollouts), int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng,
+            self.quirks, self.model_max_wood(observation))
         self._has_population = True
         self.last_value = float(self._values[0])  # the fitness of the individual played
         return int(action), int(iterations)

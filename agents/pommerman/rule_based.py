@@ -1,4 +1,7 @@
-"""A rule-based Pommerman player in the spirit of the reference ``SimplePlayer``.
+"""Arena's own rule-based Pommerman player, in the spirit of the reference
+``SimplePlayer`` but not a port of it (shortest-path escapes, a 9-step escape
+check, blast-aware threats, chasing within 3 steps). The port, with the
+framework's decisions and slips, is ``simple`` (``simple_player.py``).
 
 Rules, in order (first that applies):
 

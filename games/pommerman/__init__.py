@@ -15,7 +15,9 @@ shared kernels and ``_canonical.py`` / ``_java.py`` the rules.
 """
 from __future__ import annotations
 
+import gzip
 import json
+import os
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -48,6 +50,14 @@ class PommermanConfig:
     """Chebyshev radius 0..4 each agent sees around itself; None (or "full") = full observability."""
     max_steps: int = DEFAULT_MAX_STEPS
     """Game length limit in ticks (the references use 800)."""
+    boards_file: str | None = None
+    """Play recorded boards instead of generating them: a JSON Lines file
+    (``.jsonl``, or ``.jsonl.gz``) of records in the golden-trajectory format
+    (``{"states": [state, ...], ...}``; only ``states[0]`` is used, hidden
+    power-ups included), e.g. boards dumped from the Java framework to compare
+    with it on the same boards. A study's board seed ``b`` (0, 1, ...) plays
+    record ``b``; ``reset(seed)`` with an int plays record ``seed``. A relative
+    path is relative to the working directory. None: boards come from the seed."""
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -63,6 +73,8 @@ class PommermanConfig:
             raise ValueError(f"view_range: must be one of {VIEW_RANGES}, 'full' or absent (full), got {self.view_range!r}")
         if not isinstance(self.max_steps, int) or not 1 <= self.max_steps <= 100_000:
             raise ValueError(f"max_steps: must be an int in [1, 100000], got {self.max_steps!r}")
+        if self.boards_file is not None:
+            load_boards(self)  # validates the file (cached per path and modification time)
 
     @property
     def view(self) -> int:
@@ -70,8 +82,87 @@ class PommermanConfig:
         return FULL_VIEW if self.view_range is None else int(self.view_range)
 
 
+_BOARDS_CACHE: dict[tuple, list[PommermanState]] = {}
+
+
+def load_boards(config: PommermanConfig) -> list[PommermanState]:
+    """The boards of ``config.boards_file`` as states for ``config`` (cached).
+
+    Raises ValueError naming ``boards_file``, the record and the field when the
+    file is missing, empty, not JSON Lines, or a record's ``states[0]`` is not a
+    valid state (or its ``scenario.rules`` / ``scenario.mode`` contradicts the
+    config's ruleset / mode).
+    """
+    path = config.boards_file
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"boards_file: must be a path (string), got {path!r}")
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError as exc:
+        raise ValueError(f"boards_file: cannot read {path!r}: {exc.strerror}") from None
+    key = (os.path.abspath(path), stamp, config.mode, config.ruleset, config.collapse, config.max_steps)
+    if key in _BOARDS_CACHE:
+        return _BOARDS_CACHE[key]
+    opener = gzip.open if path.endswith(".gz") else open
+    boards = []
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                where = f"boards_file: {path}: record {len(boards)} (line {line_no})"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{where}: not JSON: {exc.msg}") from None
+                states = record.get("states") if isinstance(record, dict) else None
+                if not isinstance(states, list) or not states or not isinstance(states[0], dict):
+                    raise ValueError(f"{where}: states: expected a list whose first entry is a state")
+                scenario = record.get("scenario") or {}
+                rules = scenario.get("rules") if isinstance(scenario, dict) else None
+                if rules is not None and rules != config.ruleset:
+                    raise ValueError(f"{where}: scenario.rules is {rules!r} but the game's ruleset is "
+                                     f"{config.ruleset!r}")
+                mode = scenario.get("mode") if isinstance(scenario, dict) else None
+                if mode is not None and mode != config.mode:
+                    raise ValueError(f"{where}: scenario.mode is {mode!r} but the game's mode is {config.mode!r}")
+                try:
+                    state = state_from_dict(states[0], mode=config.mode, ruleset=config.ruleset,
+                                            collapse=config.collapse, max_steps=config.max_steps)
+                except StateFormatError as exc:
+                    raise ValueError(f"{where}: states[0].{exc}") from None
+                if state.meta[M_STEP] != 0:
+                    raise ValueError(f"{where}: states[0].step_count: a board must start at step 0")
+                boards.append(state)
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise ValueError(f"boards_file: cannot read {path!r}: {exc}") from None
+    if not boards:
+        raise ValueError(f"boards_file: {path}: no records")
+    _BOARDS_CACHE[key] = boards
+    return boards
+
+
+def board_index(seed) -> int:
+    """The record a ``boards_file`` game plays for ``seed``: the board seed of a
+    study's plan (the last entry of its SeedSequence's spawn key), or an int."""
+    if isinstance(seed, np.random.SeedSequence):
+        if not seed.spawn_key:
+            raise ValueError("boards_file: a SeedSequence without a spawn key names no board; "
+                             "pass the board index as an int")
+        return int(seed.spawn_key[-1])
+    return int(seed)
+
+
 def generate(config: PommermanConfig, seed) -> PommermanState:
-    """A fresh board for ``config`` from ``seed`` (int or SeedSequence)."""
+    """A fresh board for ``config`` from ``seed`` (int or SeedSequence); with
+    ``config.boards_file``, a copy of the recorded board :func:`board_index` names."""
+    if config.boards_file is not None:
+        boards = load_boards(config)
+        index = board_index(seed)
+        if not 0 <= index < len(boards):
+            raise ValueError(f"boards_file: board {index} requested, but {config.boards_file} holds "
+                             f"{len(boards)} boards (0..{len(boards) - 1})")
+        return copy_state(boards[index])
     mode = MODES[config.mode]
     if config.ruleset == "java":
         from ._java import generate_java

@@ -93,7 +93,10 @@ def observe(state, player, view_range):
         framework copies a state for a searching agent:
         - cells outside the view square read FOG (5); bombs and flames there
           are dropped; agents there get ``A_VISIBLE = 0`` and no board cell;
-        - hidden power-ups (``items``) are never in the model;
+        - hidden power-ups (``items``) are dropped under partial
+          observability; under full observability they are kept, as in the
+          framework's copy (a leak: Arena's searching agents drop them from
+          their model unless their ``java`` profile keeps them);
         - under partial observability other agents' ammo, blast strength and
           kick are unknown and set to the starting defaults (1, 2, no kick);
         - bombs lose their owner (no ammo refund in simulations) and their
@@ -101,7 +104,8 @@ def observe(state, player, view_range):
         ``meta[M_VIEW_RANGE]`` records the view range.
     """
     obs = copy_state(state)
-    obs.items[:] = 0
+    if view_range >= 0:
+        obs.items[:] = 0
     obs.meta[M_VIEW_RANGE] = view_range
     full_flame = FULL_FLAME_LIFE_JAVA if state.meta[M_RULESET] == RULESET_JAVA else FULL_FLAME_LIFE_CANONICAL
     prow = state.agents[player, A_ROW]
@@ -182,15 +186,24 @@ def heuristic(root, root_wood, leaf, player):
         player: int.
     Returns:
         float64: +1 if ``player`` has won, -1 if it has lost or died, else
-        FFA: 0.5 * enemies killed / 3 + 0.1 * wood destroyed / initial wood
-        + 0.15 * can kick + 0.15 * blast gained / 10; team: 0.4 for enemies
-        plus 0.1 * change in living teammates.
+        :func:`heuristic_score`.
     """
     status = leaf.agents[player, A_STATUS]
     if status == STATUS_WIN:
         return 1.0
     if status == STATUS_LOSS or not leaf.agents[player, A_ALIVE]:
         return -1.0
+    return heuristic_score(root, root_wood, leaf, player)
+
+
+@nb.njit(cache=True)
+def heuristic_score(root, root_wood, leaf, player):
+    """The non-terminal part of :func:`heuristic` (whatever ``player``'s status):
+    FFA: 0.5 * enemies killed / 3 + 0.1 * wood destroyed / initial wood
+    (``root.meta[M_INITIAL_WOOD]``, at least 1) + 0.15 * can kick + 0.15 *
+    blast gained / 10; team: 0.4 for enemies plus 0.1 * change in living
+    teammates. Returns float64.
+    """
     team = leaf.meta[M_MODE] == MODE_TEAM
     enemy_factor = 0.4 if team else 0.5
     enemies_killed = count_alive(root, player, False) - count_alive(leaf, player, False)

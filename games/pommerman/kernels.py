@@ -19,7 +19,7 @@ from ._java import generate_java, step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._kernels import (
     FULL_FLAME_LIFE_CANONICAL, FULL_FLAME_LIFE_JAVA, count_alive, count_wood, heuristic,
-    is_terminal, legal_actions, observe, returns, step, teammate_of,
+    heuristic_score, is_terminal, legal_actions, observe, returns, step, teammate_of,
 )
 from ._layout import (
     ACTION_DCOL, ACTION_DROW, AGENT0, AGENT_DUMMY, AGENT_FIELDS, A_ALIVE, A_AMMO, A_BLAST,
@@ -48,7 +48,7 @@ __all__ = [
     'RIGHT', 'RIGID', 'RULESETS', 'RULESET_CANONICAL', 'RULESET_JAVA', 'STATUS_INCOMPLETE',
     'STATUS_LOSS', 'STATUS_TIE', 'STATUS_WIN', 'STOP', 'StateFormatError', 'UP', 'WOOD',
     'cell', 'copy_into', 'copy_state', 'count_alive', 'count_wood', 'empty_state',
-    'generate_canonical', 'inaccessible_passages', 'generate_java', 'heuristic', 'is_terminal', 'legal_actions',
+    'generate_canonical', 'inaccessible_passages', 'generate_java', 'heuristic', 'heuristic_score', 'is_terminal', 'legal_actions',
     'observe', 'on_board', 'returns', 'state_from_dict', 'state_to_dict', 'step',
     'step_canonical', 'step_java', 'teammate_of',
 ]

@@ -1,0 +1,143 @@
+"""Arena next to the Java framework on the same boards: W/T/L and deaths per agent.
+
+Plays a study spec's games in this process (plan, seats and seeds exactly as
+``arena run`` would) and records, per seat, the framework-style result (the
+java ruleset's per-agent status: WIN / TIE / LOSS), the tick the agent died
+(if it did) and the bombs it laid; then prints them per agent with 95% Wilson
+intervals next to a CSV measured with the framework (columns ``agent``,
+``result``, ``died_at``, ``bombs``; one row per seat and game)::
+
+    python -m jobs.femcts.side_by_side jobs/femcts/framework_side_by_side.toml \\
+        --set game.view_range=0 --set game.boards_file=BOARDS.jsonl.gz \\
+        --framework FRAMEWORK.csv [--out ARENA.csv]
+
+Only for java-ruleset Pommerman specs.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from collections import defaultdict
+
+Z95 = 1.959963984540054
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of k successes in n trials (as fractions)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def play_side(spec) -> list[dict]:
+    """Every game of ``spec``: one dict per seat (agent label, result, died_at, bombs, ...)."""
+    from cluster.plan import board_seed_sequence, plan_study, seat_seed_sequence
+    from cluster.play import build_agents
+    from games.pommerman.kernels import (
+        A_ALIVE, A_STATUS, B_LIFE, B_OWNER, M_N_BOMBS, M_STEP, STATUS_LOSS, STATUS_TIE,
+        STATUS_WIN,
+    )
+    from games.registry import make_game
+
+    names = {STATUS_WIN: "WIN", STATUS_TIE: "TIE", STATUS_LOSS: "LOSS"}
+    agents = build_agents(spec)
+    rows = []
+    for series in plan_study(spec):
+        for task in series.games:
+            game = make_game(spec.game, spec.game_config_for(task.condition))
+            game.reset(board_seed_sequence(spec.seed, task))
+            seats = [agents[i] for i in task.seat_lineup]
+            for seat, agent in enumerate(seats):
+                agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
+            n = game.num_players
+            died = [None] * n
+            bombs = [0] * n
+            while not game.done:
+                actions = [seats[p].act(game.observation(p)) if game.is_alive(p) else 0 for p in range(n)]
+                game.step(actions)
+                st = game.state
+                for b in range(int(st.meta[M_N_BOMBS])):
+                    if st.bombs[b, B_LIFE] == 9 and st.bombs[b, B_OWNER] >= 0:
+                        bombs[int(st.bombs[b, B_OWNER])] += 1
+                for p in range(n):
+                    if died[p] is None and not st.agents[p, A_ALIVE]:
+                        died[p] = int(st.meta[M_STEP])
+            st = game.state
+            for seat in range(n):
+                lineup = spec.lineup[task.seat_lineup[seat]]
+                rows.append({
+                    "board": task.board_seed, "game_index": task.game_index, "seat": seat,
+                    "agent": lineup.label, "result": names.get(int(st.agents[seat, A_STATUS]), "INCOMPLETE"),
+                    "died_at": "" if died[seat] is None else died[seat], "bombs": bombs[seat],
+                    "ticks": int(st.meta[M_STEP]),
+                    "profile": getattr(seats[seat], "profile", ""),
+                })
+            print(f"game {task.game_index}: " + " ".join(
+                f"{r['agent']}={r['result']}" for r in rows[-n:]), file=sys.stderr, flush=True)
+    return rows
+
+
+def summarise(rows) -> dict[str, dict]:
+    """Per agent: games, W/T/L, deaths, bombs."""
+    out: dict[str, dict] = defaultdict(lambda: {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0})
+    for r in rows:
+        s = out[str(r["agent"]).lower()]
+        s["n"] += 1
+        s[str(r["result"])] = s.get(str(r["result"]), 0) + 1
+        s["died"] += str(r["died_at"]) != ""
+        s["bombs"] += int(r["bombs"])
+    return dict(out)
+
+
+def _cell(k, n):
+    lo, hi = wilson(k, n)
+    return f"{k} [{100 * lo:.0f}-{100 * hi:.0f}%]"
+
+
+def table(framework: dict, arena: dict) -> str:
+    """Markdown table: per agent, framework vs Arena (counts with 95% Wilson intervals)."""
+    lines = ["| agent | games (fw / arena) | wins fw | wins arena | ties fw | ties arena | losses fw | losses arena | deaths fw | deaths arena | bombs/game fw / arena |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for agent in sorted(set(framework) | set(arena)):
+        f = framework.get(agent, {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0})
+        a = arena.get(agent, {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0})
+        lines.append(
+            f"| {agent} | {f['n']} / {a['n']} | {_cell(f['WIN'], f['n'])} | {_cell(a['WIN'], a['n'])} | "
+            f"{_cell(f['TIE'], f['n'])} | {_cell(a['TIE'], a['n'])} | {_cell(f['LOSS'], f['n'])} | "
+            f"{_cell(a['LOSS'], a['n'])} | {_cell(f['died'], f['n'])} | {_cell(a['died'], a['n'])} | "
+            f"{f['bombs'] / max(f['n'], 1):.1f} / {a['bombs'] / max(a['n'], 1):.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from jobs.spec import load_spec
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("spec")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--framework", help="CSV measured with the framework (agent, result, died_at, bombs)")
+    ap.add_argument("--out", help="write Arena's rows here (CSV)")
+    args = ap.parse_args(argv)
+    spec = load_spec(args.spec, args.overrides)
+    rows = play_side(spec)
+    if args.out:
+        with open(args.out, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    framework = {}
+    if args.framework:
+        with open(args.framework, newline="") as fh:
+            framework = summarise(csv.DictReader(fh))
+    print(table(framework, summarise(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
