@@ -30,7 +30,7 @@ import numpy as np
 from games._rng import rng_integer, rng_uniform
 from games.birds.kernels import (
     BOARD_SLOTS, C_COST, C_POINTS, DRAW_DECK, DRAW_TRAY, GAIN_FOOD, M_TURN, N_ACTIONS,
-    P_BOARD, P_FOOD, P_HAND, TOTAL_TURNS, is_legal,
+    P_BOARD, P_FOOD, P_HAND, TOTAL_TURNS, is_legal, nth_legal_action,
 )
 
 N_FEATURES = 16
@@ -129,20 +129,11 @@ def sample_from(probs, rng):
     return last
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def random_action(state, p, rng):
     """A uniformly random legal action of ``p`` (GAIN_FOOD is always legal)."""
-    n = 0
-    for a in range(N_ACTIONS):
-        if is_legal(state, p, a):
-            n += 1
-    k = rng_integer(rng, n)
-    for a in range(N_ACTIONS):
-        if is_legal(state, p, a):
-            if k == 0:
-                return a
-            k -= 1
-    return GAIN_FOOD
+    n = nth_legal_action(state, p, -1)
+    return nth_legal_action(state, p, rng_integer(rng, n))
 
 
 @nb.njit(cache=True)

@@ -57,7 +57,7 @@ from games.birds.kernels import (
 )
 
 from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights
-from .features import MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
+from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
 
 TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
@@ -318,7 +318,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
 
 
 # --- the agent ------------------------------------------------------------------
-OPPONENT_MODELS = {"random": MODEL_RANDOM, "policy": MODEL_POLICY}
+OPPONENT_MODELS = {"random": MODEL_RANDOM, "policy": MODEL_POLICY, "greedy": MODEL_GREEDY}
 CHANCE_SELECTIONS = {"sample": CHANCE_SAMPLE, "pw_ucb": CHANCE_PW_UCB}
 
 
@@ -335,11 +335,11 @@ class BirdsMCTSConfig:
     """At chance nodes: ``sample`` outcomes by probability, or ``pw_ucb``
     (probability-weighted UCB, see ``agents.search.chance``)."""
     opponent: str = "random"
-    """Opponent model in the tree and rollouts: ``random`` or ``policy`` (the
+    """Opponent model in the tree and rollouts: ``random``, ``greedy`` or ``policy`` (the
     trained linear policy; its weights come as learned state, e.g. a spec's
     ``seed_population`` .npz with an array ``weights``)."""
     rollout: str = "random"
-    """The searcher's own rollout moves: ``random`` or ``policy``."""
+    """The searcher's own rollout moves: ``random``, ``greedy`` or ``policy``."""
     final: str = "most_visited"
     """Root choice: ``most_visited`` or ``best_mean``."""
 

@@ -91,10 +91,10 @@ def play_match(state, weights, models, rng, feats, probs):
 
 
 @nb.njit(cache=True)
-def reinforce_batch(cards, start_food, weights, games, self_play, score_weight, rng, grad):
-    """Play ``games`` games and accumulate the REINFORCE gradient into ``grad``
+def reinforce_batch(state, start_food, weights, games, self_play, score_weight, rng, grad):
+    """Play ``games`` games (dealt into the scratch ``state``, whose ``cards`` are the
+    card set) and accumulate the REINFORCE gradient into ``grad``
     (float64[N_FEATURES], zeroed here). Returns the learner's mean result (1 / 0.5 / 0)."""
-    state = empty_state(cards)
     feats = np.zeros((N_ACTIONS, N_FEATURES))
     probs = np.zeros(N_ACTIONS)
     game_grads = np.zeros((games, N_PLAYERS, N_FEATURES))
@@ -144,10 +144,7 @@ def reinforce_batch(cards, start_food, weights, games, self_play, score_weight, 
 
 
 @nb.njit(cache=True)
-def evaluate_policy(cards, start_food, weights, opponent_model, games, rng):
-    """Results of the policy (seat alternating) against ``opponent_model`` over
-    ``games`` games: int64[3] (wins, ties, losses) and the mean score difference."""
-    state = empty_state(cards)
+def _evaluate(state, start_food, weights, opponent_model, games, rng):
     feats = np.zeros((N_ACTIONS, N_FEATURES))
     probs = np.zeros(N_ACTIONS)
     models = np.zeros(N_PLAYERS, dtype=np.int64)
@@ -167,6 +164,14 @@ def evaluate_policy(cards, start_food, weights, opponent_model, games, rng):
             counts[2] += 1
         diff_sum += diff if seat == 0 else -diff
     return counts, diff_sum / games
+
+
+def evaluate_policy(cards, start_food, weights, opponent_model, games, rng):
+    """Results of the policy (seat alternating) against ``opponent_model``
+    (MODEL_*) over ``games`` games dealt from ``rng``: int64[3] (wins, ties,
+    losses) and the policy's mean score difference."""
+    return _evaluate(empty_state(np.ascontiguousarray(cards)), int(start_food),
+                     np.asarray(weights, dtype=np.float64), int(opponent_model), int(games), rng)
 
 
 @dataclass(frozen=True)
@@ -215,12 +220,13 @@ def train_policy(config: TrainConfig, cards: np.ndarray, progress=None):
     eval_rng = make_rng(np.random.SeedSequence([config.seed, 2]))
     weights = np.zeros(N_FEATURES, dtype=np.float64)
     grad = np.zeros(N_FEATURES, dtype=np.float64)
+    state = empty_state(np.ascontiguousarray(cards))
     m = np.zeros(N_FEATURES)
     v = np.zeros(N_FEATURES)
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     curve = []
     for it in range(1, config.iterations + 1):
-        result = reinforce_batch(cards, config.start_food, weights, config.games_per_iteration,
+        result = reinforce_batch(state, config.start_food, weights, config.games_per_iteration,
                                  config.opponent == "self", float(config.score_weight), rng, grad)
         m = beta1 * m + (1 - beta1) * grad
         v = beta2 * v + (1 - beta2) * grad * grad

@@ -24,7 +24,7 @@ from ._layout import (
 )
 from ._rules import (
     apply_action, deal, deck_remaining, end_turn, hide_from, is_legal, is_terminal,
-    legal_actions, legal_actions_into, observe, refill_tray, returns, score, shuffle_deck, step,
+    legal_actions, legal_actions_into, nth_legal_action, observe, refill_tray, returns, score, shuffle_deck, step,
     to_move,
 )
 
@@ -37,6 +37,6 @@ __all__ = [
     "START_HAND", "TOTAL_TURNS", "TRAY_SLOTS", "TURNS_PER_PLAYER", "apply_action", "card_class",
     "copy_dynamic", "copy_into", "copy_state", "deal", "deck_remaining", "empty_state",
     "end_turn", "generate_cards", "hide_from", "is_legal", "is_terminal", "legal_actions",
-    "legal_actions_into", "load_cards_csv", "observe", "refill_tray", "returns", "score",
+    "legal_actions_into", "load_cards_csv", "nth_legal_action", "observe", "refill_tray", "returns", "score",
     "shuffle_deck", "step", "to_move",
 ]
