@@ -36,7 +36,8 @@ ROW_COLUMNS = (
     "condition",
 )
 #: Besides these, a study with conditions (``design.vary``) adds one ``vary.<option>``
-#: column per varied game option.
+#: column per varied game option, and a game with scores (``Game.scores()``, optional)
+#: adds ``score`` and ``score_margin`` (own score minus the best other seat's).
 
 
 def worker_name() -> str:
@@ -120,11 +121,13 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
             culprit = labels[seat]
             agent.end_game(game.observation(seat), returns)
         outcomes = list(game.outcomes())
+        scores = _scores(game)
     except Exception as exc:  # an agent (or the engine) failed: record it, keep the series going
         tb = traceback.format_exc(limit=4)
         error = f"{culprit}: {type(exc).__name__}: {exc}\n{tb}"[:MAX_ERROR_CHARS]
         returns = np.zeros(n, dtype=np.float64)
         outcomes = [ERROR] * n
+        scores = None
 
     try:
         learned_after = learned_state_of(spec, agents)
@@ -168,7 +171,17 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
             "condition": spec.condition_label(condition),
             **{f"vary.{k}": v for k, v in spec.design.conditions[condition].items()},
         })
+        if scores is not None:
+            others = [x for i, x in enumerate(scores) if i != seat]
+            rows[-1]["score"] = float(scores[seat])
+            rows[-1]["score_margin"] = float(scores[seat] - max(others)) if others else 0.0
     return rows, learned_after
+
+
+def _scores(game) -> list[float] | None:
+    """``Game.scores()`` (optional: games with a score besides the outcome), else None."""
+    probe = getattr(game, "scores", None)
+    return [float(x) for x in probe()] if callable(probe) else None
 
 
 def _safe_step_count(game) -> int:

@@ -5,7 +5,8 @@
     arena ui                                      # MLflow UI on 127.0.0.1 for the configured store
     arena play --agents mcts,rhea,osla,random --seed 3 --show
     arena conformance pommerman FILE...
-    arena bench pommerman --json | arena bench cluster --json
+    arena bench pommerman --json | arena bench cluster --json | arena bench birds --json
+    arena train-birds --out jobs/birds/policy/birds_policy.npz
 """
 from __future__ import annotations
 
@@ -122,6 +123,10 @@ def _cmd_bench(args) -> int:
         from cluster.scaling_bench import bench_cluster
 
         result = bench_cluster(quick=args.quick)
+    elif args.target == "birds":
+        from agents.birds.speed import bench_birds
+
+        result = bench_birds(seconds=args.seconds, quick=args.quick)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:
@@ -296,8 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", help="gzip JSONL trajectory files")
     p.set_defaults(func=_cmd_conformance)
 
+    p = sub.add_parser("train-birds", help="train the bird game's linear policy (REINFORCE), log to MLflow")
+    from jobs.train_birds import add_arguments, main as train_birds_main
+    add_arguments(p)
+    p.set_defaults(func=train_birds_main)
+
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "cluster"])
+    p.add_argument("target", choices=["pommerman", "cluster", "birds"])
     p.add_argument("--json", action="store_true")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
     p.add_argument("--seconds", type=float, default=3.0, help="engine timing length")
