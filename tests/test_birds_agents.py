@@ -253,3 +253,15 @@ def test_config_errors_name_the_field():
     with pytest.raises(ValueError, match=r"^opponent: "):
         TrainConfig(opponent="x")
     assert new_tree(2, TREE_WIDTH).children.shape == (2, TREE_WIDTH)
+
+
+def test_time_budget_and_init():
+    game = mid_game()
+    p = game.acting_players()[0]
+    agent = make_agent("birds_mcts", {}, Budget(ms=30), BirdsConfig())
+    agent.begin_game(p, np.random.SeedSequence(0))
+    action = agent.act(game.observation(p))
+    assert game.legal_actions(p)[action] and agent.total_iterations > 10
+    state = K.init(BirdsConfig().cards(), 3, make_rng(1))
+    game.reset(np.random.SeedSequence(1))
+    assert K.to_move(state) == 0 and state.player[0, K.P_HAND] == 2 and state.meta[K.M_DECK_POS] == 7

@@ -61,7 +61,7 @@ from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, mode
 
 TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
-MAX_TIMED_NODES = 200_000
+MAX_TIMED_NODES = 100_000
 
 CHANCE_SAMPLE = 0
 CHANCE_PW_UCB = 1

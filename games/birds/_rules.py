@@ -271,6 +271,16 @@ def hide_from(state, player):
     state.meta[M_OBSERVER] = player
 
 
+def init(cards, start_food, rng):
+    """A new dealt state over ``cards`` (int16[C, 2]) with ``start_food`` food each,
+    from ``rng`` (uint64[2], advanced). Python: allocates, then calls :func:`deal`."""
+    from ._layout import empty_state
+
+    state = empty_state(np.ascontiguousarray(cards, dtype=np.int16))
+    deal(state, int(start_food), rng)
+    return state
+
+
 def observe(state, player):
     """A new state: ``state`` as ``player`` knows it (see :func:`hide_from`)."""
     obs = copy_state(state)

@@ -7,7 +7,7 @@ underscore modules beside it are private to ``games.birds``.
   constants (actions ``PLAY``/``DRAW_TRAY``/``DRAW_DECK``/``GAIN_FOOD``, field
   indices ``P_*``/``M_*``/``C_*``, ``HIDDEN``/``EMPTY``), ``card_class``,
   ``copy_into`` / ``copy_dynamic`` / ``copy_state`` / ``empty_state``.
-* Rules (``_rules.py``): ``deal``, ``step`` (= ``apply_action`` + ``end_turn``),
+* Rules (``_rules.py``): ``init`` (allocate and ``deal``), ``deal``, ``step`` (= ``apply_action`` + ``end_turn``),
   ``is_legal``, ``legal_actions`` / ``legal_actions_into``, ``is_terminal``,
   ``returns``, ``score``, ``to_move``, ``deck_remaining``, ``hide_from`` /
   ``observe``, ``refill_tray``, ``shuffle_deck``.
@@ -23,7 +23,7 @@ from ._layout import (
     copy_state, empty_state,
 )
 from ._rules import (
-    apply_action, deal, deck_remaining, end_turn, hide_from, is_legal, is_terminal,
+    apply_action, deal, deck_remaining, end_turn, hide_from, init, is_legal, is_terminal,
     legal_actions, legal_actions_into, nth_legal_action, observe, refill_tray, returns, score, shuffle_deck, step,
     to_move,
 )
@@ -36,7 +36,7 @@ __all__ = [
     "PLAY", "PLAYER_FIELDS", "POINT_COUNTS", "P_BOARD", "P_FOOD", "P_HAND", "P_SCORE",
     "START_HAND", "TOTAL_TURNS", "TRAY_SLOTS", "TURNS_PER_PLAYER", "apply_action", "card_class",
     "copy_dynamic", "copy_into", "copy_state", "deal", "deck_remaining", "empty_state",
-    "end_turn", "generate_cards", "hide_from", "is_legal", "is_terminal", "legal_actions",
+    "end_turn", "generate_cards", "hide_from", "init", "is_legal", "is_terminal", "legal_actions",
     "legal_actions_into", "load_cards_csv", "nth_legal_action", "observe", "refill_tray", "returns", "score",
     "shuffle_deck", "step", "to_move",
 ]
