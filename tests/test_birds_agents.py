@@ -110,8 +110,9 @@ def test_chance_node_outcomes_follow_unseen_card_probabilities(selection):
             visits[k] = tree.node_visits[child]
             assert tree.node_kind[child] == DECISION
     assert (visits[prob == 0] == 0).all()
-    n = tree.node_visits[chance] - 0  # every visit but the expanding one went to an outcome
-    freq = visits / visits.sum()
+    n = visits.sum()  # every visit of the chance node but the expanding one
+    assert n == tree.node_visits[chance] - 1
+    freq = visits / n
     assert n > 1000
     tolerance = 4 * np.sqrt(prob * (1 - prob) / n) + 0.005
     assert (np.abs(freq - prob) <= tolerance).all(), (freq, prob)
