@@ -51,7 +51,7 @@ from agents.search import (
 from agents.search.clock import budget_exhausted
 from games._rng import rng_integer
 from games.birds.kernels import (
-    BOARD_SLOTS, DRAW_DECK, DRAW_TRAY, MAX_HAND, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
+    DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
     N_PLAYERS, P_BOARD, P_HAND, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
     empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
 )
