@@ -39,7 +39,8 @@ ROW_COLUMNS = (
     "condition", "profile",
 )
 #: Besides these, a study with conditions (``design.vary``) adds one ``vary.<option>``
-#: column per varied game option.
+#: column per varied game option, and a game with scores (``Game.scores()``, optional)
+#: adds ``score`` and ``score_margin`` (own score minus the best other seat's).
 
 
 def worker_name() -> str:
@@ -147,11 +148,13 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             culprit = labels[seat]
             agent.end_game(game.observation(seat), returns)
         outcomes = list(game.outcomes())
+        scores = _scores(game)
     except Exception as exc:  # an agent (or the engine) failed: record it, keep the series going
         tb = traceback.format_exc(limit=4)
         error = f"{culprit}: {type(exc).__name__}: {exc}\n{tb}"[:MAX_ERROR_CHARS]
         returns = np.zeros(n, dtype=np.float64)
         outcomes = [ERROR] * n
+        scores = None
         recorder = None
 
     try:
@@ -197,7 +200,17 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             "profile": getattr(agent, "profile", "") or None,
             **{f"vary.{k}": v for k, v in spec.design.conditions[condition].items()},
         })
+        if scores is not None:
+            others = [x for i, x in enumerate(scores) if i != seat]
+            rows[-1]["score"] = float(scores[seat])
+            rows[-1]["score_margin"] = float(scores[seat] - max(others)) if others else 0.0
     return rows, learned_after, (recorder.finish() if recorder is not None else None)
+
+
+def _scores(game) -> list[float] | None:
+    """``Game.scores()`` (optional: games with a score besides the outcome), else None."""
+    probe = getattr(game, "scores", None)
+    return [float(x) for x in probe()] if callable(probe) else None
 
 
 def _safe_step_count(game) -> int:

@@ -9,7 +9,9 @@
 
 Rates are per game played by a player (a team win counts for both members);
 games that ended in an error are counted apart (``errors``) and are not in the
-rates. Intervals are 95% Wilson score intervals.
+rates. Intervals are 95% Wilson score intervals. Games with scores (rows with a
+``score_margin``) add ``Score diff``: the mean margin over the best other seat
+with a 95% normal interval.
 """
 from __future__ import annotations
 
@@ -26,11 +28,12 @@ __all__ = ["wilson_interval", "result_table", "to_markdown", "write_tables", "wi
 #: Outcome columns of the table, in paper order: (title, result value, count column).
 OUTCOMES = (("Win", "win", "wins"), ("Tie", "tie", "ties"), ("Loss", "loss", "losses"))
 #: Columns of :func:`result_table`, in order.
-TABLE_COLUMNS = ("games", "Win", "Tie", "Loss",
+TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Score diff",
                  "wins", "win_rate", "win_lo", "win_hi",
                  "ties", "tie_rate", "tie_lo", "tie_hi",
                  "losses", "loss_rate", "loss_lo", "loss_hi",
-                 "errors", "agent", "mean_iterations", "mean_ms")
+                 "errors", "agent", "mean_iterations", "mean_ms",
+                 "score_diff", "score_diff_lo", "score_diff_hi")
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 
@@ -83,6 +86,13 @@ def _summary(rows: pd.DataFrame) -> dict:
         out["mean_iterations"] = float(rows["mean_iterations"].mean()) if len(rows) else math.nan
     if "mean_ms" in rows.columns:
         out["mean_ms"] = float(rows["mean_ms"].mean()) if len(rows) else math.nan
+    if "score_margin" in rows.columns:  # games with scores: mean margin, 95% normal interval
+        margins = rows.loc[rows["result"] != "error", "score_margin"].dropna().astype(float)
+        k = len(margins)
+        mean = float(margins.mean()) if k else math.nan
+        half = Z95 * float(margins.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
+        out["score_diff"], out["score_diff_lo"], out["score_diff_hi"] = mean, mean - half, mean + half
+        out["Score diff"] = "n/a" if not k else f"{mean:+.2f} ({mean - half:+.2f} to {mean + half:+.2f})"
     return out
 
 
@@ -122,7 +132,7 @@ def _md_cell(value) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss")) -> str:
+def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss", "Score diff")) -> str:
     """A GitHub-style Markdown table (no ``tabulate`` needed): the index columns,
     then ``columns`` (numbers right-aligned); an ``Errors`` column if any game errored."""
     columns = [c for c in columns if c in table.columns]

@@ -11,6 +11,8 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena conformance pommerman ../shared/golden/pommerman/*.jsonl.gz
   arena bench pommerman --json                              # engine and search speed as JSON
   arena bench scotland_yard --json                          # moves and MCTS iterations per second
+  arena bench birds --json                                  # random games and MCTS iterations per CPU-second
+  arena train-birds --out jobs/birds/policy/birds_policy.npz   # train the bird policy, log it to MLflow
 """
 from __future__ import annotations
 
@@ -215,6 +217,10 @@ def _cmd_bench(args) -> int:
         from cluster.scaling_bench import bench_cluster
 
         result = bench_cluster(quick=args.quick)
+    elif args.target == "birds":
+        from agents.birds.speed import bench_birds
+
+        result = bench_birds(seconds=args.seconds, quick=args.quick)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:
@@ -562,10 +568,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", help="gzip JSONL trajectory files")
     p.set_defaults(func=_cmd_conformance)
 
+    p = sub.add_parser("train-birds", help="train the bird game's linear policy (REINFORCE), log to MLflow")
+    from jobs.train_birds import add_arguments, main as train_birds_main
+    add_arguments(p)
+    p.set_defaults(func=train_birds_main)
+
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "scotland_yard", "cluster"],
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "cluster", "birds"],
                    help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
-                        "per second; cluster: scheduling overhead and scaling")
+                        "per second; cluster: scheduling overhead and scaling; birds: random games "
+                        "and MCTS iterations per CPU-second")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")

@@ -7,9 +7,13 @@ Drivers (``agents/pommerman/mcts.py`` is the reference) preallocate one
 :class:`Tree` per agent, call :func:`reset_tree` per decision and run their
 whole search in one ``@njit`` kernel that calls :func:`select_uct`,
 :func:`expand`, :func:`backup` and :func:`most_visited_child` directly.
+Stochastic games (``agents/birds/mcts.py``) add chance nodes with the phases
+of :mod:`agents.search.chance` (:func:`select_ucb1_legal`, :func:`sample_outcome`,
+:func:`select_outcome_pw_ucb`, :func:`expand_as`).
 Multi-player and open-loop drivers (``agents/scotland_yard``) use the phases of
 ``multiplayer.py``: per-node players, value vectors, legal masks.
 """
+from .chance import expand_as, sample_outcome, select_outcome_pw_ucb, select_ucb1_legal
 from .clock import deadline_ns, monotonic_ns
 from .tree import (
     CHANCE, DECISION, ILLEGAL, NO_ACTION, NO_PARENT, ROOT_INDEX, UNVISITED, Tree,
@@ -27,5 +31,6 @@ __all__ = [
     "is_full", "mark_illegal", "mean_value", "monotonic_ns", "most_visited_child",
     "new_tree", "normalise", "random_untried_action", "random_untried_legal", "reset_tree",
     "root_child_value", "select_ucb_legal", "select_uct",
-    "tie_noise", "untried_count",
+    "tie_noise", "untried_count", "expand_as", "sample_outcome", "select_outcome_pw_ucb",
+    "select_ucb1_legal",
 ]

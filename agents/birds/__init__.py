@@ -1,0 +1,19 @@
+"""Agents of the bird card game (registered in :mod:`agents.registry`):
+
+* ``birds_mcts`` (``mcts.py``): MCTS with decision and chance nodes over
+  information sets on the shared core :mod:`agents.search`; with
+  ``chance_nodes = false`` the single-determinization baseline;
+* ``birds_greedy`` (``greedy.py``): play the best affordable bird, else food or draw;
+* ``birds_policy`` (``policy.py``): the trained linear softmax policy, and its
+  REINFORCE training (:func:`~agents.birds.policy.train_policy`);
+* ``random`` (:mod:`agents.simple`) is the uniform baseline.
+
+``features.py`` holds the action features, the policy kernels and the move
+models (random / policy / greedy) the searches and the training share;
+``speed.py`` measures ``arena bench birds``.
+"""
+from .greedy import BirdsGreedyAgent
+from .mcts import BirdsMCTSAgent
+from .policy import BirdsPolicyAgent
+
+__all__ = ["BirdsGreedyAgent", "BirdsMCTSAgent", "BirdsPolicyAgent"]

@@ -1,0 +1,425 @@
+"""MCTS with decision and chance nodes over information sets (the bird game).
+
+One search per decision, a new tree each time, on the shared core
+(:mod:`agents.search`). Each iteration:
+
+1. **Determinize**: the hidden cards (the opponent's cards not taken face up,
+   and the deck order) are re-sampled uniformly from the cards the searching
+   player has not seen, consistently with what it knows. The true deck order
+   and the opponent's hand are never read: the search starts from the
+   observation and overwrites every hidden slot (so a true state and its
+   observation give the same search).
+2. **Traverse** from the root. At a DECISION node (the searching player to
+   move) :func:`~agents.search.select_ucb1_legal` picks among the actions legal
+   in this determinization. An action that reveals a card leads to a CHANCE
+   node: drawing from the deck (outcome: the class of the drawn card), taking a
+   tray card (outcome: the class of the card refilling the tray). The outcome
+   is drawn with probability = the share of that class among the unseen cards
+   (deck plus the opponent's hidden cards, as the searcher knows them at that
+   point), then a card of that class is moved to the top of the deck (a swap
+   that keeps the determinization uniform given the outcome). The opponent's
+   turn is not enumerated: it is played by the opponent model (uniform random
+   or a trained policy) on the determinized state, then the next DECISION
+   node follows. Decision and chance nodes need not alternate.
+3. **Expand** one node, **roll out** to the end (the searching player by the
+   rollout model, the opponent by the opponent model) and **back up** the
+   result (1 / 0.5 / 0) from the searching player's view.
+
+With ``chance_nodes = false`` the agent is the single-determinization baseline:
+one determinization per decision, fixed for all iterations, and no chance
+nodes (the tree sees that sampled deck order, as the public project's tree saw
+the true one).
+
+Chance outcomes are indexed by card class (``points * 4 + cost``, 40
+classes), so the tree's action axis is ``max(N_ACTIONS, N_CLASSES)`` wide.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from agents.api import Budget
+from agents.registry import register
+from agents.search import (
+    CHANCE, DECISION, ROOT_INDEX, backup, best_mean_child, deadline_ns, expand_as, is_full,
+    monotonic_ns, most_visited_child, new_tree, reset_tree, sample_outcome,
+    select_outcome_pw_ucb, select_ucb1_legal,
+)
+from agents.search.clock import budget_exhausted
+from games._rng import rng_integer
+from games.birds.kernels import (
+    DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
+    N_PLAYERS, P_BOARD, P_HAND, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
+    empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
+)
+
+from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights
+from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
+
+TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
+#: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
+MAX_TIMED_NODES = 100_000
+
+CHANCE_SAMPLE = 0
+CHANCE_PW_UCB = 1
+PENDING_NONE = 0
+PENDING_DRAW = 1
+PENDING_REFILL = 2
+
+
+# --- information sets ----------------------------------------------------------
+@nb.njit(cache=True)
+def unseen_pool(state, player, pool):
+    """Fill ``pool`` (int16[C]) with the cards ``player`` has not seen (not in its
+    hand, on a board, in the tray or among the opponent's face-up cards);
+    returns how many. Reads no hidden slot."""
+    n_cards = state.cards.shape[0]
+    seen = np.zeros(n_cards, dtype=np.bool_)
+    q = 1 - player
+    for i in range(state.player[player, P_HAND]):
+        seen[state.hand[player, i]] = True
+    for i in range(state.player[q, P_HAND]):
+        if state.hand_public[q, i] != 0:
+            seen[state.hand[q, i]] = True
+    for p in range(N_PLAYERS):
+        for i in range(state.player[p, P_BOARD]):
+            seen[state.board[p, i]] = True
+    for j in range(TRAY_SLOTS):
+        if state.tray[j] >= 0:
+            seen[state.tray[j]] = True
+    n = 0
+    for c in range(n_cards):
+        if not seen[c]:
+            pool[n] = c
+            n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def determinize(sim, root, player, pool, n_pool, rng):
+    """``sim`` := ``root`` (a state or observation for ``player``) with every hidden
+    slot filled by a uniform random arrangement of the ``n_pool`` unseen cards in
+    ``pool`` (shuffled in place): the opponent's non-public cards first, then
+    the deck from its current position."""
+    copy_dynamic(sim, root)
+    for i in range(n_pool - 1, 0, -1):
+        j = rng_integer(rng, i + 1)
+        t = pool[i]
+        pool[i] = pool[j]
+        pool[j] = t
+    k = 0
+    q = 1 - player
+    for i in range(sim.player[q, P_HAND]):
+        if sim.hand_public[q, i] == 0:
+            sim.hand[q, i] = pool[k]
+            k += 1
+    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
+        sim.deck[pos] = pool[k]
+        k += 1
+
+
+@nb.njit(cache=True)
+def unseen_class_counts(sim, player, counts):
+    """``counts[k]`` (int64[N_CLASSES]) := unseen cards of class ``k`` from
+    ``player``'s view in the determinized ``sim`` (the rest of the deck and the
+    opponent's non-public cards); returns the total."""
+    counts[:] = 0
+    cards = sim.cards
+    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
+        counts[card_class(cards, sim.deck[pos])] += 1
+    q = 1 - player
+    for i in range(sim.player[q, P_HAND]):
+        if sim.hand_public[q, i] == 0:
+            counts[card_class(cards, sim.hand[q, i])] += 1
+    total = 0
+    for k in range(counts.shape[0]):
+        total += counts[k]
+    return total
+
+
+@nb.njit(cache=True)
+def force_top_card(sim, player, outcome, count, rng):
+    """Move a uniformly chosen unseen card of class ``outcome`` (``count`` of them)
+    to the top of the deck by a swap (with another deck position or an opponent's
+    hidden card), so the next card drawn is of that class."""
+    r = rng_integer(rng, count)
+    top = sim.meta[M_DECK_POS]
+    cards = sim.cards
+    for pos in range(top, sim.deck.shape[0]):
+        if card_class(cards, sim.deck[pos]) == outcome:
+            if r == 0:
+                t = sim.deck[top]
+                sim.deck[top] = sim.deck[pos]
+                sim.deck[pos] = t
+                return
+            r -= 1
+    q = 1 - player
+    for i in range(sim.player[q, P_HAND]):
+        if sim.hand_public[q, i] == 0 and card_class(cards, sim.hand[q, i]) == outcome:
+            if r == 0:
+                t = sim.deck[top]
+                sim.deck[top] = sim.hand[q, i]
+                sim.hand[q, i] = t
+                return
+            r -= 1
+
+
+# --- transitions ----------------------------------------------------------------
+@nb.njit(cache=True)
+def opponent_turn(sim, player, opp_model, weights, feats, probs, rng):
+    """If the game goes on, the opponent of ``player`` takes its turn by its model."""
+    if is_terminal(sim) or sim.meta[M_TO_MOVE] == player:
+        return
+    q = sim.meta[M_TO_MOVE]
+    step(sim, model_action(sim, q, opp_model, weights, feats, probs, rng))
+
+
+@nb.njit(cache=True)
+def pending_after(sim, action, chance_nodes):
+    """Which chance event (PENDING_*) ``action`` of the player to move leads to."""
+    if not chance_nodes or sim.meta[M_DECK_POS] >= sim.deck.shape[0]:
+        return PENDING_NONE
+    if action == DRAW_DECK:
+        return PENDING_DRAW
+    if DRAW_TRAY <= action < DRAW_DECK:
+        return PENDING_REFILL
+    return PENDING_NONE
+
+
+@nb.njit(cache=True)
+def begin_action(sim, player, action, pending, opp_model, weights, feats, probs, rng):
+    """Apply the searching player's ``action`` up to its chance event: nothing yet
+    for a deck draw, the tray take for a tray draw; with no chance event the
+    whole turn and the opponent's reply."""
+    if pending == PENDING_DRAW:
+        return
+    if pending == PENDING_REFILL:
+        apply_action(sim, action)
+        return
+    step(sim, action)
+    opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+
+
+@nb.njit(cache=True)
+def resolve_chance(sim, player, pending, outcome, count, opp_model, weights, feats, probs, rng):
+    """Finish a turn whose chance event has ``outcome`` (a card class with ``count``
+    unseen cards): that card is drawn (or refills the tray), the turn ends and
+    the opponent replies."""
+    force_top_card(sim, player, outcome, count, rng)
+    if pending == PENDING_DRAW:
+        apply_action(sim, DRAW_DECK)
+    end_turn(sim)
+    opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+
+
+@nb.njit(cache=True)
+def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, rng):
+    """Play ``sim`` to the end; returns ``player``'s reward (1 / 0.5 / 0)."""
+    while not is_terminal(sim):
+        p = sim.meta[M_TO_MOVE]
+        model = rollout_model if p == player else opp_model
+        step(sim, model_action(sim, p, model, weights, feats, probs, rng))
+    return returns(sim)[player]
+
+
+# --- the search -------------------------------------------------------------------
+@nb.njit(cache=True)
+def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
+           exploration, chance_nodes, chance_selection, opp_model, rollout_model,
+           most_visited, max_iterations, time_limit, rng):
+    """Search from ``root`` (the observation of the player to move) and return
+    ``(action, iterations)``.
+
+    Args:
+        root: BirdsState, the searcher's observation (hidden slots are ignored).
+        tree: a Tree of width ``TREE_WIDTH`` (reset here).
+        sim, det: scratch BirdsStates sharing ``root.cards``.
+        pool: int16[C]; counts: int64[N_CLASSES]; legal: bool[N_ACTIONS];
+        feats: float64[N_ACTIONS, N_FEATURES]; probs: float64[N_ACTIONS] (scratch).
+        weights: float64[N_FEATURES], the policy of MODEL_POLICY models.
+        exploration: UCB1 constant; chance_nodes: bool (False: one
+        determinization, no chance nodes); chance_selection: CHANCE_SAMPLE or
+        CHANCE_PW_UCB; opp_model / rollout_model: MODEL_* of the opponent and
+        of the searcher's own rollout moves; most_visited: bool (else best mean).
+        max_iterations: int; time_limit: seconds (0 = none); rng: uint64[2].
+    """
+    player = root.meta[M_TO_MOVE]
+    reset_tree(tree)
+    n_pool = unseen_pool(root, player, pool)
+    start = monotonic_ns()
+    deadline = deadline_ns(time_limit)
+    if not chance_nodes:
+        determinize(det, root, player, pool, n_pool, rng)
+    iterations = 0
+    while not budget_exhausted(iterations, max_iterations, start, deadline):
+        if chance_nodes:
+            determinize(sim, root, player, pool, n_pool, rng)
+        else:
+            copy_dynamic(sim, det)
+        node = ROOT_INDEX
+        pending = PENDING_NONE
+        value = -1.0
+        expanded = False
+        while True:
+            if tree.node_kind[node] == CHANCE:
+                total = unseen_class_counts(sim, player, counts)
+                if chance_selection == CHANCE_PW_UCB:
+                    k = select_outcome_pw_ucb(tree, node, counts, total, exploration, rng)
+                else:
+                    k = sample_outcome(counts, total, rng)
+                resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
+                               feats, probs, rng)
+                pending = PENDING_NONE
+                child = tree.children[node, k]
+                if child < 0:
+                    child = expand_as(tree, node, k, DECISION)
+                    expanded = True
+                if child < 0:  # tree full: evaluate from here
+                    break
+                node = child
+                if expanded:
+                    break
+            else:
+                if is_terminal(sim):
+                    value = returns(sim)[player]
+                    break
+                legal_actions_into(sim, player, legal)
+                a = select_ucb1_legal(tree, node, legal, exploration, rng)
+                pending = pending_after(sim, a, chance_nodes)
+                begin_action(sim, player, a, pending, opp_model, weights, feats, probs, rng)
+                child = tree.children[node, a]
+                if child < 0:
+                    child = expand_as(tree, node, a, CHANCE if pending != PENDING_NONE else DECISION)
+                    expanded = True
+                if child < 0:
+                    break
+                node = child
+                if expanded:
+                    break
+        if value < 0.0:
+            if pending != PENDING_NONE:  # stopped before a chance event: sample it
+                total = unseen_class_counts(sim, player, counts)
+                k = sample_outcome(counts, total, rng)
+                resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
+                               feats, probs, rng)
+            value = rollout(sim, player, rollout_model, opp_model, weights, feats, probs, rng)
+        backup(tree, node, value)
+        iterations += 1
+        if is_full(tree):
+            break
+    if most_visited:
+        action = most_visited_child(tree, ROOT_INDEX, 1e-6, rng)
+    else:
+        action = best_mean_child(tree, ROOT_INDEX, 1e-6, rng)
+    return action, iterations
+
+
+# --- the agent ------------------------------------------------------------------
+OPPONENT_MODELS = {"random": MODEL_RANDOM, "policy": MODEL_POLICY, "greedy": MODEL_GREEDY}
+CHANCE_SELECTIONS = {"sample": CHANCE_SAMPLE, "pw_ucb": CHANCE_PW_UCB}
+
+
+@dataclass(frozen=True)
+class BirdsMCTSConfig:
+    """Parameters of the bird game's MCTS."""
+
+    exploration: float = math.sqrt(2.0)
+    """UCB1 constant c in Q + c * sqrt(ln N / n) (rewards in [0, 1])."""
+    chance_nodes: bool = True
+    """True: re-determinize every iteration and branch on drawn cards at chance
+    nodes; False: the single-determinization baseline (no chance nodes)."""
+    chance_selection: str = "sample"
+    """At chance nodes: ``sample`` outcomes by probability, or ``pw_ucb``
+    (probability-weighted UCB, see ``agents.search.chance``)."""
+    opponent: str = "random"
+    """Opponent model in the tree and rollouts: ``random``, ``greedy`` or ``policy`` (the
+    trained linear policy; its weights come as learned state, e.g. a spec's
+    ``seed_population`` .npz with an array ``weights``)."""
+    rollout: str = "random"
+    """The searcher's own rollout moves: ``random``, ``greedy`` or ``policy``."""
+    final: str = "most_visited"
+    """Root choice: ``most_visited`` or ``best_mean``."""
+
+    def __post_init__(self):
+        if isinstance(self.exploration, bool) or not isinstance(self.exploration, (int, float)) \
+                or not (0.0 <= float(self.exploration) <= 100.0):
+            raise ValueError(f"exploration: must be a number in [0, 100], got {self.exploration!r}")
+        if not isinstance(self.chance_nodes, bool):
+            raise ValueError(f"chance_nodes: must be true or false, got {self.chance_nodes!r}")
+        if self.chance_selection not in CHANCE_SELECTIONS:
+            raise ValueError(f"chance_selection: must be one of {sorted(CHANCE_SELECTIONS)}, "
+                             f"got {self.chance_selection!r}")
+        if self.opponent not in OPPONENT_MODELS:
+            raise ValueError(f"opponent: must be one of {sorted(OPPONENT_MODELS)}, got {self.opponent!r}")
+        if self.rollout not in OPPONENT_MODELS:
+            raise ValueError(f"rollout: must be one of {sorted(OPPONENT_MODELS)}, got {self.rollout!r}")
+        if self.final not in ("most_visited", "best_mean"):
+            raise ValueError(f"final: must be 'most_visited' or 'best_mean', got {self.final!r}")
+
+    @property
+    def needs_weights(self) -> bool:
+        return self.opponent == "policy" or self.rollout == "policy"
+
+
+@register
+class BirdsMCTSAgent(BirdsAgent):
+    """MCTS with decision and chance nodes over information sets (module docstring)."""
+
+    name = "birds_mcts"
+    Config = BirdsMCTSConfig
+
+    def __init__(self, config: BirdsMCTSConfig, budget: Budget, game_config):
+        super().__init__(config, budget, game_config)
+        self.max_iterations, self.time_limit = budget.kernel_args()
+        capacity = self.max_iterations + 1 if budget.iterations is not None else MAX_TIMED_NODES
+        self.tree = new_tree(capacity, TREE_WIDTH)
+        self.weights = np.zeros(N_FEATURES, dtype=np.float64)
+        self.has_weights = False
+        self._cards_shape = None
+
+    def _scratch(self, observation):
+        if self._cards_shape != observation.cards.shape:
+            n = observation.cards.shape[0]
+            self.sim = empty_state(observation.cards)
+            self.det = empty_state(observation.cards)
+            self.pool = np.zeros(n, dtype=np.int16)
+            self.counts = np.zeros(N_CLASSES, dtype=np.int64)
+            self.legal = np.zeros(N_ACTIONS, dtype=np.bool_)
+            self.feats = np.zeros((N_ACTIONS, N_FEATURES), dtype=np.float64)
+            self.probs = np.zeros(N_ACTIONS, dtype=np.float64)
+            self._cards_shape = observation.cards.shape
+        else:
+            self.sim = self.sim._replace(cards=observation.cards)
+            self.det = self.det._replace(cards=observation.cards)
+
+    def begin_game(self, seat, seed):
+        super().begin_game(seat, seed)
+        if self.config.needs_weights and not self.has_weights:
+            raise ValueError(f"params.opponent/rollout = 'policy' needs policy weights: give the "
+                             f"seat a seed_population .npz with an array {WEIGHTS_KEY!r}")
+
+    def decide(self, observation):
+        self._scratch(observation)
+        c = self.config
+        action, iterations = search(
+            observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,
+            self.feats, self.probs, self.weights, float(c.exploration), bool(c.chance_nodes),
+            CHANCE_SELECTIONS[c.chance_selection], OPPONENT_MODELS[c.opponent],
+            OPPONENT_MODELS[c.rollout], c.final == "most_visited", self.max_iterations,
+            self.time_limit, self.rng)
+        return int(action), int(iterations)
+
+    # the policy weights of the opponent / rollout model travel as learned state
+    def learned_state(self):
+        return {WEIGHTS_KEY: self.weights.copy()} if self.has_weights else None
+
+    def load_learned_state(self, arrays):
+        self.weights = check_weights(arrays)
+        self.has_weights = True
+
+    @classmethod
+    def check_learned_state(cls, config, arrays):
+        check_weights(arrays)

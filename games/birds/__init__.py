@@ -1,0 +1,190 @@
+"""The bird card game: a simplified Wingspan for two players.
+
+    >>> from games.birds import Birds, BirdsConfig
+    >>> game = Birds(BirdsConfig())
+    >>> game.reset(seed=7)
+    >>> game.acting_players()
+    [0]
+    >>> game.step([16, 0])          # player 0 gains a food
+    >>> game.step_count
+    1
+
+Rules (see ``_rules.py``): 180 bird cards with points 0-9 and a generic food
+cost 0-3 (generated from a seeded distribution, see ``_cards.py``, or read
+from ``cards_csv``); each player starts with 2 cards and ``start_food`` food;
+a feeder of 5 food refills when empty; a face-up tray of 3 cards is refilled
+from the deck after every turn. On a turn a player plays a bird from hand onto
+a free slot of its 5-slot board paying its cost, gains one food, or draws a
+bird from the tray or the top of the deck. After 10 turns each the higher
+board score wins (reward 1, tie 0.5, loss 0). An observation hides the deck
+order and the opponent's cards that were not taken face up from the tray.
+
+The game is turn-based: :meth:`Birds.acting_players` names the player to move
+and :meth:`Birds.step` uses only that entry of the joint action.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .._rng import make_rng
+from ..api import LOSS, TIE, WIN
+from . import kernels as K
+
+__all__ = ["Birds", "BirdsConfig"]
+
+
+@lru_cache(maxsize=16)
+def _cards_for(cards_csv: str | None, card_seed: int) -> np.ndarray:
+    cards = K.load_cards_csv(cards_csv, "cards_csv") if cards_csv else K.generate_cards(card_seed)
+    cards.setflags(write=False)
+    return cards
+
+
+@dataclass(frozen=True)
+class BirdsConfig:
+    """Options of a bird card game."""
+
+    cards_csv: str | None = None
+    """CSV file of the card set (columns ``points``, ``cost``; see ``games/birds/_cards.py``);
+    None: the generated set of 180 birds."""
+    card_seed: int = 2026
+    """Seed of the generated card set (the same set in every game of a study)."""
+    start_food: int = 3
+    """Food each player starts with (the public game: 5 minus the starting hand)."""
+
+    def __post_init__(self):
+        if self.cards_csv is not None and (not isinstance(self.cards_csv, str) or not self.cards_csv.strip()):
+            raise ValueError(f"cards_csv: must be a path (string) or absent, got {self.cards_csv!r}")
+        if isinstance(self.card_seed, bool) or not isinstance(self.card_seed, int) or self.card_seed < 0:
+            raise ValueError(f"card_seed: must be a non-negative int, got {self.card_seed!r}")
+        if isinstance(self.start_food, bool) or not isinstance(self.start_food, int) \
+                or not 0 <= self.start_food <= 20:
+            raise ValueError(f"start_food: must be an int in [0, 20], got {self.start_food!r}")
+        self.cards()  # a malformed CSV fails here, naming its row and column
+
+    def cards(self) -> np.ndarray:
+        """int16[C, 2] (points, cost) per card (read-only, cached)."""
+        return _cards_for(self.cards_csv, int(self.card_seed))
+
+
+class Birds:
+    """The ergonomic wrapper over the bird game kernels (see :class:`games.api.Game`)."""
+
+    num_players = K.N_PLAYERS
+    num_actions = K.N_ACTIONS
+
+    def __init__(self, config: BirdsConfig | None = None, **options):
+        self.config = config if config is not None else BirdsConfig(**options)
+        self.state: K.BirdsState | None = None
+        self.invalid_actions = np.zeros(K.N_PLAYERS, dtype=np.int64)
+
+    # --- life cycle -----------------------------------------------------
+    def reset(self, seed) -> None:
+        self.state = K.empty_state(self.config.cards().copy())
+        K.deal(self.state, int(self.config.start_food), make_rng(seed))
+        self.invalid_actions[:] = 0
+
+    def step(self, actions) -> None:
+        """Apply the entry of ``actions`` (one per player) of the player to move; an
+        illegal or malformed action becomes GAIN_FOOD (always legal) and is counted."""
+        if self.state is None:
+            raise RuntimeError("call reset(seed) before step()")
+        if len(actions) != K.N_PLAYERS:
+            raise ValueError(f"actions: expected {K.N_PLAYERS} actions, got {len(actions)}")
+        if self.done:
+            return
+        p = int(K.to_move(self.state))
+        try:
+            a = int(actions[p])
+        except (TypeError, ValueError):
+            a = -1
+        if not (0 <= a < K.N_ACTIONS and K.is_legal(self.state, p, a)):
+            self.invalid_actions[p] += 1
+            a = K.GAIN_FOOD
+        K.step(self.state, a)
+
+    # --- queries --------------------------------------------------------
+    def acting_players(self) -> list[int]:
+        return [] if self.done else [int(K.to_move(self.state))]
+
+    def observation(self, player: int) -> K.BirdsState:
+        return K.observe(self.state, int(player))
+
+    def legal_actions(self, player: int) -> np.ndarray:
+        return K.legal_actions(self.state, int(player))
+
+    def is_alive(self, player: int) -> bool:
+        return True
+
+    @property
+    def done(self) -> bool:
+        return bool(K.is_terminal(self.state))
+
+    @property
+    def step_count(self) -> int:
+        return int(self.state.meta[K.M_TURN])
+
+    def returns(self) -> np.ndarray:
+        return K.returns(self.state)
+
+    def scores(self) -> list[int]:
+        """Board points of each player."""
+        return [int(self.state.player[p, K.P_SCORE]) for p in range(K.N_PLAYERS)]
+
+    def outcomes(self) -> list[str]:
+        r = self.returns()
+        if not self.done:
+            return [TIE] * K.N_PLAYERS
+        return [WIN if x == 1.0 else TIE if x == 0.5 else LOSS for x in r]
+
+    def teams(self) -> list[int]:
+        return [0, 1]
+
+    # --- copies and serialisation ---------------------------------------
+    def copy(self) -> "Birds":
+        other = Birds(self.config)
+        other.state = K.copy_state(self.state)
+        other.invalid_actions = self.invalid_actions.copy()
+        return other
+
+    def to_json(self) -> str:
+        d = {name: np.asarray(getattr(self.state, name)).tolist() for name in K.BirdsState._fields}
+        d["config"] = asdict(self.config)
+        return json.dumps(d)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Birds":
+        d = json.loads(text)
+        game = cls(BirdsConfig(**d.get("config", {})))
+        template = K.empty_state(np.asarray(d["cards"], dtype=np.int16))
+        game.state = K.BirdsState(*(np.asarray(d[name], dtype=getattr(template, name).dtype)
+                                    for name in K.BirdsState._fields))
+        return game
+
+    def render(self, state: K.BirdsState | None = None) -> str:
+        return render_state(self.state if state is None else state)
+
+
+def _card_text(cards, c) -> str:
+    if c == K.HIDDEN:
+        return "??"
+    if c < 0:
+        return "--"
+    return f"{int(cards[c, K.C_POINTS])}/{int(cards[c, K.C_COST])}"
+
+
+def render_state(s: K.BirdsState) -> str:
+    """Text picture; a card is ``points/cost``, ``??`` hidden, ``--`` empty."""
+    lines = [f"turn {int(s.meta[K.M_TURN])}/{K.TOTAL_TURNS}, to move {int(s.meta[K.M_TO_MOVE])}, "
+             f"feeder {int(s.meta[K.M_FEEDER])}, deck {s.deck.shape[0] - int(s.meta[K.M_DECK_POS])}",
+             "tray  " + " ".join(_card_text(s.cards, c) for c in s.tray)]
+    for p in range(K.N_PLAYERS):
+        hand = " ".join(_card_text(s.cards, c) for c in s.hand[p, : s.player[p, K.P_HAND]])
+        board = " ".join(_card_text(s.cards, c) for c in s.board[p, : s.player[p, K.P_BOARD]])
+        lines.append(f"P{p}: score {int(s.player[p, K.P_SCORE])} food {int(s.player[p, K.P_FOOD])} "
+                     f"| board {board} | hand {hand}")
+    return "\n".join(lines)
