@@ -76,6 +76,8 @@ class Birds:
 
     num_players = K.N_PLAYERS
     num_actions = K.N_ACTIONS
+    action_names = tuple([f"play hand {i}" for i in range(K.MAX_HAND)]
+                         + [f"take tray {j}" for j in range(K.TRAY_SLOTS)] + ["draw deck", "gain food"])
 
     def __init__(self, config: BirdsConfig | None = None, **options):
         self.config = config if config is not None else BirdsConfig(**options)
@@ -167,6 +169,14 @@ class Birds:
 
     def render(self, state: K.BirdsState | None = None) -> str:
         return render_state(self.state if state is None else state)
+
+    def render_image(self, state: K.BirdsState | None = None, title: str | None = None):
+        """A PIL image of the table: boards, hands (face down where hidden), tray,
+        feeder and deck; ``observation(p)`` draws what player ``p`` knows
+        (see :mod:`games.birds.image`)."""
+        from .image import state_image
+
+        return state_image(self.state if state is None else state, title=title)
 
 
 def _card_text(cards, c) -> str:
