@@ -52,6 +52,8 @@ def make_game(name: str, config=None, **options):
 def _register_builtin() -> None:
     from .pommerman import Pommerman, PommermanConfig, kernels
     register("pommerman", PommermanConfig, Pommerman, kernels=kernels)
+    from .xcom import Xcom, XcomConfig, kernels as xcom_kernels
+    register("xcom", XcomConfig, Xcom, kernels=xcom_kernels)
 
 
 _register_builtin()
