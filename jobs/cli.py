@@ -5,7 +5,8 @@
     arena ui                                      # MLflow UI on 127.0.0.1 for the configured store
     arena play --agents mcts,rhea,osla,random --seed 3 --show
     arena conformance pommerman FILE...
-    arena bench pommerman --json | arena bench cluster --json
+    arena bench pommerman --json | arena bench cluster --json | arena bench xcom --json
+    arena train-encoder --board mini                # XCOM autoencoder (needs the train extra)
 """
 from __future__ import annotations
 
@@ -122,6 +123,10 @@ def _cmd_bench(args) -> int:
         from cluster.scaling_bench import bench_cluster
 
         result = bench_cluster(quick=args.quick)
+    elif args.target == "xcom":
+        from agents.xcom.speed import bench_xcom
+
+        result = bench_xcom(quick=args.quick)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:
@@ -212,6 +217,20 @@ def _cmd_population(args) -> int:
     return 0
 
 
+def _cmd_train_encoder(args) -> int:
+    from jobs.train_encoder import train_encoder_job
+
+    try:
+        train_encoder_job(board=args.board, samples=args.samples, epochs=args.epochs, lr=args.lr,
+                          batch_size=args.batch_size, seed=args.seed, out=args.out,
+                          tracking_uri=None if args.no_tracking else args.tracking_uri,
+                          experiment=args.experiment, threads=args.threads)
+    except (ValueError, RuntimeError) as exc:
+        print(f"arena train-encoder: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _cmd_ui(args) -> int:
     import os
     import subprocess
@@ -271,6 +290,20 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--game", type=int, help="the state saved after this game of the series")
     e.set_defaults(func=_cmd_population)
 
+    p = sub.add_parser("train-encoder", help="train the XCOM Conv-AE encoder (needs the train extra)")
+    p.add_argument("--board", default="mini", help="mini, large or a layout file")
+    p.add_argument("--samples", type=int, help="dataset size (default 10000 for 6x6, 60000 for 18x18)")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="encoder .npz (default arena-encoders/encoder_<n>x<n>.npz)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
+    p.add_argument("--experiment", default="arena-encoders")
+    p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
+    p.set_defaults(func=_cmd_train_encoder)
+
     p = sub.add_parser("ui", help="start the MLflow UI on 127.0.0.1")
     p.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
     p.add_argument("--host", default="127.0.0.1")
@@ -297,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_conformance)
 
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "cluster"])
+    p.add_argument("target", choices=["pommerman", "cluster", "xcom"])
     p.add_argument("--json", action="store_true")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
     p.add_argument("--seconds", type=float, default=3.0, help="engine timing length")

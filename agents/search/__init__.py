@@ -14,14 +14,14 @@ from .tree import (
     capacity, clear_node, is_full, mean_value, new_tree, reset_tree,
 )
 from .uct import (
-    backup, best_mean_child, expand, mark_illegal, most_visited_child, normalise,
-    random_untried_action, select_uct, tie_noise, untried_count,
+    backup, backup_alternating, best_mean_child, expand, mark_illegal, most_visited_child, normalise,
+    random_untried_action, select_uct, select_uct_bonus, tie_noise, untried_count,
 )
 
 __all__ = [
     "CHANCE", "DECISION", "ILLEGAL", "NO_ACTION", "NO_PARENT", "ROOT_INDEX", "UNVISITED",
-    "Tree", "backup", "best_mean_child", "capacity", "clear_node", "deadline_ns", "expand",
+    "Tree", "backup", "backup_alternating", "best_mean_child", "capacity", "clear_node", "deadline_ns", "expand",
     "is_full", "mark_illegal", "mean_value", "monotonic_ns", "most_visited_child",
-    "new_tree", "normalise", "random_untried_action", "reset_tree", "select_uct",
+    "new_tree", "normalise", "random_untried_action", "reset_tree", "select_uct", "select_uct_bonus",
     "tie_noise", "untried_count",
 ]
