@@ -33,6 +33,19 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss",
                  "errors", "agent", "mean_iterations", "mean_ms")
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
+#: Rounds per segment in the learning-curve report of runs x rounds studies.
+SEGMENT = 10
+
+
+def _runs_design_segments(study_dir: Path) -> int | None:
+    """SEGMENT when the study's stored spec is a runs x rounds design, else None."""
+    import json
+
+    try:
+        design = json.loads((Path(study_dir) / "spec.json").read_text()).get("design", {})
+    except (OSError, ValueError):
+        return None
+    return SEGMENT if design.get("runs") else None
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -203,10 +216,13 @@ def varied_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith("vary.") and df[c].notna().any()]
 
 
-def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[Path]:
+def write_study_report(df: pd.DataFrame, out, title: str | None = None,
+                       segments: int | None = None) -> list[Path]:
     """Tables and plots of a study from its rows: the overall table, and for a
     study with conditions one table per varied option and a win rate plot
-    against it (e.g. against the view range). Returns the files written."""
+    against it (e.g. against the view range); for a runs x rounds study
+    (``segments`` = rounds per segment) the learning curves of
+    :mod:`cluster.segments`. Returns the files written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
@@ -221,6 +237,14 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[
         name = f"win_rate_by_{option}.png"
         _plot_or_warn(files, name, win_rate_plot, data, out / name, by=option,
                       title=f"{title}: win rate against {option}" if title else None)
+    if segments:
+        from .segments import write_segment_report
+
+        try:
+            files += write_segment_report(df, out, segments, title)
+        except Exception as exc:  # noqa: BLE001 - like a plot, never fail a study
+            warnings.warn(f"segment report not written: {type(exc).__name__}: {exc}", RuntimeWarning,
+                          stacklevel=2)
     return files
 
 
@@ -250,7 +274,12 @@ def report_study(study_dir, plot: bool = True) -> str:
         option = column[len("vary."):]
         parts += [f"By {option}:", "", to_markdown(result_table(df.rename(columns={column: option}),
                                                                 by=option))]
+    segments = _runs_design_segments(study_dir)
+    if segments:
+        from .segments import segments_markdown
+
+        parts += ["", segments_markdown(df, segments)]
     if plot:
-        files = write_study_report(df, study_dir / "report", title=study_dir.name)
+        files = write_study_report(df, study_dir / "report", title=study_dir.name, segments=segments)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

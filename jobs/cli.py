@@ -295,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, help="dataset size (default 10000 for 6x6, 60000 for 18x18)")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="encoder .npz (default arena-encoders/encoder_<n>x<n>.npz)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")

@@ -22,13 +22,15 @@ from pathlib import Path
 
 
 def train_encoder_job(board: str = "mini", samples: int | None = None, epochs: int = 10,
-                      lr: float = 1e-3, batch_size: int = 64, seed: int = 0, out: str | None = None,
+                      lr: float = 1e-3, batch_size: int = 16, seed: int = 0, out: str | None = None,
                       tracking_uri: str | None = "sqlite:///mlflow.db", experiment: str = "arena-encoders",
                       threads: int = 1, log=print) -> dict:
     """Run the job; returns a summary dict (paths, losses, MLflow run id or None)."""
     import numpy as np
 
-    from agents.xcom.autoencoder import DEFAULT_SAMPLES, export_encoder, make_dataset, train_autoencoder
+    from agents.xcom.autoencoder import (
+        DEFAULT_SAMPLES, default_channels, export_encoder, make_dataset, train_autoencoder,
+    )
     from games.registry import make_config
 
     try:
@@ -57,6 +59,7 @@ def train_encoder_job(board: str = "mini", samples: int | None = None, epochs: i
     provenance = {
         "board": board, "board_size": n, "samples": samples, "epochs": epochs, "lr": lr,
         "optimizer": "Adam", "loss": "mse", "batch_size": batch_size, "seed": seed,
+        "channels": list(default_channels(n)), "features": int(arrays["fc_w"].shape[0]),
         "losses": losses, "train_seconds": round(train_seconds, 1),
         "torch": torch.__version__, "python": platform.python_version(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

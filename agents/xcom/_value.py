@@ -83,7 +83,7 @@ def count_commands(state, side, cells, dist):
             for j in range(k_units):
                 if state.units[enemy, j, U_ALIVE]:
                     t = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
-                    if state.sight[cells[i], t]:
+                    if state.sight[t, cells[i]]:
                         total += 1
     return total
 

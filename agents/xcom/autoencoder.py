@@ -25,8 +25,16 @@ from .encoder import ENCODER_KEYS, pooled_side
 
 #: Default dataset sizes per board side (the study's).
 DEFAULT_SAMPLES = {6: 10_000, 18: 60_000}
-DEFAULT_CHANNELS = (4, 8)
+#: Conv channels (C1, C2) per board side: wider on the mini board (cheap), narrower on
+#: the large one so the forward pass keeps Conv-AE+FA-100 near 5 ms per decision.
+DEFAULT_CHANNELS = {6: (8, 16), 18: (4, 8)}
 DEFAULT_FEATURES = 16
+#: Mini-batch size (batches of 64 saturated the sigmoid features in trials: near-constant phi).
+DEFAULT_BATCH = 16
+
+
+def default_channels(n: int) -> tuple[int, int]:
+    return DEFAULT_CHANNELS.get(n, (8, 16) if n <= 8 else (4, 8))
 
 
 def make_dataset(game_config, count: int, seed: int = 0) -> np.ndarray:
@@ -58,12 +66,12 @@ def make_dataset(game_config, count: int, seed: int = 0) -> np.ndarray:
     return out.reshape(count, n, n)
 
 
-def build_autoencoder(n: int, channels=DEFAULT_CHANNELS, features: int = DEFAULT_FEATURES):
+def build_autoencoder(n: int, channels=None, features: int = DEFAULT_FEATURES):
     """The PyTorch autoencoder for an ``n x n`` board (imports torch)."""
     import torch
     from torch import nn
 
-    c1, c2 = channels
+    c1, c2 = channels if channels is not None else default_channels(n)
     n1 = max(1, n // 2)
     h = pooled_side(n)
     k1 = n1 - 2 * (h - 1)
@@ -107,8 +115,8 @@ def export_encoder(model, n: int) -> dict:
     return out
 
 
-def train_autoencoder(boards: np.ndarray, epochs: int = 10, lr: float = 1e-3, batch_size: int = 64,
-                      seed: int = 0, channels=DEFAULT_CHANNELS, features: int = DEFAULT_FEATURES,
+def train_autoencoder(boards: np.ndarray, epochs: int = 10, lr: float = 1e-3,
+                      batch_size: int = DEFAULT_BATCH, seed: int = 0, channels=None, features: int = DEFAULT_FEATURES,
                       threads: int = 1, on_epoch=None):
     """Train on ``boards`` (float32[B, n, n]) with MSE and Adam; returns
     ``(model, losses)`` where ``losses[e]`` is the mean training loss of epoch e."""

@@ -30,7 +30,7 @@ from games._rng import make_rng
 from games.xcom.kernels import (
     M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, XcomState, apply_action,
     copy_into, copy_state, decode_action, legal_actions_into, offset_index_table,
-    random_command, state_from_grid,
+    random_command, rollout_scratch, state_from_grid,
 )
 
 from ..api import Agent
@@ -105,6 +105,7 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     index_table = offset_index_table(max_move)
     board_scratch = np.zeros((n, n))
     phi = np.zeros(max(weights.shape[0], 1))
+    buf = rollout_scratch(root)[2]
     reset_tree(tree)
     legal_actions_into(root, player, mask, cells, dist, index_table)
     mark_illegal(tree, ROOT_INDEX, mask)
@@ -115,7 +116,7 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
         leaf = descend(tree, scratch, player, exploration, epsilon, value_kind, value_weight,
                        weights, enc, mask, cells, dist, index_table, board_scratch, phi, rng)
         while scratch.meta[M_DONE] == 0:
-            random_command(scratch, cells, dist, rng)
+            random_command(scratch, cells, dist, buf, rng)
         backup_alternating(tree, leaf, scratch.rewards[player] - root_reward)
         iterations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)

@@ -145,7 +145,7 @@ def legal_actions_into(state, side, mask, cells, dist, index_table):
                 if state.units[enemy, j, U_ALIVE] == 0:
                     continue
                 target = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
-                if state.sight[cell, target]:
+                if state.sight[target, cell]:
                     mask[base + 1 + j] = True
                     total += 1
     if total == 0 and first_alive >= 0:  # hold: the only command left
@@ -267,13 +267,16 @@ def observe(state, player):
 
 
 @nb.njit(cache=True)
-def random_command(state, cells, dist, rng):
+def random_command(state, cells, dist, buf, rng):
     """Play one random command for the side to move (the rollout policy), in place.
 
     A living unit is drawn uniformly, then a command uniformly among that
     unit's legal commands (move, shoot, move then shoot); a unit without any
-    holds. Cheaper than a full mask: one breadth-first search per call.
-    Scratch: cells int64[>= D], dist int16[C] (all -1); rng uint64[2].
+    holds. Cheaper than a full mask: one breadth-first search per call, the
+    candidates listed in one pass (line of sight read as ``sight[target, cell]``,
+    cache-friendly since the reachable cells are close together).
+    Scratch: cells int64[>= D], dist int16[C] (all -1), buf int64[>= D * (K + 1)];
+    rng uint64[2].
     """
     n = state.meta[M_SIZE]
     k_units = state.meta[M_UNITS]
@@ -291,40 +294,41 @@ def random_command(state, cells, dist, rng):
                 break
             pick -= 1
     count = reachable(state, side, unit, cells, dist)
-    # commands: (cell i > 0, no shot) and (cell i, visible enemy j)
-    total = count - 1
-    for i in range(count):
-        for j in range(k_units):
-            if state.units[enemy, j, U_ALIVE]:
-                if state.sight[cells[i], state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]]:
-                    total += 1
+    stride = k_units + 1
+    total = 0
+    for i in range(1, count):  # moves without a shot
+        buf[total] = i * stride
+        total += 1
+    for j in range(k_units):
+        if state.units[enemy, j, U_ALIVE] == 0:
+            continue
+        target = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
+        for i in range(count):
+            if state.sight[target, cells[i]]:
+                buf[total] = i * stride + j + 1
+                total += 1
     if total == 0:
         apply_command(state, unit, cells[0], -1)
         return
-    k = rng_integer(rng, total)
-    for i in range(count):
-        if i > 0:
-            if k == 0:
-                apply_command(state, unit, cells[i], -1)
-                return
-            k -= 1
-        for j in range(k_units):
-            if state.units[enemy, j, U_ALIVE]:
-                if state.sight[cells[i], state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]]:
-                    if k == 0:
-                        apply_command(state, unit, cells[i], j)
-                        return
-                    k -= 1
+    code = buf[rng_integer(rng, total)]
+    apply_command(state, unit, cells[code // stride], code % stride - 1)
+
+
+@nb.njit(cache=True)
+def rollout_scratch(state):
+    """(cells, dist, buf): the scratch arrays of :func:`random_command` for ``state``'s board."""
+    m = state.meta[M_MAX_MOVE]
+    d_count = 2 * m * m + 2 * m + 1
+    return (np.empty(d_count, dtype=np.int64), new_dist(state),
+            np.empty(d_count * (state.meta[M_UNITS] + 1), dtype=np.int64))
 
 
 @nb.njit(cache=True)
 def random_playout(state, rng):
     """Random commands (:func:`random_command`) until the round ends, in place."""
-    max_move = state.meta[M_MAX_MOVE]
-    cells = np.empty(2 * max_move * max_move + 2 * max_move + 1, dtype=np.int64)
-    dist = new_dist(state)
+    cells, dist, buf = rollout_scratch(state)
     while state.meta[M_DONE] == 0:
-        random_command(state, cells, dist, rng)
+        random_command(state, cells, dist, buf, rng)
 
 
 @nb.njit(cache=True)

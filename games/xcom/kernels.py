@@ -24,7 +24,7 @@ from ._layout import (
 from ._rules import (
     apply_action, apply_command, count_alive, decode_action, is_terminal, legal_actions,
     legal_actions_into, new_dist, observe, offset_index_table, offsets_of, random_command,
-    random_playout, reachable, returns, step,
+    random_playout, reachable, returns, rollout_scratch, step,
 )
 
 __all__ = [
@@ -37,5 +37,5 @@ __all__ = [
     "is_terminal", "legal_actions", "legal_actions_into", "load_layout", "move_offsets",
     "new_dist", "num_actions", "observe", "offset_index_table", "offsets_of",
     "parse_layout", "random_command", "random_playout", "reachable", "render_state",
-    "returns", "state_from_grid", "step",
+    "returns", "rollout_scratch", "state_from_grid", "step",
 ]
