@@ -217,6 +217,35 @@ def _cmd_population(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    """Win ratio (second lineup entry's wins / first's) across studies, table and plot."""
+    import pandas as pd
+
+    from cluster.segments import ratio_plot, win_ratio
+    from cluster.store import ResultStore
+
+    ratios = []
+    for study in args.studies:
+        path = Path(study)
+        if not (path / "results").is_dir():
+            print(f"arena compare: {study}: not a study directory (no results/ inside)", file=sys.stderr)
+            return 2
+        ratios.append({"study": path.name, **win_ratio(ResultStore(path).read())})
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = pd.DataFrame(ratios)
+    table.to_csv(out / "win_ratios.csv", index=False)
+    print("| Study | Opponent | Opponent wins | Learner wins | Draws | Ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    for r in ratios:
+        print(f"| {r['study']} | {r['opponent']} | {r['opponent_wins']} | {r['learner_wins']} | "
+              f"{r['draws']} | {r['ratio']:.3f} |")
+    plot = ratio_plot(ratios, out / "win_ratios.png",
+                      title=f"opponent wins / {ratios[0]['learner']} wins (below 1: {ratios[0]['learner']} stronger)")
+    print(f"\nfiles: {out / 'win_ratios.csv'}, {plot}")
+    return 0
+
+
 def _cmd_train_encoder(args) -> int:
     from jobs.train_encoder import train_encoder_job
 
@@ -289,6 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--series", type=int, help="only this series")
     e.add_argument("--game", type=int, help="the state saved after this game of the series")
     e.set_defaults(func=_cmd_population)
+
+    p = sub.add_parser("compare", help="win ratio of the 2nd lineup entry to the 1st across studies (plot)")
+    p.add_argument("studies", nargs="+", help="study directories, e.g. arena-studies/xcom-mini-*")
+    p.add_argument("--out", default="arena-studies/compare", help="directory for the table and plot")
+    p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("train-encoder", help="train the XCOM Conv-AE encoder (needs the train extra)")
     p.add_argument("--board", default="mini", help="mini, large or a layout file")

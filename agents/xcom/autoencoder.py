@@ -5,8 +5,8 @@ search needs only the encoder's numba forward pass (``encoder.py``). The
 PyTorch encoder is layer for layer the one documented there; the decoder
 mirrors it with transposed convolutions::
 
-    Linear(F, C2*h*h) + ReLU -> [C2, h, h]
-    ConvTranspose2d(C2, C1, k1, stride 2) + ReLU -> [C1, n//2, n//2]   (k1 = n//2 - 2(h-1))
+    Linear(F, C2*h*h) + LeakyReLU(0.1) -> [C2, h, h]
+    ConvTranspose2d(C2, C1, k1, stride 2) + LeakyReLU(0.1) -> [C1, n//2, n//2]   (k1 = n//2 - 2(h-1))
     ConvTranspose2d(C1, 1, k2, stride 2)         -> [1, n, n]          (k2 = n - 2(n//2) + 2)
 
 Dataset (:func:`make_dataset`): boards of the configured layout (its walls)
@@ -94,12 +94,14 @@ def build_autoencoder(n: int, channels=None, features: int = DEFAULT_FEATURES):
             x = self.pool(torch.relu(self.conv1(x)))
             x = torch.relu(self.conv2(x))
             x = self.pool(x) if x.shape[-1] > 1 else x
-            return torch.sigmoid(self.fc(x.flatten(1)))
+            return self.fc(x.flatten(1))
 
         def forward(self, x):
+            # leaky decoder: with plain ReLUs the transposed conv died in trials on 18x18
+            # (constant reconstruction); the decoder is for training only
             z = self.encode(x)
-            y = torch.relu(self.dec_fc(z)).view(-1, c2, h, h)
-            y = torch.relu(self.deconv1(y))
+            y = nn.functional.leaky_relu(self.dec_fc(z), 0.1).view(-1, c2, h, h)
+            y = nn.functional.leaky_relu(self.deconv1(y), 0.1)
             return self.deconv2(y)
 
     return AutoEncoder()

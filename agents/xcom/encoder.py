@@ -9,7 +9,8 @@ Architecture (the encoder half of the autoencoder trained by
     pool1   MaxPool2d(2) (floor)                    -> [C1, n//2, n//2]
     conv2   Conv2d(C1, C2, 3, padding=1) + ReLU     -> [C2, n//2, n//2]
     pool2   MaxPool2d(2) (floor)                    -> [C2, h, h],  h = n // 4
-    fc      Linear(C2 * h * h, F) + sigmoid         -> phi, float[F] in (0, 1)
+    fc      Linear(C2 * h * h, F)                   -> phi, float[F] (linear: a sigmoid
+                                                       here saturated in training, phi constant)
 
 (``h`` is at least 1: boards under 8 cells a side skip the second pool's
 floor to zero by pooling 1x1 -> the mini board has h = 1.) Flattening is in
@@ -217,7 +218,7 @@ def encode_board(board, enc, phi):
         acc = enc.fc_b[i]
         for j in range(flat.shape[0]):
             acc += enc.fc_w[i, j] * flat[j]
-        phi[i] = 1.0 / (1.0 + np.exp(-acc))
+        phi[i] = acc
 
 
 @nb.njit(cache=True)

@@ -113,6 +113,10 @@ class TableTDConfig(TDConfig):
 class ConvAEConfig(TDConfig):
     """Conv-AE+FA: linear TD over the convolutional encoder's features."""
 
+    alpha: float = 5e-4
+    """TD(0) learning rate, in (0, 1]. The encoder's features are unbounded (about 1.5 in
+    magnitude on 6x6, 7.5 on 18x18), and linear TD is stable for alpha * |phi|^2 < 2:
+    5e-4 keeps that near 0.5 on 18x18."""
     encoder: str = "builtin"
     """``builtin`` (the shipped encoder for the game's board size) or the path of an
     encoder ``.npz``; a lineup ``seed_population`` holding encoder arrays overrides it."""
