@@ -130,3 +130,36 @@ def test_weights_carried_across_rounds_and_reset_between_runs(tmp_path, ray_loca
     report = spec.study_dir / "report"
     assert (report / "segments.csv").is_file() and (report / "segments.png").is_file()
     assert (report / "segment_tests.csv").is_file() and (report / "win_ratio.csv").is_file()
+
+
+def test_train_encoder_job_writes_a_checked_encoder_and_logs_to_mlflow(tmp_path):
+    pytest.importorskip("torch", reason="PyTorch is the optional 'train' extra")
+    from agents.xcom.encoder import check_encoder_arrays, load_encoder_arrays
+    from jobs.cli import main
+
+    out = tmp_path / "enc.npz"
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert main(["train-encoder", "--board", "mini", "--samples", "64", "--epochs", "2",
+                 "--out", str(out), "--tracking-uri", uri]) == 0
+    assert check_encoder_arrays(load_encoder_arrays(out), 6) == 6
+    assert out.with_suffix(".json").is_file() and (tmp_path / "enc_loss.png").is_file()
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient(uri)
+    experiment = client.get_experiment_by_name("arena-encoders")
+    run = client.search_runs([experiment.experiment_id])[0]
+    assert len(client.get_metric_history(run.info.run_id, "train_mse")) == 2
+    names = {a.path for a in client.list_artifacts(run.info.run_id, "encoder")}
+    assert names == {"encoder/enc.npz", "encoder/enc.json", "encoder/enc_loss.png"}
+
+
+def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
+    from jobs.cli import main
+
+    study = tmp_path / "s1"
+    (study / "results").mkdir(parents=True)
+    _rows([["A", "B", "B", None], ["A", "B", "A", "B"]]).assign(
+        study_id="s1", agent="x").to_parquet(study / "results" / "part-0.parquet")
+    assert main(["compare", str(study), "--out", str(tmp_path / "cmp")]) == 0
+    assert "| s1 | B | 4 | 3 | 1 | 1.333 |" in capsys.readouterr().out
+    assert (tmp_path / "cmp" / "win_ratios.png").is_file()
