@@ -177,8 +177,13 @@ def _fmt(x, digits=3):
     if isinstance(x, float):
         if math.isnan(x):
             return "n/a"
-        return f"{x:.{digits}f}"
+        return f"{_unsigned_zero(x, digits):.{digits}f}"
     return str(x)
+
+
+def _unsigned_zero(x: float, digits: int) -> float:
+    """``x``, with values that print as zero made +0.0 (no "-0.0" in tables)."""
+    return 0.0 if abs(x) < 0.5 * 10 ** -digits else x
 
 
 def segments_markdown(df: pd.DataFrame, segment: int = SEGMENT) -> str:
@@ -200,7 +205,7 @@ def segments_markdown(df: pd.DataFrame, segment: int = SEGMENT) -> str:
         lines += ["", f"Paired two-tailed t-tests per segment ({tests['a'].iloc[0]} vs {tests['b'].iloc[0]}):",
                   "", "| Rounds | mean diff | t | df | p | 95% |", "|---|---:|---:|---:|---:|:---:|"]
         for _, r in tests.iterrows():
-            lines.append(f"| {r['rounds']} | {100 * r['mean_diff']:+.1f} pp | {_fmt(r['t'], 2)} | "
+            lines.append(f"| {r['rounds']} | {_unsigned_zero(100 * r['mean_diff'], 1):+.1f} pp | {_fmt(r['t'], 2)} | "
                          f"{r['df']} | {_fmt(r['p'], 4)} | {'yes' if r['significant_95'] else 'no'} |")
     ratio = win_ratio(df)
     lines += ["", f"Win ratio {ratio['opponent']} / {ratio['learner']}: "
