@@ -77,4 +77,4 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
-    from . import birds, pommerman, scotland_yard, simple  # noqa: F401  (registration happens on import)
+    from . import birds, pommerman, scotland_yard, simple, xcom  # noqa: F401  (registration happens on import)

@@ -36,6 +36,19 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Score diff",
                  "score_diff", "score_diff_lo", "score_diff_hi")
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
+#: Rounds per segment in the learning-curve report of runs x rounds studies.
+SEGMENT = 10
+
+
+def _runs_design_segments(study_dir: Path) -> int | None:
+    """SEGMENT when the study's stored spec is a runs x rounds design, else None."""
+    import json
+
+    try:
+        design = json.loads((Path(study_dir) / "spec.json").read_text()).get("design", {})
+    except (OSError, ValueError):
+        return None
+    return SEGMENT if design.get("runs") else None
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -213,14 +226,17 @@ def varied_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith("vary.") and df[c].notna().any()]
 
 
-def write_study_report(df: pd.DataFrame, out, title: str | None = None, study_dir=None,
+def write_study_report(df: pd.DataFrame, out, title: str | None = None,
+                       segments: int | None = None, study_dir=None,
                        first_label: str | None = None) -> list[Path]:
     """Tables and plots of a study from its rows: the overall table, and for a
     study with conditions one table per varied option and a win rate plot
-    against it (e.g. against the view range). With ``study_dir``, also the
-    study's replays (:func:`cluster.replay_view.write_study_replays`: the
-    longest game, a loss of ``first_label``, a win) and ``replays.md`` linking
-    them. Returns the files written."""
+    against it (e.g. against the view range); for a runs x rounds study
+    (``segments`` = rounds per segment) the learning curves of
+    :mod:`cluster.segments`. With ``study_dir``, also the study's replays
+    (:func:`cluster.replay_view.write_study_replays`: the longest game, a loss
+    of ``first_label``, a win) and ``replays.md`` linking them. Returns the
+    files written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
@@ -235,6 +251,14 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None, study_di
         name = f"win_rate_by_{option}.png"
         _plot_or_warn(files, name, win_rate_plot, data, out / name, by=option,
                       title=f"{title}: win rate against {option}" if title else None)
+    if segments:
+        from .segments import write_segment_report
+
+        try:
+            files += write_segment_report(df, out, segments, title)
+        except Exception as exc:  # noqa: BLE001 - like a plot, never fail a study
+            warnings.warn(f"segment report not written: {type(exc).__name__}: {exc}", RuntimeWarning,
+                          stacklevel=2)
     if study_dir is not None:
         files += _write_replays(df, out, Path(study_dir), first_label)
     return files
@@ -313,7 +337,13 @@ def report_study(study_dir, plot: bool = True) -> str:
         option = column[len("vary."):]
         parts += [f"By {option}:", "", to_markdown(result_table(df.rename(columns={column: option}),
                                                                 by=option))]
+    segments = _runs_design_segments(study_dir)
+    if segments:
+        from .segments import segments_markdown
+
+        parts += ["", segments_markdown(df, segments)]
     if plot:
-        files = write_study_report(df, study_dir / "report", title=study_dir.name, study_dir=study_dir)
+        files = write_study_report(df, study_dir / "report", title=study_dir.name, segments=segments,
+                                   study_dir=study_dir)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

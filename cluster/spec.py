@@ -595,11 +595,31 @@ def _check_population_fits(name: str, agent: str, config, path: str) -> None:
         agent_class(agent).check_learned_state(config, arrays)
     except ValueError as exc:
         raise SpecError(f"{name}: {path}: {exc}") from None
+    return arrays
+
+
+def _check_fits_game(where: str, agent: str, config, game_config, arrays, population) -> None:
+    """Optional agent hook ``check_for_game(config, game_config, arrays)``: inputs that
+    depend on the game (e.g. an encoder's board size) are checked before any game.
+    Its messages start with ``params.<field>`` or name the population's arrays."""
+    from agents.registry import agent_class
+
+    check = getattr(agent_class(agent), "check_for_game", None)
+    if check is None or game_config is None:
+        return
+    try:
+        check(config, game_config, arrays)
+    except ValueError as exc:
+        msg = str(exc)
+        if msg.startswith("params."):
+            raise SpecError(f"{where}.{msg}") from None
+        raise SpecError(f"{where}.seed_population: {population}: {msg}" if population
+                        else f"{where}: {msg}") from None
 
 
 def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
                   check_files: bool, tracking_uri: str | None = None,
-                  cache_dir: Path | None = None) -> tuple[SeatSpec, ...]:
+                  cache_dir: Path | None = None, game_config=None) -> tuple[SeatSpec, ...]:
     from agents.registry import agent_names, make_agent_config
 
     if not isinstance(raw, list) or not raw:
@@ -630,7 +650,10 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
             population = _resolve_population(f"{where}.seed_population", population, base_dir,
                                              check_files, tracking_uri, cache_dir)
             if check_files:
-                _check_population_fits(f"{where}.seed_population", agent, config, population)
+                arrays = _check_population_fits(f"{where}.seed_population", agent, config, population)
+                _check_fits_game(where, agent, config, game_config, arrays, population)
+        elif check_files:
+            _check_fits_game(where, agent, config, game_config, None, None)
         entries.append((agent, label, params, config, population))
     explicit = [label for _, label, *_ in entries if label is not None]
     for i, (_, label, *_rest) in enumerate(entries):
@@ -693,7 +716,7 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     base_dir = Path(source).resolve().parent if source else Path.cwd()
     tracking = _build_tracking(data.get("tracking", {}))
     lineup = _build_lineup(data["lineup"], num_players, game, base_dir, check_files,
-                           tracking.uri, Path(results_dir) / ".seed-populations")
+                           tracking.uri, Path(results_dir) / ".seed-populations", game_config)
     return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=max_in_flight, source=str(source),

@@ -198,8 +198,9 @@ def write_report(spec, store) -> list[Path]:
 
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    return report.write_study_report(store.read(), out, title=spec.study_id, study_dir=spec.study_dir,
-                                     first_label=spec.lineup[0].label)
+    segments = report.SEGMENT if spec.design.runs_design else None
+    return report.write_study_report(store.read(), out, title=spec.study_id, segments=segments,
+                                     study_dir=spec.study_dir, first_label=spec.lineup[0].label)
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,

@@ -56,6 +56,8 @@ def _register_builtin() -> None:
     register("birds", BirdsConfig, Birds, kernels=birds_kernels)
     from .scotland_yard import ScotlandYard, ScotlandYardConfig, kernels as sy_kernels
     register("scotland_yard", ScotlandYardConfig, ScotlandYard, kernels=sy_kernels)
+    from .xcom import Xcom, XcomConfig, kernels as xcom_kernels
+    register("xcom", XcomConfig, Xcom, kernels=xcom_kernels)
 
 
 _register_builtin()

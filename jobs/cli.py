@@ -13,6 +13,9 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena bench scotland_yard --json                          # moves and MCTS iterations per second
   arena bench birds --json                                  # random games and MCTS iterations per CPU-second
   arena train-birds --out jobs/birds/policy/birds_policy.npz   # train the bird policy, log it to MLflow
+  arena bench xcom --json                                   # XCOM moves per second, decision times
+  arena train-encoder --board mini                          # XCOM autoencoder (needs the train extra)
+  arena compare arena-studies/xcom-mini-convae-vs-*         # win ratio across studies (plot)
 """
 from __future__ import annotations
 
@@ -221,6 +224,10 @@ def _cmd_bench(args) -> int:
         from agents.birds.speed import bench_birds
 
         result = bench_birds(seconds=args.seconds, quick=args.quick)
+    elif args.target == "xcom":
+        from agents.xcom.speed import bench_xcom
+
+        result = bench_xcom(quick=args.quick)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:
@@ -378,6 +385,49 @@ def _ui_target(args) -> tuple[str, str, str | None]:
     return uri, runs[0].info.experiment_id, None
 
 
+def _cmd_compare(args) -> int:
+    """Win ratio (second lineup entry's wins / first's) across studies, table and plot."""
+    import pandas as pd
+
+    from cluster.segments import ratio_plot, win_ratio
+    from cluster.store import ResultStore
+
+    ratios = []
+    for study in args.studies:
+        path = Path(study)
+        if not (path / "results").is_dir():
+            print(f"arena compare: {study}: not a study directory (no results/ inside)", file=sys.stderr)
+            return 2
+        ratios.append({"study": path.name, **win_ratio(ResultStore(path).read())})
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = pd.DataFrame(ratios)
+    table.to_csv(out / "win_ratios.csv", index=False)
+    print("| Study | Opponent | Opponent wins | Learner wins | Draws | Ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    for r in ratios:
+        print(f"| {r['study']} | {r['opponent']} | {r['opponent_wins']} | {r['learner_wins']} | "
+              f"{r['draws']} | {r['ratio']:.3f} |")
+    plot = ratio_plot(ratios, out / "win_ratios.png",
+                      title=f"opponent wins / {ratios[0]['learner']} wins (below 1: {ratios[0]['learner']} stronger)")
+    print(f"\nfiles: {out / 'win_ratios.csv'}, {plot}")
+    return 0
+
+
+def _cmd_train_encoder(args) -> int:
+    from jobs.train_encoder import train_encoder_job
+
+    try:
+        train_encoder_job(board=args.board, samples=args.samples, epochs=args.epochs, lr=args.lr,
+                          batch_size=args.batch_size, seed=args.seed, out=args.out,
+                          tracking_uri=None if args.no_tracking else args.tracking_uri,
+                          experiment=args.experiment, threads=args.threads)
+    except (ValueError, RuntimeError) as exc:
+        print(f"arena train-encoder: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _cmd_ui(args) -> int:
     """Print the URL of the study's experiment runs page (or of one study's run), then
     serve the MLflow UI on it (``--open``: also launch a browser, where there is one)."""
@@ -508,6 +558,25 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --which final that population, else the best-streak one recorded by then")
     e.set_defaults(func=_cmd_population)
 
+    p = sub.add_parser("compare", help="win ratio of the 2nd lineup entry to the 1st across studies (plot)")
+    p.add_argument("studies", nargs="+", help="study directories, e.g. arena-studies/xcom-mini-*")
+    p.add_argument("--out", default="arena-studies/compare", help="directory for the table and plot")
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("train-encoder", help="train the XCOM Conv-AE encoder (needs the train extra)")
+    p.add_argument("--board", default="mini", help="mini, large or a layout file")
+    p.add_argument("--samples", type=int, help="dataset size (default 10000 for 6x6, 60000 for 18x18)")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="encoder .npz (default arena-encoders/encoder_<n>x<n>.npz)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
+    p.add_argument("--experiment", default="arena-encoders")
+    p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
+    p.set_defaults(func=_cmd_train_encoder)
+
     p = sub.add_parser("ui", help="print the URL of a study's results in the MLflow UI and serve it on 127.0.0.1")
     p.add_argument("study", nargs="?",
                    help="a study directory: show its run (default: the experiment runs page of the "
@@ -574,10 +643,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=train_birds_main)
 
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "scotland_yard", "cluster", "birds"],
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster"],
                    help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
-                        "per second; cluster: scheduling overhead and scaling; birds: random games "
-                        "and MCTS iterations per CPU-second")
+                        "per second; birds: random games and MCTS iterations per CPU-second; xcom: "
+                        "moves per second and decision times; cluster: scheduling overhead and scaling")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")

@@ -18,6 +18,10 @@ Layout (``N`` = capacity, ``A`` = number of actions)::
     depth               int16[N]       plies from the root
     node_kind           int8[N]        DECISION or CHANCE (chance nodes are
                                        reserved for stochastic games)
+    node_bonus          float64[N]     a value term added to the node's UCT score
+                                       when its parent selects (0 unless a driver
+                                       sets it, e.g. a learned V(s); see
+                                       ``uct.select_uct_bonus``)
     num_nodes           int64[1]       live nodes (the next free index)
 
 The min / max values are what the Java Pommerman framework calls a node's
@@ -53,6 +57,7 @@ class Tree(NamedTuple):
     children: np.ndarray            # int32[N, A]
     depth: np.ndarray               # int16[N]
     node_kind: np.ndarray           # int8[N]
+    node_bonus: np.ndarray          # float64[N]
     num_nodes: np.ndarray           # int64[1]
 
 
@@ -73,6 +78,7 @@ def new_tree(capacity: int, num_actions: int) -> Tree:
         children=np.full((capacity, num_actions), UNVISITED, dtype=np.int32),
         depth=np.zeros(capacity, dtype=np.int16),
         node_kind=np.zeros(capacity, dtype=np.int8),
+        node_bonus=np.zeros(capacity, dtype=np.float64),
         num_nodes=np.ones(1, dtype=np.int64),
     )
     return tree
@@ -90,6 +96,7 @@ def clear_node(tree, node):
     tree.children[node, :] = UNVISITED
     tree.depth[node] = 0
     tree.node_kind[node] = DECISION
+    tree.node_bonus[node] = 0.0
 
 
 @nb.njit(cache=True)

@@ -101,6 +101,37 @@ def select_uct(tree, node, exploration, epsilon, rng):
 
 
 @nb.njit(cache=True)
+def select_uct_bonus(tree, node, exploration, epsilon, bonus_weight, rng):
+    """:func:`select_uct` plus a value term: each child scores
+    ``uct + bonus_weight * node_bonus[child]``.
+
+    ``node_bonus`` is set by the driver when it expands a child, e.g. a learned
+    state value V(s') of the child's state (the TD agents of XCOM); with
+    ``bonus_weight == 0`` or zero bonuses this is exactly :func:`select_uct`.
+
+    Args: as :func:`select_uct`, plus bonus_weight (float).
+    Returns: int, the chosen action, or -1 when ``node`` has no expanded child.
+    """
+    lo = tree.node_min_value[node]
+    hi = tree.node_max_value[node]
+    log_n = np.log(tree.node_visits[node] + 1.0)
+    best = -1
+    best_value = -np.inf
+    for a in range(tree.children.shape[1]):
+        child = tree.children[node, a]
+        if child < 0:
+            continue
+        visits = tree.node_visits[child] + epsilon
+        q = normalise(tree.node_value_sum[child] / visits, lo, hi)
+        value = q + exploration * np.sqrt(log_n / visits) + bonus_weight * tree.node_bonus[child]
+        value = tie_noise(value, epsilon, rng)
+        if value > best_value:
+            best_value = value
+            best = a
+    return best
+
+
+@nb.njit(cache=True)
 def expand(tree, node, action):
     """Create the child of ``node`` reached by ``action`` at the next free index.
 
@@ -121,6 +152,7 @@ def expand(tree, node, action):
     tree.children[child, :] = UNVISITED
     tree.depth[child] = tree.depth[node] + 1
     tree.node_kind[child] = DECISION  # drivers of stochastic games set CHANCE
+    tree.node_bonus[child] = 0.0
     tree.children[node, action] = child
     return child
 
@@ -138,6 +170,32 @@ def backup(tree, leaf, value):
             tree.node_min_value[node] = value
         if value > tree.node_max_value[node]:
             tree.node_max_value[node] = value
+        node = tree.parents[node]
+
+
+@nb.njit(cache=True)
+def backup_alternating(tree, leaf, value):
+    """Back up ``value`` in a two-player game whose players alternate every ply.
+
+    ``value`` is from the perspective of the player to move at the root. Each
+    node's value sum is stored from the perspective of the player who chose the
+    action into it (the player to move at its parent): ``+value`` at odd
+    depths, ``-value`` at even ones, so :func:`select_uct` maximises for whoever
+    moves. A node's observed min / max are kept in its children's perspective
+    (the player to move at the node), which is the range :func:`select_uct`
+    normalises them to.
+    """
+    node = leaf
+    while node != NO_PARENT:
+        odd = tree.depth[node] % 2 == 1
+        stored = value if odd else -value
+        seen = -stored  # the perspective of the player to move at this node
+        tree.node_visits[node] += 1
+        tree.node_value_sum[node] += stored
+        if seen < tree.node_min_value[node]:
+            tree.node_min_value[node] = seen
+        if seen > tree.node_max_value[node]:
+            tree.node_max_value[node] = seen
         node = tree.parents[node]
 
 

@@ -1,0 +1,207 @@
+"""UCT for XCOM on the shared search core; the one driver of all four XCOM agents.
+
+One decision is one call of :func:`xcom_search`. XCOM is deterministic and
+fully observable, so re-simulating the actions from the root is exact
+(closed loop). Each iteration::
+
+    copy the root into the scratch state
+    descend: at a node with untried legal commands expand a random one (its
+             legal mask is stored as ILLEGAL children); else pick a child by
+             UCT + value_weight * node_bonus (search.select_uct_bonus)
+    roll out: random commands (kernels.random_command) to the end of the round
+    value: the searching side's reward gained since the root (+10 per kill,
+           -10 per loss)
+    back up with alternating perspectives (search.backup_alternating)
+
+and the most visited root command is played. The value term is data:
+``value_kind`` (``_value.VALUE_*``) with its ``weights`` (and ``enc`` for the
+encoder); when a child of one of the agent's own decision nodes is expanded,
+its ``node_bonus`` is V(afterstate). Plain MCTS passes ``VALUE_NONE``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from games._rng import make_rng
+from games.xcom.kernels import (
+    M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, XcomState, apply_action,
+    copy_into, copy_state, decode_action, legal_actions_into, offset_index_table,
+    random_command, rollout_scratch, state_from_grid,
+)
+
+from ..api import Agent
+from ..registry import register
+from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
+from ..search.tree import ROOT_INDEX, new_tree, reset_tree
+from ..search.uct import (
+    backup_alternating, expand, mark_illegal, most_visited_child, random_untried_action,
+    select_uct_bonus,
+)
+from ._value import VALUE_NONE, afterstate_value
+from .encoder import Encoder
+
+
+@nb.njit(cache=True)
+def descend(tree, state, player, exploration, epsilon, value_kind, value_weight, weights, enc,
+            mask, cells, dist, index_table, board_scratch, phi, rng):
+    """Tree policy: walk down from the root applying commands to ``state``; expand
+    one node. Returns the node the rollout starts from."""
+    node = ROOT_INDEX
+    while state.meta[M_DONE] == 0:
+        action = random_untried_action(tree, node, rng)
+        if action >= 0:
+            mover = state.meta[M_TO_MOVE]
+            apply_action(state, action)
+            child = expand(tree, node, action)
+            if child < 0:  # tree full: roll out from the state reached
+                return node
+            if state.meta[M_DONE] == 0:
+                legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
+                mark_illegal(tree, child, mask)
+            if value_kind != VALUE_NONE and mover == player:
+                unit = decode_action(state, action)[0]
+                tree.node_bonus[child] = afterstate_value(state, player, unit, value_kind, weights,
+                                                          enc, cells, dist, board_scratch, phi)
+            return child
+        action = select_uct_bonus(tree, node, exploration, epsilon, value_weight, rng)
+        if action < 0:
+            return node
+        apply_action(state, action)
+        node = tree.children[node, action]
+    return node
+
+
+@nb.njit(cache=True)
+def xcom_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                exploration, epsilon, value_kind, value_weight, weights, enc, rng):
+    """One decision of the XCOM agents.
+
+    Args:
+        observation: XcomState (unchanged); player: int, the searching side (0 humans, 1 aliens).
+        tree: Tree over the game's actions (reset here).
+        root, scratch: XcomStates of the same board (overwritten).
+        max_iterations: int; time_limit: float seconds (0 = none).
+        exploration (K), epsilon: floats.
+        value_kind: int (``_value.VALUE_*``); value_weight: float, the weight of V in UCT;
+        weights: float64[W] (table or linear weights; unused for VALUE_NONE);
+        enc: Encoder (used by VALUE_CONV only).
+        rng: uint64[2] (advanced).
+    Returns:
+        (action, iterations): int64, int64.
+    """
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    copy_into(root, observation)
+    n = root.meta[M_SIZE]
+    max_move = root.meta[M_MAX_MOVE]
+    d_count = 2 * max_move * max_move + 2 * max_move + 1
+    mask = np.zeros(tree.children.shape[1], dtype=np.bool_)
+    cells = np.empty(d_count, dtype=np.int64)
+    dist = np.full(n * n, -1, dtype=np.int16)
+    index_table = offset_index_table(max_move)
+    board_scratch = np.zeros((n, n))
+    phi = np.zeros(max(weights.shape[0], 1))
+    buf = rollout_scratch(root)[2]
+    reset_tree(tree)
+    legal_actions_into(root, player, mask, cells, dist, index_table)
+    mark_illegal(tree, ROOT_INDEX, mask)
+    root_reward = root.rewards[player]
+    iterations = 0
+    while not budget_exhausted(iterations, max_iterations, start, deadline):
+        copy_into(scratch, root)
+        leaf = descend(tree, scratch, player, exploration, epsilon, value_kind, value_weight,
+                       weights, enc, mask, cells, dist, index_table, board_scratch, phi, rng)
+        while scratch.meta[M_DONE] == 0:
+            random_command(scratch, cells, dist, buf, rng)
+        backup_alternating(tree, leaf, scratch.rewards[player] - root_reward)
+        iterations += 1
+    action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
+    return action, iterations
+
+
+# --------------------------------------------------------------------- glue
+def check_param(cond: bool, field: str, message: str) -> None:
+    if not cond:
+        raise ValueError(f"{field}: {message}")
+
+
+def dummy_encoder() -> Encoder:
+    """A 1-channel, 1-feature encoder for drivers that do not encode (numba needs a value)."""
+    z = np.zeros
+    return Encoder(z((1, 1, 3, 3)), z(1), z((1, 1, 3, 3)), z(1), z((1, 1)), z(1))
+
+
+def fresh_state(game_config) -> XcomState:
+    """A state of the configured board (the agents' preallocated root and scratch)."""
+    return state_from_grid(game_config.grid, game_config.max_move, game_config.max_moves)
+
+
+@dataclass(frozen=True)
+class MCTSConfig:
+    """UCT with random rollouts to the end of the round."""
+
+    exploration: float = math.sqrt(2)
+    """UCB1 constant K (on values normalised to each node's observed range)."""
+    epsilon: float = 1e-6
+    """Tie-breaking noise and the guard added to visit counts."""
+    max_nodes: int = 1 << 14
+    """Tree capacity under a time budget (an iteration budget of n uses n + 1)."""
+
+    def __post_init__(self):
+        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
+                    "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
+        check_param(isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < 0.01,
+                    "epsilon", f"must be in (0, 0.01), got {self.epsilon!r}")
+        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 20,
+                    "max_nodes", f"must be an int in [2, 2**20], got {self.max_nodes!r}")
+
+
+class XcomSearchAgent(Agent):
+    """Shared glue of the XCOM agents: generator, states, tree, one search per decision.
+
+    Subclasses set ``value_kind`` and provide ``weights`` / ``encoder``."""
+
+    value_kind = VALUE_NONE
+
+    def __init__(self, config, budget, game_config):
+        super().__init__(config, budget, game_config)
+        from games.xcom import XcomConfig
+
+        if not isinstance(game_config, XcomConfig):
+            raise ValueError(f"agent {self.name!r} plays only the game 'xcom'")
+        max_iterations, _ = budget.kernel_args()
+        self._tree = new_tree(min(max_iterations + 1, config.max_nodes), game_config.num_actions)
+        self._root = fresh_state(game_config)
+        self._scratch = copy_state(self._root)
+        self._rng = make_rng(0)
+        self._weights = np.zeros(1)
+        self._encoder = dummy_encoder()
+        self._value_weight = 0.0
+
+    def begin_game(self, seat, seed):
+        super().begin_game(seat, seed)
+        self._rng = make_rng(seed)
+
+    def search(self, observation) -> tuple[int, int]:
+        max_iterations, seconds = self.budget.kernel_args()
+        c = self.config
+        action, iterations = xcom_search(
+            observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
+            float(c.exploration), float(c.epsilon), self.value_kind, self._value_weight,
+            self._weights, self._encoder, self._rng)
+        return int(action), int(iterations)
+
+    def decide(self, observation):
+        return self.search(observation)
+
+
+@register
+class MCTSAgent(XcomSearchAgent):
+    """XCOM MCTS: UCT, random rollouts to the end of the round, most visited command."""
+
+    name = "xcom_mcts"
+    Config = MCTSConfig

@@ -1,0 +1,267 @@
+"""XCOM-like tactics: two squads on a grid with walls as cover, turn-based.
+
+    >>> from games.xcom import Xcom, XcomConfig
+    >>> game = Xcom(XcomConfig(board="mini"))
+    >>> game.reset(seed=0)
+    >>> game.acting_players()
+    [0]
+
+Seat 0 commands the humans, seat 1 the aliens; one command per turn (move up
+to ``max_move`` steps, shoot a visible enemy, or move then shoot). A kill is
++10 for the shooter's side and -10 for the other; eliminating the other squad
+wins; after ``max_moves`` commands the round is a draw. Boards: ``mini`` (6x6,
+2 units per side, Max-Move 4), ``large`` (18x18, 4 per side, Max-Move 6), or
+the path of a layout file (one row per line, cells -2 wall, -1 alien, 0
+empty, 1 human). See ``kernels.py`` for the kernels and the action encoding.
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..api import LOSS, TIE, WIN
+from ._layout import (
+    ALIENS, BUILTIN_LAYOUTS, DEFAULT_MAX_MOVES, HUMANS, LayoutError, M_DONE, M_FIRST, M_MOVES,
+    M_TO_MOVE, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW, XcomState, copy_state, grid_of, load_layout,
+    num_actions, render_state, state_from_grid,
+)
+from . import _rules
+
+__all__ = ["Xcom", "XcomConfig", "XcomState", "LayoutError", "first_mover_for"]
+
+FIRST_MOVERS = ("alternate", "humans", "aliens")
+
+
+@lru_cache(maxsize=16)
+def _layout_grid(board: str) -> np.ndarray:
+    if board in BUILTIN_LAYOUTS:
+        return load_layout(BUILTIN_LAYOUTS[board][0])
+    return load_layout(board)
+
+
+@lru_cache(maxsize=16)
+def _fresh_state(board: str, max_move: int, max_moves: int) -> XcomState:
+    return state_from_grid(_layout_grid(board), max_move, max_moves, HUMANS)
+
+
+@dataclass(frozen=True)
+class XcomConfig:
+    """Options of an XCOM round."""
+
+    board: str = "mini"
+    """``mini`` (6x6, 2 units a side), ``large`` (18x18, 4 a side) or the path of a
+    layout file (rows of -2 wall / -1 alien / 0 empty / 1 human; ``#`` comments)."""
+    max_move: int | None = None
+    """Most steps of one move; default 4 on ``mini``, 6 on ``large``, and for a
+    layout file 4 below 12 cells a side, else 6."""
+    max_moves: int = DEFAULT_MAX_MOVES
+    """Commands (both sides together) after which the round is a draw."""
+    first_mover: str = "alternate"
+    """``alternate``: humans move first on even board seeds (round k of a runs x
+    rounds design plays board seed k, so a 40-round run gives each side 20
+    starts), aliens on odd ones; or always ``humans`` / ``aliens``."""
+
+    def __post_init__(self):
+        if not isinstance(self.board, str) or not self.board:
+            raise ValueError(f"board: must be 'mini', 'large' or a layout file path, got {self.board!r}")
+        if self.board not in BUILTIN_LAYOUTS and not Path(self.board).expanduser().is_file():
+            raise ValueError(f"board: not 'mini', 'large' or an existing layout file: {self.board!r}")
+        try:
+            grid = _layout_grid(self.board)
+        except LayoutError as exc:
+            raise ValueError(f"board: {exc}") from None
+        if self.max_move is None:
+            default = BUILTIN_LAYOUTS[self.board][1] if self.board in BUILTIN_LAYOUTS else (
+                4 if grid.shape[0] < 12 else 6)
+            object.__setattr__(self, "max_move", default)
+        if isinstance(self.max_move, bool) or not isinstance(self.max_move, int) or not 1 <= self.max_move <= 12:
+            raise ValueError(f"max_move: must be an int in [1, 12], got {self.max_move!r}")
+        if isinstance(self.max_moves, bool) or not isinstance(self.max_moves, int) or not 1 <= self.max_moves <= 10_000:
+            raise ValueError(f"max_moves: must be an int in [1, 10000], got {self.max_moves!r}")
+        if self.first_mover not in FIRST_MOVERS:
+            raise ValueError(f"first_mover: must be one of {list(FIRST_MOVERS)}, got {self.first_mover!r}")
+
+    @property
+    def grid(self) -> np.ndarray:
+        """int8[n, n] layout."""
+        return _layout_grid(self.board).copy()
+
+    @property
+    def size(self) -> int:
+        return int(_layout_grid(self.board).shape[0])
+
+    @property
+    def units(self) -> int:
+        return int((_layout_grid(self.board) == 1).sum())
+
+    @property
+    def num_actions(self) -> int:
+        return num_actions(self.units, self.max_move)
+
+
+def _seed_index(seed) -> int:
+    """The board seed index of ``seed``: the last spawn-key entry of a
+    SeedSequence (the plan's ``(0, board_seed)``), or the int itself."""
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.spawn_key[-1]) if seed.spawn_key else int(seed.entropy or 0)
+    return int(seed)
+
+
+def first_mover_for(config: XcomConfig, seed) -> int:
+    """HUMANS (0) or ALIENS (1): who opens the round played from ``seed``."""
+    if config.first_mover == "humans":
+        return HUMANS
+    if config.first_mover == "aliens":
+        return ALIENS
+    return HUMANS if _seed_index(seed) % 2 == 0 else ALIENS
+
+
+class Xcom:
+    """The wrapper over the XCOM kernels (see :class:`games.api.Game`)."""
+
+    num_players = 2
+
+    def __init__(self, config: XcomConfig | None = None, **options):
+        self.config = config if config is not None else XcomConfig(**options)
+        self.num_actions = self.config.num_actions
+        self.state: XcomState | None = None
+        self.invalid_actions = np.zeros(2, dtype=np.int64)
+        self.last_shot = None  # ((row, col) shooter, (row, col) victim) of the last command, for pictures
+
+    # --- life cycle -----------------------------------------------------
+    def reset(self, seed) -> None:
+        """A fresh round on the configured layout; ``seed`` decides the first mover
+        (``first_mover = "alternate"``); the board itself is fixed."""
+        c = self.config
+        self.state = copy_state(_fresh_state(c.board, c.max_move, c.max_moves))
+        first = first_mover_for(c, seed)
+        self.state.meta[M_TO_MOVE] = first
+        self.state.meta[M_FIRST] = first
+        self.invalid_actions[:] = 0
+        self.last_shot = None
+
+    def step(self, actions) -> None:
+        """Apply the command of the side to move (``actions[side]``; the other entry is
+        ignored). An invalid or illegal command is replaced by the first legal one
+        and counted in ``invalid_actions``."""
+        if self.state is None:
+            raise RuntimeError("call reset(seed) before step()")
+        if len(actions) != 2:
+            raise ValueError(f"actions: expected 2 actions, got {len(actions)}")
+        if self.done:
+            return
+        side = int(self.state.meta[M_TO_MOVE])
+        legal = _rules.legal_actions(self.state, side)
+        try:
+            a = int(actions[side])
+        except (TypeError, ValueError):
+            a = -1
+        if not (0 <= a < self.num_actions and legal[a]):
+            self.invalid_actions[side] += 1
+            a = int(np.flatnonzero(legal)[0])
+        self.last_shot = self._shot_of(side, a)
+        _rules.apply_action(self.state, a)
+
+    def _shot_of(self, side: int, action: int):
+        """((row, col) of the shooter after its move, (row, col) of its victim), or None."""
+        unit, dr, dc, target = (int(x) for x in _rules.decode_action(self.state, action))
+        if target < 0:  # decode_action: -1 = no shot, else the enemy unit's index
+            return None
+        shooter = self.state.units[side, unit]
+        victim = self.state.units[1 - side, target]
+        return ((int(shooter[U_ROW]) + dr, int(shooter[U_COL]) + dc), (int(victim[U_ROW]), int(victim[U_COL])))
+
+    # --- queries --------------------------------------------------------
+    def acting_players(self) -> list[int]:
+        """The side to move (turn-based); nobody once the round is over."""
+        return [] if self.done else [int(self.state.meta[M_TO_MOVE])]
+
+    def observation(self, player: int) -> XcomState:
+        return _rules.observe(self.state, int(player))
+
+    def legal_actions(self, player: int) -> np.ndarray:
+        return _rules.legal_actions(self.state, int(player))
+
+    def is_alive(self, player: int) -> bool:
+        return bool(self.state.units[int(player), :, U_ALIVE].any())
+
+    @property
+    def done(self) -> bool:
+        return bool(self.state.meta[M_DONE])
+
+    @property
+    def step_count(self) -> int:
+        return int(self.state.meta[M_MOVES])
+
+    @property
+    def to_move(self) -> int:
+        return int(self.state.meta[M_TO_MOVE])
+
+    @property
+    def winner(self) -> int:
+        """HUMANS, ALIENS or -1 (none yet, or a draw)."""
+        return int(self.state.meta[M_WINNER])
+
+    def returns(self) -> np.ndarray:
+        return _rules.returns(self.state)
+
+    def outcomes(self) -> list[str]:
+        w = self.winner
+        if w == NO_WINNER:
+            return [TIE, TIE]
+        return [WIN if p == w else LOSS for p in range(2)]
+
+    def teams(self) -> list[int]:
+        return [0, 1]
+
+    # --- copies and serialisation ---------------------------------------
+    def copy(self) -> "Xcom":
+        other = Xcom(self.config)
+        other.state = copy_state(self.state)
+        other.invalid_actions = self.invalid_actions.copy()
+        other.last_shot = self.last_shot
+        return other
+
+    def to_json(self) -> str:
+        s = self.state
+        return json.dumps({"config": asdict(self.config), "grid": grid_of(s).tolist(),
+                           "units": s.units.tolist(), "rewards": s.rewards.tolist(),
+                           "meta": s.meta.tolist()})
+
+    @classmethod
+    def from_json(cls, text: str) -> "Xcom":
+        d = json.loads(text)
+        game = cls(XcomConfig(**d["config"]))
+        c = game.config
+        state = copy_state(_fresh_state(c.board, c.max_move, c.max_moves))  # same walls, same sight
+        state.board[:] = np.array(d["grid"], dtype=np.int8).reshape(-1)
+        state.units[:] = np.array(d["units"], dtype=np.int16)
+        state.rewards[:] = np.array(d["rewards"], dtype=np.float64)
+        state.meta[:] = np.array(d["meta"], dtype=np.int64)
+        game.state = state
+        return game
+
+    def render_image(self, state: XcomState | None = None, title: str | None = None):
+        """A PIL image of the board (walls, units, and the line of the last shot when
+        drawing the current state); see :mod:`games.xcom.image`."""
+        from .image import state_image
+
+        if state is None:
+            return state_image(self.state, shot=self.last_shot, title=title)
+        return state_image(state, title=title)
+
+    def fingerprint(self) -> int:
+        """CRC-32 of the board, units, rewards and meta (the line-of-sight table is
+        constant): what a game record checks at every step (see :mod:`cluster.replay`)."""
+        crc = 0
+        for array in (self.state.board, self.state.units, self.state.rewards, self.state.meta):
+            crc = zlib.crc32(np.ascontiguousarray(array).view(np.uint8), crc)
+        return crc
+
+    def render(self, state: XcomState | None = None) -> str:
+        return render_state(self.state if state is None else state)

@@ -1,0 +1,165 @@
+"""XCOM studies: every spec validates, the segment statistics, and TD weights
+carried across the rounds of a run and reset between runs through the cluster."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cluster.plan import plan_study
+from cluster.play import build_agents, play_game
+from cluster.segments import (
+    betainc_regularized, paired_t_test, segment_table, segment_tests, t_two_tailed_p, win_ratio,
+)
+from cluster.spec import build_spec
+from cluster.store import ResultStore
+from cluster.study import run_study
+from jobs.spec import load_spec
+
+SPECS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "xcom").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[p.name for p in SPECS])
+def test_every_xcom_spec_validates(path):
+    spec = load_spec(path)
+    assert spec.game == "xcom" and spec.lineup[0].label == "Conv-AE+FA"
+    assert spec.design.rounds == 40 and spec.design.series_by == "run"
+    assert spec.design.runs == (20 if spec.game_config.board == "mini" else 10)
+    assert not spec.design.rotate_seats and spec.budget.iterations == 100
+    # rounds of a run are one series; round k plays board seed k (first mover alternates)
+    plan = plan_study(spec)
+    assert len(plan) == spec.design.runs
+    assert [g.board_seed for g in plan[0].games] == list(range(40))
+    assert len(SPECS) == 6
+
+
+# --- statistics ---------------------------------------------------------------
+def test_t_distribution_against_known_values():
+    # two-tailed 95% critical values of Student's t: df 1 -> 12.706, 5 -> 2.571, 19 -> 2.093
+    assert t_two_tailed_p(12.706204736, 1) == pytest.approx(0.05, abs=1e-8)
+    assert t_two_tailed_p(2.570581836, 5) == pytest.approx(0.05, abs=1e-8)
+    assert t_two_tailed_p(2.093024054, 19) == pytest.approx(0.05, abs=1e-8)
+    assert t_two_tailed_p(0.0, 7) == pytest.approx(1.0)
+    # df = 1 is Cauchy: p = 1 - 2 atan(t) / pi
+    for t in (0.3, 1.0, 4.0):
+        assert t_two_tailed_p(t, 1) == pytest.approx(1 - 2 * math.atan(t) / math.pi, rel=1e-12)
+    assert betainc_regularized(2.0, 3.0, 0.4) == pytest.approx(0.5248, abs=1e-12)
+
+
+def test_paired_t_test_hand_computed():
+    x = [0.5, 0.6, 0.7, 0.4]
+    y = [0.3, 0.5, 0.4, 0.4]
+    # d = [0.2, 0.1, 0.3, 0.0]: mean 0.15, sd 0.1290994, t = 0.15 / (0.1290994 / 2) = 2.32379
+    t, p, dof = paired_t_test(x, y)
+    assert dof == 3 and t == pytest.approx(2.323790, rel=1e-6)
+    scipy_stats = pytest.importorskip("scipy.stats", reason="cross-check only")
+    assert p == pytest.approx(scipy_stats.ttest_rel(x, y).pvalue, rel=1e-9)
+    assert paired_t_test([1, 1], [1, 1])[1] == 1.0
+
+
+def _rows(results):
+    """Rows of a fake 2-run x 4-round study: results[run][round] = winner label or None."""
+    rows = []
+    g = 0
+    for run, rounds in enumerate(results):
+        for k, winner in enumerate(rounds):
+            for seat, label in enumerate(("A", "B")):
+                result = "tie" if winner is None else ("win" if winner == label else "loss")
+                rows.append({"game_index": g, "seat": seat, "label": label, "series_id": run,
+                             "index_in_series": k, "result": result})
+            g += 1
+    return pd.DataFrame(rows)
+
+
+def test_segment_table_tests_and_ratio():
+    df = _rows([["A", "A", "B", None], ["A", "B", "B", "B"]])
+    seg = segment_table(df, segment=2)
+    first = seg[(seg["segment"] == 0) & (seg["label"] == "A")].iloc[0]
+    assert first["mean"] == pytest.approx(0.75) and first["sd"] == pytest.approx(math.sqrt(0.125))
+    assert first["rounds"] == "1-2"
+    late_b = seg[(seg["segment"] == 1) & (seg["label"] == "B")].iloc[0]
+    assert late_b["mean"] == pytest.approx(0.75)
+    tests = segment_tests(df, segment=2)
+    assert list(tests["rounds"]) == ["1-2", "3-4"] and tests["df"].tolist() == [1, 1]
+    ratio = win_ratio(df)
+    assert (ratio["learner_wins"], ratio["opponent_wins"], ratio["draws"]) == (3, 4, 1)
+    assert ratio["ratio"] == pytest.approx(4 / 3)
+
+
+# --- through the cluster --------------------------------------------------------
+def _tiny_spec(tmp_path, name="xcom-carry"):
+    return build_spec({
+        "study": {"name": name, "seed": 5, "results_dir": str(tmp_path / "studies")},
+        "game": {"name": "xcom", "board": "mini", "max_moves": 8},
+        "budget": {"iterations": 8},
+        "design": {"runs": 2, "rounds": 3, "rotate_seats": False},
+        "lineup": [{"agent": "xcom_convae_fa", "label": "Conv-AE+FA"},
+                   {"agent": "xcom_mf_fa", "label": "MF+FA"}],
+        "tracking": {"enabled": False},
+    })
+
+
+def test_weights_carried_across_rounds_and_reset_between_runs(tmp_path, ray_local):
+    spec = _tiny_spec(tmp_path)
+    result = run_study(spec, num_workers=2, progress=False)
+    assert result.games_done == 6 and result.error_games == 0
+    store = ResultStore(spec.study_dir)
+    saved = {(r, k): store.learned_state_at(r, k) for r in range(2) for k in range(3)}
+    for label, size in (("Conv-AE+FA", 16), ("MF+FA", 5)):
+        w = [saved[(0, k)][label]["weights"] for k in range(3)]
+        assert all(x.shape == (size,) for x in w)
+        assert not np.array_equal(w[0], w[2])
+
+    # the stored states are what one agent pair learning through a run in order produces
+    # (carried), and each run starts from fresh agents (reset): replay in-process
+    plan = plan_study(spec)
+    for run in range(2):
+        agents = build_agents(spec)
+        for k, task in enumerate(plan[run].games):
+            _, learned = play_game(spec, task, agents)
+            for label in ("Conv-AE+FA", "MF+FA"):
+                assert np.array_equal(learned[label]["weights"], saved[(run, k)][label]["weights"])
+    # fresh agents playing round 2 of run 0 alone do not reach the carried weights
+    _, alone = play_game(spec, plan[0].games[2], build_agents(spec))
+    assert not np.array_equal(alone["MF+FA"]["weights"], saved[(0, 2)]["MF+FA"]["weights"])
+
+    # the report has the learning curves
+    report = spec.study_dir / "report"
+    assert (report / "segments.csv").is_file() and (report / "segments.png").is_file()
+    assert (report / "segment_tests.csv").is_file() and (report / "win_ratio.csv").is_file()
+
+
+def test_train_encoder_job_writes_a_checked_encoder_and_logs_to_mlflow(tmp_path):
+    pytest.importorskip("torch", reason="PyTorch is the optional 'train' extra")
+    from agents.xcom.encoder import check_encoder_arrays, load_encoder_arrays
+    from jobs.cli import main
+
+    out = tmp_path / "enc.npz"
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert main(["train-encoder", "--board", "mini", "--samples", "64", "--epochs", "2",
+                 "--out", str(out), "--tracking-uri", uri]) == 0
+    assert check_encoder_arrays(load_encoder_arrays(out), 6) == 6
+    assert out.with_suffix(".json").is_file() and (tmp_path / "enc_loss.png").is_file()
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient(uri)
+    experiment = client.get_experiment_by_name("arena-encoders")
+    run = client.search_runs([experiment.experiment_id])[0]
+    assert len(client.get_metric_history(run.info.run_id, "train_mse")) == 2
+    names = {a.path for a in client.list_artifacts(run.info.run_id, "encoder")}
+    assert names == {"encoder/enc.npz", "encoder/enc.json", "encoder/enc_loss.png"}
+
+
+def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
+    from jobs.cli import main
+
+    study = tmp_path / "s1"
+    (study / "results").mkdir(parents=True)
+    _rows([["A", "B", "B", None], ["A", "B", "A", "B"]]).assign(
+        study_id="s1", agent="x").to_parquet(study / "results" / "part-0.parquet")
+    assert main(["compare", str(study), "--out", str(tmp_path / "cmp")]) == 0
+    assert "| s1 | B | 4 | 3 | 1 | 1.333 |" in capsys.readouterr().out
+    assert (tmp_path / "cmp" / "win_ratios.png").is_file()
