@@ -203,3 +203,50 @@ def test_study_records_every_game_and_logs_replays(tmp_path, ray_local):
     bad = subprocess.run([sys.executable, "-m", "jobs.cli", "replay", str(result.study_dir), "7"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "no record of game 7" in bad.stderr and "Traceback" not in bad.stderr
+
+
+SY_DATA = next((p / "shared" / "data" / "scotland_yard" for p in Path(__file__).resolve().parents
+                if (p / "shared" / "data" / "scotland_yard").is_dir()), None)
+
+
+@pytest.mark.parametrize("name,options", [
+    ("birds", {}),
+    ("xcom", {"board": "mini"}),
+    pytest.param("scotland_yard", {}, marks=pytest.mark.skipif(
+        SY_DATA is None, reason="../shared/data/scotland_yard (the board file) is not next to this clone")),
+])
+def test_every_game_replays_and_renders(name, options, tmp_path):
+    """Each game's record replays step by step and its renderer draws every frame,
+    the true state and a player's view."""
+    from cluster.play import acting_players
+    from games.registry import make_game
+
+    if name == "scotland_yard":
+        options = {"board_file": str(SY_DATA / "scotland_yard_edges.csv")}
+    game = make_game(name, **options)
+    board_seed = np.random.SeedSequence(4, spawn_key=(0,))
+    game.reset(board_seed)
+    players = [make_agent("random", {}, Budget(iterations=1), game.config) for _ in range(game.num_players)]
+    for seat, agent in enumerate(players):
+        agent.begin_game(seat, np.random.SeedSequence(4, spawn_key=(1, seat)))
+    recorder = GameRecorder(name, game.config, board_seed, [f"r{s}" for s in range(game.num_players)],
+                            game.num_actions)
+    recorder.start(game)
+    while not game.done and game.step_count < 40:
+        actions = [0] * game.num_players
+        for seat in acting_players(game):
+            actions[seat] = players[seat].act(game.observation(seat))
+            recorder.decision(seat, players[seat])
+        game.step(actions)
+        recorder.step(game, actions)
+    record = recorder.finish()
+    if not game.done:  # cut short for speed: check the steps that were played
+        steps = [s for s, _ in zip(range(record.length + 1), replay(record))]
+        assert steps == list(range(record.length + 1))
+    else:
+        assert verify(record) == record.length
+    true_png = write_png(record, 1, tmp_path / "t.png")
+    view_png = write_png(record, 1, tmp_path / "v.png", observer=game.num_players - 1)
+    with Image.open(true_png) as a, Image.open(view_png) as b:
+        assert a.size[0] > 200 and a.size[1] > 200
+        assert a.size == b.size
