@@ -9,7 +9,11 @@
 
 Rates are per game played by a player (a team win counts for both members);
 games that ended in an error are counted apart (``errors``) and are not in the
-rates. Intervals are 95% Wilson score intervals.
+rates. Intervals are 95% Wilson score intervals. When the rows carry
+``died_at`` (the tick a seat died at, null if it survived), the table adds
+``Died`` (the share of games the player died in, with ``deaths``,
+``death_rate``, ``death_lo``, ``death_hi``) and ``mean_died_at`` (mean tick of
+death over the games it died in).
 """
 from __future__ import annotations
 
@@ -30,7 +34,8 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss",
                  "wins", "win_rate", "win_lo", "win_hi",
                  "ties", "tie_rate", "tie_lo", "tie_hi",
                  "losses", "loss_rate", "loss_lo", "loss_hi",
-                 "errors", "agent", "mean_iterations", "mean_ms")
+                 "errors", "Died", "deaths", "death_rate", "death_lo", "death_hi", "mean_died_at",
+                 "agent", "mean_iterations", "mean_ms")
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 
@@ -77,6 +82,15 @@ def _summary(rows: pd.DataFrame) -> dict:
         out[f"{key}_lo"] = lo
         out[f"{key}_hi"] = hi
     out["errors"] = errors
+    if "died_at" in rows.columns:
+        played = rows[results != "error"]
+        died = pd.to_numeric(played["died_at"], errors="coerce").dropna()
+        deaths = int(len(died))
+        rate = deaths / games if games else math.nan
+        lo, hi = wilson_interval(deaths, games)
+        out["Died"] = _fmt(rate, lo, hi)
+        out["deaths"], out["death_rate"], out["death_lo"], out["death_hi"] = deaths, rate, lo, hi
+        out["mean_died_at"] = float(died.mean()) if deaths else math.nan
     if "agent" in rows.columns:
         out["agent"] = ", ".join(dict.fromkeys(rows["agent"].astype(str)))
     if "mean_iterations" in rows.columns:
@@ -124,8 +138,12 @@ def _md_cell(value) -> str:
 
 def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss")) -> str:
     """A GitHub-style Markdown table (no ``tabulate`` needed): the index columns,
-    then ``columns`` (numbers right-aligned); an ``Errors`` column if any game errored."""
+    then ``columns`` (numbers right-aligned); a ``Died`` column when the rows carried
+    ``died_at``; an ``Errors`` column if any game errored."""
     columns = [c for c in columns if c in table.columns]
+    if "Died" in table.columns and "Died" not in columns and len(table) \
+            and table["Died"].notna().any():
+        columns.append("Died")
     if "errors" in table.columns and len(table) and int(table["errors"].sum()) > 0 \
             and "errors" not in columns:
         columns.append("errors")

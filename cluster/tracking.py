@@ -11,7 +11,8 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
 * Params: ``spec.flat_params()`` (values cut to MLflow's 6000 characters).
 * Metrics, per label: ``win_rate/<label>``, ``win_rate_lo/<label>``,
   ``win_rate_hi/<label>`` (95% Wilson interval), same for ``tie_rate`` and
-  ``loss_rate``, ``error_rate/<label>``, and ``games_done``; step = games done.
+  ``loss_rate``, ``error_rate/<label>``, ``death_rate/<label>`` (share of its
+  games the seat died in, from the rows' ``died_at``), and ``games_done``; step = games done.
 * Artifacts at the end (also after an interruption): ``results/`` (Parquet),
   ``report/`` (table CSV + Markdown, win-rate plot), ``learned/`` (.npz),
   ``spec.json``.
@@ -51,11 +52,15 @@ class Tally:
 
     def __init__(self):
         self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.deaths: dict[str, int] = defaultdict(int)
         self.games: set[int] = set()
 
     def add(self, rows: Iterable[dict]) -> None:
         for row in rows:
             self.counts[row["label"]][row["result"]] += 1
+            died_at = row.get("died_at")
+            if row["result"] != "error" and died_at is not None and died_at == died_at:
+                self.deaths[row["label"]] += 1
             self.games.add(int(row["game_index"]))
 
     def metrics(self) -> dict[str, float]:
@@ -72,6 +77,7 @@ class Tally:
                 out[metric_key(f"{result}_rate_lo", label)] = lo
                 out[metric_key(f"{result}_rate_hi", label)] = hi
             out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
+            out[metric_key("death_rate", label)] = self.deaths.get(label, 0) / n if n else 0.0
             out[metric_key("games", label)] = float(n)
         return out
 

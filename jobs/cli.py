@@ -64,8 +64,8 @@ def _cmd_play(args) -> int:
     options = {"mode": args.mode, "ruleset": args.ruleset}
     if args.view_range is not None:
         options["view_range"] = args.view_range
-    if args.collapse:
-        options["collapse"] = True
+    if args.collapse is not None:
+        options["collapse"] = args.collapse
     if args.max_steps:
         options["max_steps"] = args.max_steps
     try:
@@ -283,7 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mode", default="ffa", choices=["ffa", "team"])
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
-    p.add_argument("--collapse", action="store_true", help="java ruleset: board collapse")
+    p.add_argument("--collapse", action=argparse.BooleanOptionalAction, default=None,
+                   help="java ruleset: board collapse (default: on for java, as in the framework)")
     p.add_argument("--view-range", type=int, choices=[0, 1, 2, 3, 4], help="partial observability")
     p.add_argument("--max-steps", type=int)
     p.add_argument("--ms", type=float, default=40.0, help="milliseconds per decision (default 40)")

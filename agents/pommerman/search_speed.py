@@ -70,6 +70,9 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
         recs = _decisions(name, params, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
         out[f"{key}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
         out[f"{key}_decision_ms_timed"] = 1000.0 * float(statistics.median(r[1] for r in recs))
+    for key in ("femcts", "femcts_nea3", "femcts_nea2"):
+        # featured FEMCTS's iterations relative to unfeatured's (issue 8: at least 0.9)
+        out[f"{key}_vs_unfeatured"] = out[f"{key}_iters_per_40ms"] / out["femcts_unfeatured_iters_per_40ms"]
     for name in ("mcts", "rhea"):
         recs = _decisions(name, {}, Budget(iterations=200), config, games, decisions_per_game, seed, opponent)
         key = "ms_per_decision_mcts_200" if name == "mcts" else "rhea_ms_per_decision_200"
