@@ -64,7 +64,7 @@ def test_policy_follows_the_weights():
     weights = np.zeros((6, 1))
     weights[LAY_BOMB, 0] = 50.0
     cache = new_feature_cache()
-    prepare_feature_cache(cache, state, 12)
+    prepare_feature_cache(cache, state, 12, np.arange(8))
     acts = {policy_action(state, 2, weights, np.zeros(0, np.int64), np.ones(6), np.zeros(6), 6,
                           cache, scratch8, np.zeros(1), probs, rng) for _ in range(50)}
     assert acts == {LAY_BOMB}

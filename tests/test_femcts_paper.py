@@ -15,7 +15,7 @@ from agents.api import Budget
 from agents.evolution import policy_probabilities, sample_index
 from agents.pommerman._common import advance, prepare_search
 from agents.pommerman.features import (
-    C_FULL_SCAN, cached_state_features, new_feature_cache, prepare_feature_cache, state_features,
+    ALL_FEATURES, C_FULL_SCAN, SUBSET_NEA2, cached_state_features, new_feature_cache, prepare_feature_cache, state_features,
 )
 from agents.pommerman.femcts import FEMCTSConfig, femcts_decide
 from agents.registry import make_agent
@@ -151,7 +151,7 @@ def test_cached_features_equal_the_full_scan(ruleset, view_range, collapse):
                 root.meta[M_STEP] = start_step
                 model = copy_state(root)
                 hidden, joint, n_hidden, _ = prepare_search(model, root)
-                prepare_feature_cache(cache, model, 12)
+                prepare_feature_cache(cache, model, 12, ALL_FEATURES)
                 assert cache.counts[C_FULL_SCAN] == (collapse and start_step + 12 >= 500)
                 state = copy_state(model)
                 for _ in range(12):
@@ -166,10 +166,20 @@ def test_cached_features_equal_the_full_scan(ruleset, view_range, collapse):
     assert checked > 300
 
 
+def test_cached_features_compute_only_the_policy_s_features():
+    obs = _feature_states("java", None, 1, True)[25]
+    cache = new_feature_cache()
+    prepare_feature_cache(cache, obs, 12, SUBSET_NEA2)
+    ref, fast = np.zeros(8), np.zeros(8)
+    state_features(obs, 0, ref)
+    cached_state_features(obs, 0, cache, fast)
+    np.testing.assert_array_equal(fast[SUBSET_NEA2], ref[SUBSET_NEA2])
+
+
 def test_cached_rigid_table_sees_walls_of_an_empty_board():
     state = empty_state(0, 1, 0, 800)
     cache = new_feature_cache()
-    prepare_feature_cache(cache, state, 12)
+    prepare_feature_cache(cache, state, 12, ALL_FEATURES)
     assert (cache.nearest_rigid == -1).all()
     out, ref = np.zeros(8), np.zeros(8)
     state_features(state, 0, ref)

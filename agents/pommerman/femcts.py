@@ -175,7 +175,7 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
     start = monotonic_ns()
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
     if feature_index.shape[0] > 0:
-        prepare_feature_cache(feature_cache, root, rollout_depth)
+        prepare_feature_cache(feature_cache, root, rollout_depth, feature_index)
     reset_tree(tree)
     root_step = root.meta[M_STEP]
     ticks = 0
