@@ -146,13 +146,16 @@ def test_cached_features_equal_the_full_scan(ruleset, view_range, collapse):
             player = next((p for p in range(4) if obs.agents[p, 8] and obs.agents[p, 2]), -1)
             if player < 0:
                 continue
-            for start_step in (int(obs.meta[M_STEP]), 495):  # 495: a collapse inside the horizon
+            # 495: a collapse inside the horizon; 560: between two collapses
+            for start_step in (int(obs.meta[M_STEP]), 495, 560, 570):
                 root = copy_state(obs)
                 root.meta[M_STEP] = start_step
                 model = copy_state(root)
                 hidden, joint, n_hidden, _ = prepare_search(model, root)
                 prepare_feature_cache(cache, model, 12, ALL_FEATURES)
-                assert cache.counts[C_FULL_SCAN] == (collapse and start_step + 12 >= 500)
+                expected = collapse and any(start_step <= t < start_step + 12
+                                            for t in (500, 575, 650, 725))
+                assert cache.counts[C_FULL_SCAN] == expected
                 state = copy_state(model)
                 for _ in range(12):
                     state_features(state, player, ref)
@@ -345,3 +348,27 @@ def test_the_femcts_specs_reproduce_the_study_settings():
                 assert seat.config.move_weighting == "multiply", path.name
         if spec.design.series_by == "set":
             assert spec.design.seeds_per_set * spec.design.games_per_seed in (50, 200), path.name
+
+
+# --- reports and MLflow metrics follow died_at ----------------------------------------------
+def test_report_and_tally_show_deaths():
+    import pandas as pd
+
+    from cluster.report import result_table, to_markdown
+    from cluster.tracking import Tally
+
+    rows = []
+    for g, (died_a, died_b) in enumerate([(None, 300), (120, None), (None, None), (50, 60)]):
+        for seat, (label, died) in enumerate((("A", died_a), ("B", died_b))):
+            result = "loss" if died is not None else "tie"
+            rows.append({"game_index": g, "seat": seat, "label": label, "result": result,
+                         "died_at": died})
+    rows.append({"game_index": 4, "seat": 0, "label": "A", "result": "error", "died_at": None})
+    table = result_table(pd.DataFrame(rows))
+    assert (table.loc["A", "deaths"], table.loc["A", "games"]) == (2, 4)
+    assert table.loc["A", "death_rate"] == 0.5 and table.loc["A", "mean_died_at"] == 85.0
+    assert "| Died |" in to_markdown(table).splitlines()[0] + "|"
+    tally = Tally()
+    tally.add(rows)
+    metrics = tally.metrics()
+    assert metrics["death_rate/A"] == 0.5 and metrics["death_rate/B"] == 0.5

@@ -30,7 +30,7 @@ import numpy as np
 
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE,
-    COLLAPSE_START, EXTRA_BOMB, F_COL, F_ROW, INCR_RANGE, KICK, M_COLLAPSE, M_MODE, M_N_BOMBS,
+    COLLAPSE_START, COLLAPSE_STEP, EXTRA_BOMB, F_COL, F_ROW, INCR_RANGE, KICK, M_COLLAPSE, M_MODE, M_N_BOMBS,
     M_N_FLAMES, M_STEP, MODE_TEAM, N_AGENTS, N_CELLS, RIGID, WOOD,
 )
 
@@ -125,8 +125,8 @@ def state_features(state, player, out):
 # wood (a power-up): if so that is the nearest one now, since cells only drop
 # out of those sets; otherwise it scans the short list.
 # Features a policy does not use (``feature_index``) are not computed (left 0).
-# When a board collapse can happen within the search horizon the cache is off
-# and every step scans the whole board (the reference path).
+# When a board collapse tick falls within the search horizon the cache is off
+# for that decision and every step scans the whole board (the reference path).
 
 #: 1 / (sqrt(d2) + 1) for every squared distance d2 on the board (0 .. 200): the
 #: closeness features without a square root and a division per step.
@@ -181,6 +181,20 @@ def new_feature_cache() -> FeatureCache:
 
 
 @nb.njit(cache=True)
+def collapse_within(root, horizon):
+    """Whether a board collapse tick (java: 500, 575, 650, 725) falls among the
+    ``horizon`` ticks simulated from ``root`` (ticks step .. step + horizon - 1)."""
+    if root.meta[M_COLLAPSE] == 0:
+        return False
+    step = root.meta[M_STEP]
+    for k in range(4):
+        tick = COLLAPSE_START + k * COLLAPSE_STEP
+        if step <= tick < step + horizon:
+            return True
+    return False
+
+
+@nb.njit(cache=True)
 def prepare_feature_cache(cache, root, horizon, feature_index):
     """Fill ``cache`` from the search root ``root`` (a PommermanState) for
     rollouts reaching ``horizon`` ticks past it (the rollout depth), computing
@@ -193,9 +207,7 @@ def prepare_feature_cache(cache, root, horizon, feature_index):
             counts[C_NEED_WOOD] = 1
         elif feature_index[j] == F_NEAR_FLAME:
             counts[C_NEED_FLAME] = 1
-    step = root.meta[M_STEP]
-    collapse_ahead = root.meta[M_COLLAPSE] != 0 and step + horizon >= COLLAPSE_START
-    counts[C_FULL_SCAN] = 1 if collapse_ahead else 0
+    counts[C_FULL_SCAN] = 1 if collapse_within(root, horizon) else 0
     n_wood = 0
     n_power = 0
     for c in range(N_CELLS):
