@@ -17,6 +17,7 @@ expose that state as a dict of numpy arrays (``learned_state`` /
 """
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ class Agent(ABC):
         self.decisions = 0
         self.total_iterations = 0
         self.total_seconds = 0.0
+        self.last_iterations = 0
+        self.last_value = math.nan
 
     def begin_game(self, seat: int, seed: np.random.SeedSequence) -> None:
         """Called before each game with the seat and this seat's seed."""
@@ -90,16 +93,20 @@ class Agent(ABC):
 
     def act(self, observation) -> int:
         """Choose an action from ``observation`` (timed and counted)."""
+        self.last_value = math.nan  # ``decide`` sets it when the agent values its choice
         t0 = time.perf_counter()
         action, iterations = self.decide(observation)
         self.total_seconds += time.perf_counter() - t0
+        self.last_iterations = int(iterations)
         self.total_iterations += int(iterations)
         self.decisions += 1
         return int(action)
 
     @abstractmethod
     def decide(self, observation) -> tuple[int, int]:
-        """Return (action, search iterations used)."""
+        """Return (action, search iterations used). A searching agent may also set
+        ``self.last_value``: the value of the chosen action as it estimated it
+        (recorded for replays; NaN when it has none)."""
 
     def end_game(self, observation, returns: np.ndarray) -> None:
         """Called after each game with the final observation (learning hook)."""

@@ -69,4 +69,4 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
-    from . import pommerman, simple  # noqa: F401  (registration happens on import)
+    from . import pommerman, scotland_yard, simple  # noqa: F401  (registration happens on import)

@@ -13,6 +13,7 @@ into them first when a series starts or restarts.
 """
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import traceback
@@ -22,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from agents.registry import config_hash, make_agent
+
+log = logging.getLogger(__name__)
 
 #: Result label of a game that an agent (or the engine) aborted.
 ERROR = "error"
@@ -103,6 +106,17 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
     ``(rows, learned_after)``: one row per seat and the learned state of the
     agents after the game (``{label: {name: array}}``, empty if nobody learns).
     """
+    rows, learned_after, _ = play_recorded_game(spec, task, agents, learned, worker, record=False)
+    return rows, learned_after
+
+
+def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
+                       worker: str | None = None, record: bool = True):
+    """:func:`play_game` that also returns the game's record
+    (:class:`cluster.replay.GameRecord`, or None if ``record`` is false or the
+    game failed): ``(rows, learned_after, record)``."""
+    from cluster.replay import GameRecorder
+
     from cluster.plan import board_seed_sequence, seat_seed_sequence
     from games.registry import make_game
 
@@ -116,8 +130,17 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
     n = game.num_players
     error: str | None = None
     culprit = "game"
+    recorder = None
     try:
         game.reset(board_ss)
+        if record:
+            try:
+                recorder = GameRecorder(spec.game, spec.game_config_for(condition), board_ss, labels,
+                                        int(getattr(game, "num_actions", 0)))
+                recorder.start(game)
+            except Exception as exc:  # a game we cannot fingerprint is played unrecorded
+                log.warning("game %d is not recorded: %s: %s", task.game_index, type(exc).__name__, exc)
+                recorder = None
         for seat, agent in enumerate(seats):
             culprit = labels[seat]
             agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
@@ -126,8 +149,12 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
             for seat in acting_players(game):
                 culprit = labels[seat]
                 actions[seat] = seats[seat].act(game.observation(seat))
+                if recorder is not None:
+                    recorder.decision(seat, seats[seat])
             culprit = "game"
             game.step(actions)
+            if recorder is not None:
+                recorder.step(game, actions)
         returns = np.asarray(game.returns(), dtype=np.float64)
         for seat, agent in enumerate(seats):
             culprit = labels[seat]
@@ -140,6 +167,7 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
         returns = np.zeros(n, dtype=np.float64)
         outcomes = [ERROR] * n
         died_at = [None] * n
+        recorder = None
 
     try:
         learned_after = learned_state_of(spec, agents)
@@ -184,7 +212,7 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
             "condition": spec.condition_label(condition),
             **{f"vary.{k}": v for k, v in spec.design.conditions[condition].items()},
         })
-    return rows, learned_after
+    return rows, learned_after, (recorder.finish() if recorder is not None else None)
 
 
 def _safe_step_count(game) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["wilson_interval", "result_table", "to_markdown", "write_tables", "win_rate_plot",
-           "OUTCOMES", "TABLE_COLUMNS", "Z95"]
+           "OUTCOMES", "TABLE_COLUMNS", "Z95", "NotAStudyError", "report_study"]
 
 #: Outcome columns of the table, in paper order: (title, result value, count column).
 OUTCOMES = (("Win", "win", "wins"), ("Tie", "tie", "ties"), ("Loss", "loss", "losses"))
@@ -221,10 +221,14 @@ def varied_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith("vary.") and df[c].notna().any()]
 
 
-def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[Path]:
+def write_study_report(df: pd.DataFrame, out, title: str | None = None, study_dir=None,
+                       first_label: str | None = None) -> list[Path]:
     """Tables and plots of a study from its rows: the overall table, and for a
     study with conditions one table per varied option and a win rate plot
-    against it (e.g. against the view range). Returns the files written."""
+    against it (e.g. against the view range). With ``study_dir``, also the
+    study's replays (:func:`cluster.replay_view.write_study_replays`: the
+    longest game, a loss of ``first_label``, a win) and ``replays.md`` linking
+    them. Returns the files written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
@@ -239,7 +243,30 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None) -> list[
         name = f"win_rate_by_{option}.png"
         _plot_or_warn(files, name, win_rate_plot, data, out / name, by=option,
                       title=f"{title}: win rate against {option}" if title else None)
+    if study_dir is not None:
+        files += _write_replays(df, out, Path(study_dir), first_label)
     return files
+
+
+def _write_replays(df: pd.DataFrame, out: Path, study_dir: Path, first_label: str | None) -> list[Path]:
+    """Replay pages of the study and ``replays.md`` (relative links); a failure
+    is a warning, like a failed plot."""
+    from .replay_view import write_study_replays
+
+    try:
+        pages = write_study_replays(study_dir, df, first_label=first_label)
+    except Exception as exc:  # noqa: BLE001 - replays must not fail a study
+        warnings.warn(f"replays not written: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+        return []
+    if not pages:
+        return []
+    lines = ["# Replays", "", "Self-contained pages (open in a browser): step slider, play/pause, "
+             "each seat's action, search iterations and value.", ""]
+    for page in pages:
+        lines.append(f"- [{page.stem}](../replays/{page.name})")
+    index = out / "replays.md"
+    index.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [*pages, index]
 
 
 def _plot_or_warn(files: list[Path], name: str, plot, *args, **kwargs) -> None:
@@ -251,6 +278,32 @@ def _plot_or_warn(files: list[Path], name: str, plot, *args, **kwargs) -> None:
         warnings.warn(f"plot {name} not written: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
 
 
+class NotAStudyError(FileNotFoundError):
+    """A path given as a study directory is not one; the message is one line saying what it is."""
+
+
+def not_a_study_message(path: Path) -> str:
+    """One line: what ``path`` is instead of a study directory, and what to pass instead."""
+    path = Path(path)
+    if not path.exists():
+        return f"{path}: no such directory"
+    if not path.is_dir():
+        return f"{path}: not a directory; pass a study directory (it holds results/)"
+    if (path / "sweep.json").is_file() or (path / "tune").is_dir():
+        results = path.parent.parent if path.parent.name == "sweeps" else path.parent
+        trials = sorted(p.name for p in results.glob(f"{path.name}-t*") if (p / "results").is_dir())
+        example = f"; each trial is a study, e.g. arena report {results / trials[0]}" if trials else ""
+        return f"{path}: a sweep directory, not a study (its ranked table: {path / 'report' / 'ranked.md'}){example}"
+    if path.name == "sweeps":
+        return f"{path}: the sweeps folder, not a study; see {path}/<sweep>/report/ranked.md"
+    studies = sorted(p.name for p in path.iterdir() if (p / "results").is_dir())
+    if studies:
+        return (f"{path}: a results folder holding {len(studies)} "
+                f"stud{'y' if len(studies) == 1 else 'ies'}, not a study; pass one, e.g. "
+                f"arena report {path / studies[0]}")
+    return f"{path}: not a study directory (no results/ inside)"
+
+
 def report_study(study_dir, plot: bool = True) -> str:
     """Re-read a (finished or interrupted) study's Parquet rows, rewrite its report
     directory and return the tables as Markdown text."""
@@ -258,7 +311,7 @@ def report_study(study_dir, plot: bool = True) -> str:
 
     study_dir = Path(study_dir)
     if not (study_dir / "results").is_dir():
-        raise FileNotFoundError(f"{study_dir}: not a study directory (no results/ inside)")
+        raise NotAStudyError(not_a_study_message(study_dir))
     df = ResultStore(study_dir).read()
     if not len(df):
         return f"{study_dir}: no finished games yet"
@@ -269,6 +322,6 @@ def report_study(study_dir, plot: bool = True) -> str:
         parts += [f"By {option}:", "", to_markdown(result_table(df.rename(columns={column: option}),
                                                                 by=option))]
     if plot:
-        files = write_study_report(df, study_dir / "report", title=study_dir.name)
+        files = write_study_report(df, study_dir / "report", title=study_dir.name, study_dir=study_dir)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

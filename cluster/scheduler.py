@@ -71,10 +71,12 @@ class GameHost:
     def ready(self) -> str:
         return self.worker
 
-    def play(self, task, fresh: bool, start_state: dict | None) -> tuple[list[dict], dict, float]:
+    def play(self, task, fresh: bool, start_state: dict | None) -> tuple[list[dict], dict, float, bytes | None]:
         """Play one game. ``fresh``: rebuild the agents (series start or restart),
-        load the seed populations and then ``start_state``."""
-        from cluster.play import build_agents, load_learned, play_game
+        load the seed populations and then ``start_state``. Returns the rows, the
+        learned state after the game, the seconds it took and its record
+        (compressed ``.npz`` bytes, see :mod:`cluster.replay`; None if it failed)."""
+        from cluster.play import build_agents, load_learned, play_recorded_game
 
         learned = None
         if fresh or self.agents is None:
@@ -82,8 +84,10 @@ class GameHost:
             load_learned(self.spec, self.agents, self.populations)
             learned = start_state
         t0 = time.perf_counter()
-        rows, learned_after = play_game(self.spec, task, self.agents, learned, worker=self.worker)
-        return rows, learned_after, time.perf_counter() - t0
+        rows, learned_after, record = play_recorded_game(self.spec, task, self.agents, learned,
+                                                         worker=self.worker)
+        seconds = time.perf_counter() - t0
+        return rows, learned_after, seconds, (record.to_bytes() if record is not None else None)
 
 
 @ray.remote(num_cpus=1, max_retries=0)
@@ -138,8 +142,9 @@ class SeriesRun:
         return self.games[self.next]
 
 
-#: on_game(run, task, rows, learned_after, seconds) -> None (called on the driver, in order per series)
-OnGame = Callable[[SeriesRun, Any, list, dict, float], None]
+#: on_game(run, task, rows, learned_after, seconds, record) -> None (called on the driver,
+#: in order per series; ``record`` is the game's record as ``.npz`` bytes or None)
+OnGame = Callable[[SeriesRun, Any, list, dict, float, Any], None]
 
 
 class HostPool:
@@ -241,7 +246,7 @@ class HostPool:
             actor, run = self.busy.pop(ref)
             task = run.task
             try:
-                rows, learned_after, seconds = ray.get(ref)
+                rows, learned_after, seconds, record = ray.get(ref)
             except ACTOR_LOST as exc:
                 self._lost(actor, run, exc)
                 continue
@@ -254,7 +259,7 @@ class HostPool:
             else:  # the same host keeps the series (its agents hold the learned state)
                 self._submit(actor, run)
             # Record after resubmitting, so the host plays while the driver writes.
-            on_game(run, task, rows, learned_after, seconds)
+            on_game(run, task, rows, learned_after, seconds, record)
 
     def shutdown(self) -> None:
         """Kill every actor of the pool (idle, busy and still starting)."""

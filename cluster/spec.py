@@ -48,6 +48,11 @@ Designs (see :class:`DesignSpec`):
   after board, ``games_per_seed`` games each), e.g. the FEMCTS study's two
   "sets of 50 games" with one population carried through each: ``seeds = 20,
   games_per_seed = 5, seeds_per_set = 10``.
+
+``--scale F`` (:func:`apply_scale`, the same rule for ``arena run`` and
+``arena sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a
+runs x rounds design), to ``ceil(count * F)``, at least one; each board keeps
+all its games and seat rotation, each run all its rounds.
 """
 from __future__ import annotations
 
@@ -62,7 +67,7 @@ from agents.api import Budget
 
 __all__ = [
     "SpecError", "SeatSpec", "DesignSpec", "TrackingSpec", "StudySpec", "build_spec",
-    "parse_overrides", "apply_overrides", "apply_scale",
+    "parse_overrides", "apply_overrides", "apply_scale", "scale_groups", "check_scale",
 ]
 
 SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
@@ -74,8 +79,6 @@ DESIGN_KEYS = ("seeds", "games_per_seed", "runs", "rounds", "rotate_seats",
 SEAT_KEYS = ("agent", "label", "params", "seed_population", "budget")
 TRACKING_KEYS = ("uri", "experiment", "enabled")
 SERIES_BY = ("seed", "set", "run", "game")
-#: Design counts that ``--scale`` shrinks.
-SCALED_KEYS = ("seeds", "games_per_seed", "runs", "rounds")
 #: Characters allowed in a study name / id (it names a directory and an MLflow run).
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -239,6 +242,25 @@ class DesignSpec:
     @property
     def total_games(self) -> int:
         return self.games_per_condition * len(self.conditions)
+
+    def shape(self, num_players: int) -> str:
+        """One line: how the games of a condition are laid out, e.g. ``2 board seeds x
+        4 games = 8 games (each agent in each of the 4 seats on every board)``."""
+        if self.runs_design:
+            text = (f"{self.runs} run{'s' * (self.runs != 1)} x {self.rounds} rounds = "
+                    f"{self.games_per_condition} games (rounds cycle over {self.seeds} board seeds")
+            seats = min(self.rounds, num_players) if self.rotate_seats else 1
+        else:
+            text = (f"{self.seeds} board seed{'s' * (self.seeds != 1)} x {self.games_per_seed} "
+                    f"game{'s' * (self.games_per_seed != 1)} = {self.games_per_condition} games (")
+            seats = min(self.games_per_seed, num_players) if self.rotate_seats else 1
+        if seats == num_players:
+            where = "every board" if not self.runs_design else "every run"
+            text += f"{', ' if self.runs_design else ''}each agent in each of the {num_players} seats on {where})"
+        else:
+            text += f"{', ' if self.runs_design else ''}{seats} of {num_players} seat rotations per "
+            text += ("run)" if self.runs_design else "board)")
+        return text
 
 
 @dataclass(frozen=True)
@@ -460,20 +482,46 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
     return data
 
 
-def apply_scale(data: dict, scale: float | None) -> dict:
-    """Multiply the design counts by ``scale``, rounded up, at least 1 (in place)."""
+def scale_groups(count: int, scale: float | None) -> int:
+    """The number of groups (board seeds, or runs) a design keeps under ``--scale``:
+    ``ceil(count * scale)``, at least 1 (one whole group: one full seat rotation)."""
     if scale is None:
-        return data
+        return count
+    return max(1, math.ceil(count * scale - 1e-9))
+
+
+def check_scale(scale) -> None:
+    """Raise SpecError unless ``scale`` is None or a finite positive number."""
+    if scale is None:
+        return
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (scale > 0) \
             or not math.isfinite(scale):
         raise SpecError(f"--scale: must be a positive number, got {scale!r}")
+
+
+def apply_scale(data: dict, scale: float | None) -> dict:
+    """``--scale F``: scale the number of boards of the design (in place; returns ``data``).
+
+    Only the group count changes: ``seeds`` in a seeds x games_per_seed design,
+    ``runs`` in a runs x rounds design, to ``ceil(count * F)`` and never below 1.
+    Every kept board keeps all its games (``games_per_seed``: the seat rotation),
+    every kept run all its rounds (and the boards they cycle over), so a scaled
+    study is a prefix of the full one: the same boards, seats and seeds for the
+    games it plays. ``seeds = 8, games_per_seed = 4`` at ``F = 0.25`` plays
+    2 boards x 4 games = 8 games; ``runs = 10, rounds = 20`` at ``F = 0.25`` plays
+    3 runs x 20 rounds = 60 games.
+    """
+    check_scale(scale)
+    if scale is None:
+        return data
     design = data.get("design")
     if not isinstance(design, dict):
         return data
-    for key in SCALED_KEYS:
-        value = design.get(key)
-        if _is_int(value) and value >= 1:
-            design[key] = max(1, math.ceil(value * scale - 1e-9))
+    runs_design = design.get("runs") is not None or design.get("rounds") is not None
+    key = "runs" if runs_design else "seeds"
+    value = design.get(key)
+    if _is_int(value) and value >= 1:
+        design[key] = scale_groups(value, scale)
     return data
 
 

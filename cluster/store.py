@@ -7,6 +7,9 @@ Layout of a study directory::
                                                    (merged into one by compact())
     <study_dir>/learned/series-000003/000005--<label>.npz  learned state of a seat
                                                  after game 5 of series 3
+    <study_dir>/records/game-000012.npz          the record of game 12 (cluster/replay.py:
+                                                 actions, values, state fingerprints)
+    <study_dir>/replays/<why>-game-000012.html   replay pages of a few games (the report)
 
 Durability: every file is written to a hidden temporary name in its final
 directory, flushed and fsynced, then ``os.replace``d into place (and the

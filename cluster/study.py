@@ -22,8 +22,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .replay import record_path, save_record
 from .scheduler import GameHost, HostPool, SeriesRun, import_plugins, warm_up_nodes
-from .tracking import StudyTracker, Tally
+from .tracking import RunContext, StudyTracker, Tally
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,16 @@ class StudyResult:
     """In-host seconds of each game recorded by this invocation, in recording order."""
     recorded_at: list = field(default_factory=list, repr=False)
     """Driver ``time.perf_counter()`` when each of those games was recorded."""
+    mlflow_run_name: str | None = None
+    mlflow_experiment_id: str | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """What this invocation did: games played, skipped (already in the store),
+        retried after a lost host, errored (and replayed to rebuild learned state)."""
+        return {"played": self.games_played, "skipped": self.games_skipped,
+                "retried": self.host_retries, "errored": self.error_games,
+                "replayed": self.games_replayed}
 
 
 def load_populations(spec) -> dict[str, dict[str, np.ndarray]]:
@@ -117,9 +128,11 @@ class _Recorder:
         self.game_times: list[float] = []
         self.recorded_at: list[float] = []
 
-    def __call__(self, run, task, rows, learned_after, seconds):
+    def __call__(self, run, task, rows, learned_after, seconds, record=None):
         replay = task.game_index in self.finished
         if not replay:
+            if record is not None:  # the record first: rows in the store mean a finished game
+                save_record(record_path(self.spec.study_dir, task.game_index), record)
             self.store.append(rows)  # durable before anything else
             self.finished.add(task.game_index)
         if run.carry and learned_after:
@@ -179,17 +192,20 @@ def export_best_streak_populations(spec) -> list[Path]:
 
 
 def write_report(spec, store) -> list[Path]:
-    """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``."""
+    """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``,
+    replay pages under ``study_dir/replays`` (linked from ``report/replays.md``)."""
     from . import report
 
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    return report.write_study_report(store.read(), out, title=spec.study_id)
+    return report.write_study_report(store.read(), out, title=spec.study_id, study_dir=spec.study_dir,
+                                     first_label=spec.lineup[0].label)
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
               tracking: bool = True, *, plugins: Sequence[str] = (), warm_up: bool = True,
-              flush_games: int | None = None, on_progress=None) -> StudyResult:
+              flush_games: int | None = None, on_progress=None,
+              context: RunContext | None = None) -> StudyResult:
     """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`.
 
     address: Ray address to join (default: start a local Ray with
@@ -201,7 +217,9 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         caches once per node first. on_progress: called on the driver with
         the rows (list of dicts, one per seat) of each game recorded by this
         invocation, after the rows are durable (replays and games already in
-        the store are not passed; read the store for those).
+        the store are not passed; read the store for those). context: how the
+        study was invoked (command, overrides, scale) for the MLflow run's
+        name, tags and description.
     """
     import ray
 
@@ -219,7 +237,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
 
     tracker = None
     if tracking and spec.tracking.enabled:
-        tracker = StudyTracker(spec, flush_games=flush_games)
+        tracker = StudyTracker(spec, flush_games=flush_games, context=context)
         try:
             tracker.start(store.read() if finished else None)
         except Exception as exc:
@@ -279,9 +297,13 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             log.warning("population export failed: %s", exc)
         if tracker is not None:
             sdir = Path(spec.study_dir)
-            tracker.finish(status, artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
-                                                  "report": sdir / "report",
-                                                  "populations": sdir / "populations"},
+            counts = {"played": recorder.played, "skipped": skipped,
+                      "retried": pool.retries if pool is not None else 0, "errored": recorder.errors,
+                      "replayed": recorder.replayed}
+            tracker.finish(status, counts=counts, table_markdown=_table_markdown(store),
+                           artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
+                                          "report": sdir / "report", "replays": sdir / "replays",
+                                          "populations": sdir / "populations"},
                            artifact_files=[sdir / "spec.json"])
         if started_ray:
             ray.shutdown()
@@ -297,4 +319,18 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         games_skipped=skipped, games_replayed=recorder.replayed, error_games=recorder.errors,
         host_retries=pool.retries if pool is not None else 0, workers=workers, seconds=seconds,
         game_seconds=recorder.game_seconds, warm_up=warm, game_times=recorder.game_times,
-        recorded_at=recorder.recorded_at)
+        recorded_at=recorder.recorded_at,
+        mlflow_run_name=tracker.run_name if tracker is not None else None,
+        mlflow_experiment_id=tracker.experiment_id if tracker is not None else None)
+
+
+def _table_markdown(store) -> str | None:
+    """The study's result table in Markdown (None if it cannot be read)."""
+    from .report import result_table, to_markdown
+
+    try:
+        df = store.read()
+        return to_markdown(result_table(df)) if len(df) else None
+    except Exception as exc:  # the description is a convenience; the store is the truth
+        log.warning("result table for MLflow failed: %s", exc)
+        return None

@@ -12,9 +12,11 @@ Shape:
   plays the same boards) and runs it with :func:`cluster.study.run_study`
   (inner MLflow tracking off, no warm-up: the driver warmed the nodes once).
   The trial reserves no CPU (``{"cpu": 0, "memory": 1 MiB}``: Tune refuses an
-  empty bundle); its game hosts take the CPUs. After every recorded game the
-  trial reports the running objective (``tune.report``), so ASHA
-  (``time_attr = games_done``) can stop settings that are clearly behind.
+  empty bundle); its game hosts take the CPUs. Each time a board completes
+  (a board seed with all its games, or a run with all its rounds) the trial
+  reports the objective over its completed boards (``tune.report``), so ASHA
+  (``time_attr = boards_done``: grace period and rungs in whole boards) can
+  stop settings that are clearly behind, comparing them on the same boards.
 * **Fault tolerance.** A trial whose worker dies is retried
   (``FailureConfig(max_failures)``); its study resumes from its Parquet store
   (same study id), skipping finished games. A restarted driver restores the
@@ -25,17 +27,28 @@ Shape:
   trial (tag ``mlflow.parentRunId``, ``arena.trial_study_id``) with the
   searched parameters under their aliases (``mP``, ``mS``, ``E``, ``P``,
   ``L``) and the metrics ``objective``, ``objective_lo``, ``objective_hi``
-  (95% CI), ``games``, ``wins``, ``ties``, ``losses``, ``errors``. One
+  (95% CI), ``games``, ``wins``, ``ties``, ``losses``, ``errors``,
+  ``boards_done``; when a trial ends, the tag ``arena.trial_status``
+  (``complete``, ``stopped_early`` with ``arena.stopped_at_boards``, or
+  ``error``). One
   ``log_batch`` request per trial at most every ``flush_seconds`` and at the
   end of a trial; never one request per value.
-* **Honest selection** (:func:`reevaluate`): the top ``k`` settings (complete
-  trials first, then by objective) are played again on the re-evaluation
+* **Honest selection** (:func:`reevaluate`): the top ``k`` settings
+  (:func:`order_trials`: complete trials first, then by search objective;
+  trials ASHA stopped early only fill the list when fewer than ``k``
+  completed) are played again on the re-evaluation
   stream's study seed (boards disjoint from the search's), ranked with 95%
   intervals; each is compared with the best by a two-sided two-proportion
   z-test (win rate) or Welch z-test (mean reward), Holm-corrected over the
   ``k - 1`` comparisons. Table printed and logged as CSV / Markdown artifacts
   of the parent run, with the best setting's final learned population
   (``best_population.npz``) when its agent learns one.
+* **Deterministic ties.** Neither ordering depends on the order Tune returns
+  trials in: ties in the search are broken by :func:`setting_key` (the
+  searched values in ``[search]`` order, numbers ascending), ties in the
+  re-evaluation by the number of games, then the search ranking. A re-run on
+  the same data gives the same winner, ``best_population.npz`` and
+  ``arena.best_setting`` tag.
 """
 from __future__ import annotations
 
@@ -61,8 +74,13 @@ __all__ = ["ObjectiveTally", "SweepTracker", "SweepResult", "run_sweep", "reeval
 SWEEP_TAG = "arena.sweep"
 TRIAL_TAG = "arena.trial_study_id"
 PARENT_TAG = "mlflow.parentRunId"
-#: Tune's time attribute for ASHA: games recorded by the trial's study so far.
-TIME_ATTR = "games_done"
+#: Tune's time attribute for ASHA: whole boards (a board seed with all its games, or a
+#: run with all its rounds) the trial has completed; the objective counts only those.
+TIME_ATTR = "boards_done"
+#: Games of the completed boards (``boards_done * games per board``).
+GAMES_ATTR = "games_done"
+#: Child-run tag: ``complete``, ``stopped_early`` (by ASHA) or ``error``.
+STATUS_TAG = "arena.trial_status"
 METRIC = "objective"
 #: Trial resources: no CPU (the game hosts take them); Tune refuses an empty bundle.
 TRIAL_RESOURCES = {"cpu": 0, "memory": 1 << 20}
@@ -70,49 +88,85 @@ TRIAL_RESOURCES = {"cpu": 0, "memory": 1 << 20}
 
 # --- the objective ----------------------------------------------------------------------
 class ObjectiveTally:
-    """Running objective of one label from result rows: win rate (Wilson CI) or mean reward (normal CI)."""
+    """Running objective of one label from result rows: win rate (Wilson CI) or mean reward (normal CI).
 
-    def __init__(self, label: str, metric: str = "win_rate"):
+    Games come in whole boards of ``games_per_board`` games (game ``g`` is on
+    board ``g // games_per_board``; see :mod:`cluster.sweep_spec`). The objective
+    counts the games of *completed* boards only, so what ASHA compares at a rung
+    is always whole boards (every seat rotation of each), the same boards for
+    every setting of the search."""
+
+    def __init__(self, label: str, metric: str = "win_rate", games_per_board: int = 1):
         self.label, self.metric = label, metric
-        self.counts = {"win": 0, "tie": 0, "loss": 0, "error": 0}
-        self.reward_sum = self.reward_sq = 0.0
-        self.games: set[int] = set()
+        self.games_per_board = max(1, int(games_per_board))
+        self.results: dict[int, list[tuple[str, float]]] = {}  # game -> the label's (result, reward)
 
     def add(self, rows: Iterable[Mapping]) -> None:
         for row in rows:
-            self.games.add(int(row["game_index"]))
+            entries = self.results.setdefault(int(row["game_index"]), [])
             if row["label"] != self.label:
                 continue
             result = row["result"]
-            self.counts[result] = self.counts.get(result, 0) + 1
-            if result != "error":
-                reward = float(row.get("reward", 0.0) or 0.0)
-                self.reward_sum += reward
-                self.reward_sq += reward * reward
+            reward = float(row.get("reward", 0.0) or 0.0) if result != "error" else 0.0
+            entries.append((result, reward))
 
     def add_frame(self, df: pd.DataFrame | None) -> None:
         if df is not None and len(df):
             self.add(df.to_dict("records"))
 
     @property
+    def games(self) -> set[int]:
+        """Indices of the games recorded so far (complete boards or not)."""
+        return set(self.results)
+
+    def complete_boards(self) -> list[int]:
+        per = self.games_per_board
+        boards: dict[int, int] = {}
+        for g in self.results:
+            boards[g // per] = boards.get(g // per, 0) + 1
+        return sorted(b for b, count in boards.items() if count == per)
+
+    def _counted(self) -> list[tuple[str, float]]:
+        per = self.games_per_board
+        boards = set(self.complete_boards())
+        return [e for g, entries in self.results.items() if g // per in boards for e in entries]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {"win": 0, "tie": 0, "loss": 0, "error": 0}
+        for result, _ in self._counted():
+            counts[result] = counts.get(result, 0) + 1
+        return counts
+
+    @property
     def n(self) -> int:
-        """Games of the label that ended without error."""
-        return self.counts["win"] + self.counts["tie"] + self.counts["loss"]
+        """Games of the label on complete boards that ended without error."""
+        counts = self.counts
+        return counts["win"] + counts["tie"] + counts["loss"]
 
     def metrics(self) -> dict[str, float]:
-        n = self.n
+        counted = self._counted()
+        counts = {"win": 0, "tie": 0, "loss": 0, "error": 0}
+        reward_sum = reward_sq = 0.0
+        for result, reward in counted:
+            counts[result] = counts.get(result, 0) + 1
+            if result != "error":
+                reward_sum += reward
+                reward_sq += reward * reward
+        n = counts["win"] + counts["tie"] + counts["loss"]
         if self.metric == "win_rate":
-            value = self.counts["win"] / n if n else 0.0
-            lo, hi = wilson_interval(self.counts["win"], n) if n else (0.0, 1.0)
+            value = counts["win"] / n if n else 0.0
+            lo, hi = wilson_interval(counts["win"], n) if n else (0.0, 1.0)
         else:
-            value = self.reward_sum / n if n else 0.0
-            var = max(0.0, self.reward_sq / n - value * value) * n / (n - 1) if n > 1 else 0.0
+            value = reward_sum / n if n else 0.0
+            var = max(0.0, reward_sq / n - value * value) * n / (n - 1) if n > 1 else 0.0
             half = Z95 * math.sqrt(var / n) if n else math.inf
             lo, hi = value - half, value + half
+        boards = len(self.complete_boards())
         return {METRIC: float(value), "objective_lo": float(lo), "objective_hi": float(hi),
-                TIME_ATTR: len(self.games), "games": n, "wins": self.counts["win"],
-                "ties": self.counts["tie"], "losses": self.counts["loss"], "errors": self.counts["error"],
-                "reward_sq_sum": self.reward_sq}
+                TIME_ATTR: boards, GAMES_ATTR: boards * self.games_per_board, "games": n,
+                "wins": counts["win"], "ties": counts["tie"], "losses": counts["loss"],
+                "errors": counts["error"], "reward_sq_sum": reward_sq}
 
 
 def _plain(value):
@@ -127,9 +181,9 @@ def _plain(value):
 
 
 # --- the trial ---------------------------------------------------------------------------
-def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], workers: int,
-                 report_every: int = 1) -> None:
-    """Tune function trainable: run one setting's study, reporting the objective as games finish."""
+def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], workers: int) -> None:
+    """Tune function trainable: run one setting's study, reporting the objective each time a
+    board completes (``boards_done`` is ASHA's time attribute)."""
     from ray import tune
 
     from cluster.scheduler import import_plugins
@@ -141,7 +195,7 @@ def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], work
     sweep = SweepSpec.from_dict(sweep_dict)
     params = {p.path: _plain(config[p.path]) for p in sweep.search}
     spec = sweep.trial_spec(params)
-    tally = ObjectiveTally(sweep.objective_label, sweep.objective_metric)
+    tally = ObjectiveTally(sweep.objective_label, sweep.objective_metric, sweep.games_per_board)
     store = ResultStore(Path(spec.study_dir))
     if store.finished_games():  # a retried or resumed trial: count what its store has
         tally.add_frame(store.read())
@@ -155,12 +209,12 @@ def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], work
 
     def on_progress(rows) -> None:
         tally.add(rows)
-        if len(tally.games) % report_every == 0 or len(tally.games) >= spec.design.total_games:
+        if len(tally.complete_boards()) > reported[0]:
             report()
 
     run_study(spec, num_workers=workers, progress=False, tracking=False, plugins=plugins,
               warm_up=False, on_progress=on_progress)
-    if reported[0] != len(tally.games):
+    if reported[0] != len(tally.complete_boards()):
         report()
 
 
@@ -168,12 +222,16 @@ def _sweep_trial(config: dict, *, sweep_dict: dict, plugins: Sequence[str], work
 def _mlflow_client(uri: str):
     from mlflow.tracking import MlflowClient
 
-    return MlflowClient(tracking_uri=uri)
+    from .tracking import normalize_uri
+
+    return MlflowClient(tracking_uri=normalize_uri(uri))
 
 
-def _experiment_id(client, name: str) -> str:
-    exp = client.get_experiment_by_name(name)
-    return exp.experiment_id if exp else client.create_experiment(name)
+def _experiment_id(client, name: str, uri: str = "") -> str:
+    """Studies' rules: model-training kind; on sqlite, artifacts beside the database."""
+    from .tracking import ensure_experiment, normalize_uri
+
+    return ensure_experiment(client, name, normalize_uri(uri))
 
 
 def _q(text: str) -> str:
@@ -195,7 +253,8 @@ def _log_batch(client, run_id: str, metrics: Mapping[str, float] | None = None,
 
 
 #: Trial result keys mirrored into MLflow child runs.
-CHILD_METRICS = (METRIC, "objective_lo", "objective_hi", "games", "wins", "ties", "losses", "errors")
+CHILD_METRICS = (METRIC, "objective_lo", "objective_hi", "games", "wins", "ties", "losses", "errors",
+                 TIME_ATTR)
 
 
 def _get_tune_callback_base():
@@ -246,7 +305,7 @@ class SweepTracker(_get_tune_callback_base()):
             return self.parent_id
         try:
             self.client = _mlflow_client(self.uri)
-            self.experiment_id = _experiment_id(self.client, self.experiment)
+            self.experiment_id = _experiment_id(self.client, self.experiment, self.uri)
             sweep = self.sweep
             found = self.client.search_runs(
                 [self.experiment_id], filter_string=f"tags.`{SWEEP_TAG}` = '{_q(sweep.name)}'",
@@ -299,9 +358,18 @@ class SweepTracker(_get_tune_callback_base()):
         _log_batch(self.client, run.info.run_id, params=logged)
         return run.info.run_id
 
+    def trial_status(self, result: Mapping, error: bool = False) -> str:
+        """``complete``, ``stopped_early`` (fewer boards than a trial has) or ``error``."""
+        if error:
+            return "error"
+        boards = result.get(TIME_ATTR, 0)
+        boards = 0 if boards is None or (isinstance(boards, float) and math.isnan(boards)) else boards
+        return "complete" if boards >= self.sweep.boards_per_trial else "stopped_early"
+
     def log_trial(self, params: Mapping, result: Mapping, tune_trial_id: str = "",
                   status: str | None = None) -> None:
-        """One log_batch of a trial's current metrics (and its status when it ended)."""
+        """One log_batch of a trial's current metrics; when it ended, its run status and the
+        tag ``arena.trial_status`` (``complete``, ``stopped_early`` by ASHA, or ``error``)."""
         if not self.enabled:
             return
         try:
@@ -310,8 +378,13 @@ class SweepTracker(_get_tune_callback_base()):
                 return
             metrics = {k: result[k] for k in CHILD_METRICS if k in result}
             if metrics:
-                _log_batch(self.client, run_id, metrics=metrics, step=int(result.get(TIME_ATTR, 0)))
+                step = result.get(GAMES_ATTR, 0)
+                _log_batch(self.client, run_id, metrics=metrics, step=0 if pd.isna(step) else int(step))
             if status is not None:
+                trial_status = self.trial_status(result, error=status == "FAILED")
+                self.client.set_tag(run_id, STATUS_TAG, trial_status)
+                if trial_status == "stopped_early":
+                    self.client.set_tag(run_id, "arena.stopped_at_boards", str(int(result.get(TIME_ATTR, 0))))
                 self.client.set_terminated(run_id, status=status)
         except Exception as exc:
             log.warning("MLflow logging failed (%s); continuing without tracking", exc)
@@ -357,8 +430,9 @@ class SweepTracker(_get_tune_callback_base()):
             for _, row in trials.iterrows():
                 params = {p.path: _plain(row[p.path]) for p in sweep.search}
                 run = found.get(sweep.trial_study_id(params))
+                expected = {"ERROR": "error", "STOPPED": "stopped_early"}.get(row["status"], "complete")
                 done = run is not None and run.data.metrics.get("games") == row.get("games") \
-                    and run.info.status != "RUNNING"
+                    and run.info.status != "RUNNING" and run.data.tags.get(STATUS_TAG) == expected
                 if not done:
                     status = "FAILED" if row["status"] == "ERROR" else "FINISHED"
                     self.log_trial(params, row.to_dict(), str(row.get("trial_id", "")), status=status)
@@ -423,8 +497,13 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 
 def rank_settings(stats: list[dict], metric: str, alpha: float = 0.05) -> pd.DataFrame:
-    """Rank re-evaluated settings by objective; test each against the best (Holm-corrected)."""
-    ordered = sorted(stats, key=lambda s: (-s[METRIC], -s["games"]))
+    """Rank re-evaluated settings by objective; test each against the best (Holm-corrected).
+
+    Ties are broken by a fixed rule, so a re-run ranks the same data the same way:
+    higher re-evaluation objective, then more re-evaluation games without error, then the
+    better search rank (``search_rank``: the search's objective, then the setting order of
+    :func:`setting_key`)."""
+    ordered = sorted(stats, key=lambda s: (-s[METRIC], -s["games"], s.get("search_rank", 0)))
     best = ordered[0]
     raw = [math.nan] + [compare_to_best(best, s, metric)[1] for s in ordered[1:]]
     adjusted = holm(raw)
@@ -469,26 +548,62 @@ def _trials_frame(grid, sweep) -> pd.DataFrame:
         config = result.config or {}
         row = {p.path: _plain(config.get(p.path)) for p in sweep.search}
         row["trial_id"] = metrics.get("trial_id", "")
-        for key in (METRIC, "objective_lo", "objective_hi", TIME_ATTR, "games", "wins", "ties",
-                    "losses", "errors", "reward_sq_sum"):
+        for key in (METRIC, "objective_lo", "objective_hi", TIME_ATTR, GAMES_ATTR, "games", "wins",
+                    "ties", "losses", "errors", "reward_sq_sum"):
             row[key] = metrics.get(key, math.nan)
         row["study_id"] = sweep.trial_study_id({p.path: row[p.path] for p in sweep.search})
         if result.error is not None:
             row["status"] = "ERROR"
-        elif metrics.get(TIME_ATTR, 0) >= sweep.games_per_trial:
+        elif metrics.get(TIME_ATTR, 0) >= sweep.boards_per_trial:
             row["status"] = "COMPLETE"
         else:
             row["status"] = "STOPPED"
         rows.append(row)
-    return pd.DataFrame(rows)
+    return order_trials(pd.DataFrame(rows), sweep) if rows else pd.DataFrame(rows)
 
 
-def select_top(trials: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Top ``k`` trials: complete ones first (ASHA-stopped trials were behind), then by objective."""
-    ok = trials[trials["status"] != "ERROR"].copy()
-    ok["_complete"] = (ok["status"] == "COMPLETE").astype(int)
-    ok = ok.sort_values(["_complete", METRIC, "games"], ascending=False, kind="stable")
-    return ok.head(k).drop(columns="_complete")
+def _value_key(value) -> tuple:
+    """Numbers (and bools) by value, anything else after them by its JSON text."""
+    if isinstance(value, (bool, int, float, np.integer, np.floating)) and not (
+            isinstance(value, float) and math.isnan(value)):
+        return (0, float(value), "")
+    return (1, 0.0, json.dumps(value, sort_keys=True, default=str))
+
+
+def setting_key(sweep, params: Mapping) -> tuple:
+    """The fixed order of settings that breaks ties: the searched values in the order of
+    ``[search]``, each compared by value (numbers ascending; other values after them, by text)."""
+    return tuple(_value_key(_plain(params[p.path])) for p in sweep.search)
+
+
+def order_trials(trials: pd.DataFrame, sweep) -> pd.DataFrame:
+    """Search trials in selection order (a pure function of their results, never of the order
+    Tune returns them in): complete before stopped-early before error; then more completed
+    boards; then higher search objective; then :func:`setting_key`. Adds ``search_rank`` (1 = best)."""
+    status_order = {"COMPLETE": 0, "STOPPED": 1, "ERROR": 2}
+    keyed = []
+    for i, (_, row) in enumerate(trials.iterrows()):
+        boards = row.get(TIME_ATTR, math.nan)
+        objective = row.get(METRIC, math.nan)
+        keyed.append(((status_order.get(row["status"], 3),
+                       -(0 if pd.isna(boards) else boards),
+                       math.inf if pd.isna(objective) else -objective,
+                       setting_key(sweep, {p.path: row[p.path] for p in sweep.search})), i))
+    order = [i for _, i in sorted(keyed)]
+    out = trials.iloc[order].reset_index(drop=True)
+    out["search_rank"] = range(1, len(out) + 1)
+    return out
+
+
+def select_top(trials: pd.DataFrame, k: int, sweep=None) -> pd.DataFrame:
+    """The settings to re-evaluate: the first ``k`` trials of :func:`order_trials` that did not
+    fail. Complete trials always come first; a trial ASHA stopped early is re-evaluated only when
+    fewer than ``k`` trials completed (stopped trials were behind at a rung, on fewer boards, so
+    their search scores are not comparable with complete trials'); the ranked report lists the
+    best stopped trial anyway."""
+    if sweep is not None:
+        trials = order_trials(trials, sweep)
+    return trials[trials["status"] != "ERROR"].head(k)
 
 
 def reevaluate(sweep, top: pd.DataFrame, *, num_workers: int | None, plugins: Sequence[str] = (),
@@ -500,17 +615,20 @@ def reevaluate(sweep, top: pd.DataFrame, *, num_workers: int | None, plugins: Se
     from .study import run_study
 
     stats, dirs = [], {}
-    for _, row in top.iterrows():
+    for position, (_, row) in enumerate(top.iterrows(), start=1):
         params = {p.path: _plain(row[p.path]) for p in sweep.search}
         spec = sweep.trial_spec(params, stream=REEVAL_STREAM, games=sweep.reeval_games)
         run_study(spec, num_workers=num_workers, progress=progress, tracking=False, plugins=plugins,
                   warm_up=False)
-        tally = ObjectiveTally(sweep.objective_label, sweep.objective_metric)
+        tally = ObjectiveTally(sweep.objective_label, sweep.objective_metric, sweep.games_per_board)
         tally.add_frame(ResultStore(Path(spec.study_dir)).read())
         entry = {p.alias: params[p.path] for p in sweep.search}
         entry.update(tally.metrics())
         entry["search_objective"] = float(row[METRIC])
         entry["search_games"] = int(row["games"]) if not pd.isna(row["games"]) else 0
+        entry["search_boards"] = int(row[TIME_ATTR]) if not pd.isna(row[TIME_ATTR]) else 0
+        entry["search_status"] = {"STOPPED": "stopped_early"}.get(row["status"], "complete")
+        entry["search_rank"] = int(row["search_rank"]) if "search_rank" in row else position
         entry["trial_study_id"] = row["study_id"]
         entry["reeval_study_id"] = spec.study_id
         entry["study_seed"] = spec.seed
@@ -529,10 +647,19 @@ def ranked_table(ranked: pd.DataFrame, sweep) -> pd.DataFrame:
                         for _, r in ranked.iterrows()]
     out["games"] = ranked["games"]
     out["W/T/L"] = [f"{r.wins}/{r.ties}/{r.losses}" for r in ranked.itertuples()]
-    out["search"] = [_fmt_objective(v, v, v, metric).split(" ")[0] for v in ranked["search_objective"]]
+    out["search"] = [_fmt_search(r, metric) for _, r in ranked.iterrows()]
     out["p_holm"] = [("" if math.isnan(p) else f"{p:.3g}") for p in ranked["p_holm"]]
     out["worse than best"] = ranked["significant"]
     return out
+
+
+def _fmt_search(row: Mapping, metric: str) -> str:
+    """The search score of a setting with its games; ``stopped`` when ASHA cut it short."""
+    value = _fmt_objective(row["search_objective"], 0, 0, metric).split(" ")[0]
+    games = row.get("search_games", 0)
+    games = 0 if games is None or pd.isna(games) else int(games)
+    stopped = row.get("search_status") == "stopped_early"
+    return f"{value} ({games} g{', stopped' if stopped else ''})"
 
 
 def _default_concurrency(sweep, cpus: int) -> tuple[int, int]:
@@ -599,7 +726,7 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
             tracker.ensure_children(trials)
         trials.to_csv(sweep_dir / "trials.csv", index=False)
 
-        top = select_top(trials, sweep.top_k)
+        top = select_top(trials, sweep.top_k, sweep)
         if top.empty:
             raise RuntimeError(f"sweep {sweep.name}: no trial finished without error; see {exp_path}")
         print(f"\nre-evaluating the top {len(top)} of {len(trials)} settings on "
@@ -607,7 +734,7 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
         stats, dirs = reevaluate(sweep, top, num_workers=cpus, plugins=plugins, progress=progress)
         ranked = rank_settings(stats, sweep.objective_metric)
         table = ranked_table(ranked, sweep)
-        markdown = _report_markdown(sweep, table, trials)
+        markdown = _report_markdown(sweep, table, trials, top)
         report_dir = sweep_dir / "report"
         report_dir.mkdir(exist_ok=True)
         ranked.to_csv(report_dir / "ranked.csv")
@@ -670,7 +797,7 @@ def _tune_config(sweep, conc: int, ASHAScheduler, FIFOScheduler):
     from ray import tune
 
     if sweep.scheduler == "asha":
-        scheduler = ASHAScheduler(time_attr=TIME_ATTR, max_t=sweep.games_per_trial,
+        scheduler = ASHAScheduler(time_attr=TIME_ATTR, max_t=sweep.boards_per_trial,
                                   grace_period=sweep.grace_period, reduction_factor=sweep.reduction_factor)
     else:
         scheduler = FIFOScheduler()
@@ -697,7 +824,8 @@ def _run_config(sweep, sweep_dir: Path, tracker, progress: bool, verbose: int | 
         reporter = tune.CLIReporter(
             parameter_columns={p.path: p.alias for p in sweep.search},
             metric_columns={METRIC: "objective", "objective_lo": "lo", "objective_hi": "hi",
-                            TIME_ATTR: "games", "wins": "W", "ties": "T", "losses": "L"},
+                            TIME_ATTR: "boards", GAMES_ATTR: "games", "wins": "W", "ties": "T",
+                            "losses": "L"},
             max_report_frequency=10, sort_by_metric=True)
     return tune.RunConfig(
         name="tune", storage_path=str(sweep_dir),
@@ -706,14 +834,15 @@ def _run_config(sweep, sweep_dir: Path, tracker, progress: bool, verbose: int | 
         progress_reporter=reporter, verbose=(1 if progress else 0) if verbose is None else verbose)
 
 
-def _report_markdown(sweep, table: pd.DataFrame, trials: pd.DataFrame) -> str:
+def _report_markdown(sweep, table: pd.DataFrame, trials: pd.DataFrame, top: pd.DataFrame | None = None) -> str:
     metric = "win rate" if sweep.objective_metric == "win_rate" else "mean reward"
     counts = trials["status"].value_counts().to_dict()
     lines = [
         f"## Sweep {sweep.name}: {metric} of {sweep.objective_label}, re-evaluated top {len(table)}",
         "",
         f"Search: {len(trials)} trials ({', '.join(f'{v} {k.lower()}' for k, v in counts.items())}), "
-        f"{sweep.games_per_trial} games each on study seed {sweep.study_seed(0)}. Re-evaluation: "
+        f"{sweep.games_per_trial} games ({sweep.boards_per_trial} boards of {sweep.games_per_board}) each "
+        f"on study seed {sweep.study_seed(0)}. Re-evaluation: "
         f"{sweep.reeval_games} games per setting on study seed {sweep.study_seed(1)} (fresh boards).",
         "",
         _markdown(table),
@@ -724,8 +853,23 @@ def _report_markdown(sweep, table: pd.DataFrame, trials: pd.DataFrame) -> str:
         + ("two-proportion z-test" if sweep.objective_metric == "win_rate" else "Welch z-test")
         + f" against rank 1, Holm-corrected over {max(0, len(table) - 1)} comparisons, alpha 0.05. "
         "The comparisons are post-selection and not independent (same boards), so treat them as a guide; "
-        "'no' means the data do not separate the setting from the best, not that they are equal.",
+        "'no' means the data do not separate the setting from the best, not that they are equal. "
+        "`search` shows the games it rests on, and `stopped` when ASHA stopped the trial early.",
+        "",
+        "Selection rule: the top settings are the complete trials with the highest search objective; "
+        "trials stopped early fill the list only when fewer trials completed. Ties (in the search and "
+        "in the re-evaluation) are broken by a fixed rule: more games, then the search ranking, then "
+        "the setting's values in the order of [search], smaller first.",
     ]
+    stopped = trials[trials["status"] == "STOPPED"]
+    if len(stopped):
+        best = stopped.iloc[0]  # trials are in selection order (order_trials)
+        chosen = set(top["study_id"]) if top is not None else set()
+        setting = ", ".join(f"{p.alias} {_plain(best[p.path])}" for p in sweep.search)
+        note = "re-evaluated" if best["study_id"] in chosen else "not re-evaluated"
+        lines += ["", f"Stopped early by ASHA: {len(stopped)} trial(s); the furthest, best of them "
+                      f"({setting}) scored {_fmt_search({'search_objective': best[METRIC], 'search_games': best['games'], 'search_status': 'stopped_early'}, sweep.objective_metric)} "
+                      f"in the search ({note})."]
     return "\n".join(lines) + "\n"
 
 

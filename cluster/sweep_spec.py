@@ -35,7 +35,8 @@ The TOML shape::
 
     [scheduler]                   # early stopping (Tune's ASHA) on the running objective
     kind = "asha"                 # or "fifo" (no early stopping)
-    grace_period = 10             # games before a trial can be stopped (default games/4)
+    grace_period = 8              # games before a trial can be stopped: whole boards (a multiple
+                                  # of the design's games per board; default a quarter of the boards)
     reduction_factor = 3
 
     [searcher]
@@ -60,10 +61,21 @@ a paired comparison); the re-evaluation uses
 A trial's study id is ``<sweep name>-t<hash of its params>`` (deterministic,
 so a retried or resumed trial finds its Parquet store and skips finished games).
 
-``--scale F`` (a quick try): each grid axis keeps its first ``ceil(n * F)``
-values (at least one), ``games_per_trial`` and ``reevaluate.games`` are
-multiplied by F (rounded up to whole groups of the design), ``num_samples``
-too (at least 1); ``grace_period`` shrinks with the games.
+Boards: a trial's games come in whole *boards*: a board seed with its
+``games_per_seed`` games (the seat rotation), or a run with its ``rounds`` in a
+runs x rounds design. ``games_per_trial``, ``reevaluate.games`` and
+``scheduler.grace_period`` are given in games and must be whole boards; ASHA
+counts boards (Tune's ``time_attr`` is the trial's completed boards), so its
+grace period and rungs fall on board boundaries and every rung compares
+settings on the same whole boards.
+
+``--scale F`` (a quick try) scales boards exactly as ``arena run --scale``
+does (:func:`cluster.spec.scale_groups`): the boards per trial, the
+re-evaluation's boards and the grace period's boards become ``ceil(n * F)``,
+at least one, each board keeping all its games; the grace period never
+exceeds the trial. A sweep has one more axis to shrink: each grid axis keeps
+its first ``ceil(n * F)`` values (at least one), and ``num_samples`` becomes
+``ceil(n * F)`` (at least one).
 """
 from __future__ import annotations
 
@@ -77,7 +89,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .spec import SpecError, StudySpec, _is_int, apply_overrides, build_spec
+from .spec import SpecError, StudySpec, _is_int, apply_overrides, build_spec, check_scale, scale_groups
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
@@ -198,7 +210,8 @@ class SweepSpec:
     scheduler: str = "asha"
     """``asha`` (early stopping on the running objective) or ``fifo``."""
     grace_period: int = 1
-    """ASHA: games a trial plays before it can be stopped."""
+    """ASHA: whole boards a trial plays before it can be stopped (its rungs are at
+    ``grace_period * reduction_factor**k`` boards)."""
     reduction_factor: int = 3
     """ASHA: keep the best 1/reduction_factor at each rung."""
     searcher: str = "basic"
@@ -221,6 +234,15 @@ class SweepSpec:
     def sweep_dir(self) -> Path:
         """``<results_dir>/sweeps/<name>``: Tune experiment, report, population."""
         return self.results_dir / "sweeps" / self.name
+
+    @property
+    def games_per_board(self) -> int:
+        """Games of one board of the base design (``games_per_seed``, or ``rounds``)."""
+        return _design_group(self.base.get("design", {}))[0]
+
+    @property
+    def boards_per_trial(self) -> int:
+        return self.games_per_trial // self.games_per_board
 
     @property
     def grid_size(self) -> int:
@@ -357,10 +379,9 @@ def _flatten_search(table: Mapping, prefix: str = "") -> dict:
     return out
 
 
-def _scale_count(value: int, scale: float | None, unit: int = 1) -> int:
-    if scale is None:
-        return value
-    return max(unit, math.ceil(value * scale / unit - 1e-9) * unit)
+def _scale_games(games: int, scale: float | None, group: int) -> int:
+    """``games`` (whole boards of ``group`` games) with its boards scaled as ``arena run --scale``."""
+    return scale_groups(games // group, scale) * group
 
 
 def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
@@ -375,8 +396,10 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     for key in data:
         if key not in SWEEP_SECTIONS:
             raise SweepError(f"{key}: unknown section; known: {list(SWEEP_SECTIONS)}")
-    if scale is not None and (isinstance(scale, bool) or not _number(scale) or scale <= 0):
-        raise SweepError(f"--scale: must be a positive number, got {scale!r}")
+    try:
+        check_scale(scale)
+    except SpecError as exc:
+        raise SweepError(str(exc)) from None
     sweep = _table("sweep", data.get("sweep", {}))
     _check_keys("sweep", sweep, SWEEP_KEYS)
     if "name" not in sweep:
@@ -410,8 +433,8 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     if games % group:
         raise SweepError(f"sweep.games_per_trial: must be a multiple of {group} (games per "
                          f"{'run' if group_key == 'runs' else 'board seed'} of the base design), got {games}")
-    games = _scale_count(games, scale, group)
-    num_samples = _scale_count(_positive_int("sweep.num_samples", sweep.get("num_samples", 1)), scale)
+    games = _scale_games(games, scale, group)
+    num_samples = scale_groups(_positive_int("sweep.num_samples", sweep.get("num_samples", 1)), scale)
     max_conc = sweep.get("max_concurrent_trials")
     if max_conc is not None:
         _positive_int("sweep.max_concurrent_trials", max_conc)
@@ -455,11 +478,18 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     kind = scheduler.get("kind", "asha")
     if kind not in SCHEDULERS:
         raise SweepError(f"scheduler.kind: must be one of {list(SCHEDULERS)}, got {kind!r}")
+    boards = games // group
     grace = scheduler.get("grace_period")
     if grace is None:
-        grace = max(1, games // 4)
+        grace = max(1, boards // 4)
     else:
-        grace = min(games, _scale_count(_positive_int("scheduler.grace_period", grace), scale))
+        grace = _positive_int("scheduler.grace_period", grace)
+        if grace % group:
+            raise SweepError(f"scheduler.grace_period: must be whole boards, a multiple of {group} "
+                             f"(games per {'run' if group_key == 'runs' else 'board seed'} of the "
+                             f"base design), got {grace}")
+        grace = scale_groups(grace // group, scale)
+    grace = min(grace, boards)
     reduction = scheduler.get("reduction_factor", 3)
     if not _is_int(reduction) or reduction < 2:
         raise SweepError(f"scheduler.reduction_factor: must be an int >= 2, got {reduction!r}")
@@ -481,7 +511,7 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     reeval_games = _positive_int("reevaluate.games", reeval.get("games", raw_games))
     if reeval_games % group:
         raise SweepError(f"reevaluate.games: must be a multiple of {group}, got {reeval_games}")
-    reeval_games = _scale_count(reeval_games, scale, group)
+    reeval_games = _scale_games(reeval_games, scale, group)
 
     tracking = dict(base.get("tracking", {}))
     tracking.pop("enabled", None)
@@ -496,7 +526,7 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         name=name, seed=seed, base=base, search=tuple(params), objective_label=label,
         objective_metric=metric, games_per_trial=games, num_samples=num_samples,
         max_concurrent_trials=max_conc, workers_per_trial=workers, max_failures=max_failures,
-        scheduler=kind, grace_period=min(grace, games), reduction_factor=reduction,
+        scheduler=kind, grace_period=grace, reduction_factor=reduction,
         searcher=searcher_kind, top_k=top_k, reeval_games=reeval_games, tracking=tracking,
         source=base_source or str(source))
     _validate_points(spec)

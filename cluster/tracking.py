@@ -1,30 +1,62 @@
-"""MLflow mirror of a study: one run per study, child runs per series of a runs x rounds design.
+"""MLflow mirror of a study: one run per study directory, child runs per series of a runs x rounds design.
 
 The results store is the source of truth; MLflow mirrors summaries for
-browsing. Everything is logged from the driver, in batches
+browsing and comparing. Everything is logged from the driver, in batches
 (``MlflowClient.log_batch``: at most 1000 metrics / 100 params per request),
 every ``flush_games`` games or ``flush_seconds`` seconds, never one request
 per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
 
-* Run name = study id; the run carries the tag ``arena.study_id`` and a
-  re-run of the same study (resume) finds and reuses it.
-* Params: ``spec.flat_params()`` (values cut to MLflow's 6000 characters).
-* Metrics, per label: ``win_rate/<label>``, ``win_rate_lo/<label>``,
-  ``win_rate_hi/<label>`` (95% Wilson interval), same for ``tie_rate`` and
-  ``loss_rate``, ``error_rate/<label>``, ``death_rate/<label>`` (share of its
-  games the seat died in, from the rows' ``died_at``), and ``games_done``; step = games done.
+* **Identity.** A study's identity is its study directory. When the run is
+  created its id is written to ``<study_dir>/mlflow_run.json`` (next to
+  ``spec.json``), keyed by tracking store and experiment; a resume reuses
+  exactly that run. A new study directory always gets a new run, even with
+  the same study name: the run name is the study id plus the scale and the
+  result-relevant ``--set`` overrides, and ``@<hash of the study directory>``
+  when another run of the experiment already has that name.
+* **Tags:** ``arena.study_id``, ``arena.study_dir``, ``arena.results_dir``
+  (absolute), ``arena.scale``, ``arena.git_commit`` (also
+  ``mlflow.source.git.commit``), ``arena.version``, ``arena.command``.
+* **Experiment:** created with the tag ``mlflow.experimentKind =
+  custom_model_development`` (MLflow 3's UI then shows the model-training
+  view, not the GenAI one) and, on a ``sqlite:`` store, with its artifact
+  location set explicitly beside the database file
+  (``<db dir>/mlartifacts/<experiment>``, absolute); on a tracking server the
+  server's artifact root is used.
+* **Description** (``mlflow.note.content``): the result table in Markdown, the
+  game counts of the last invocation and the command that produced it.
+* **Params:** ``spec.flat_params()`` (values cut to MLflow's 6000 characters),
+  plus each seat's agent config under its label (``FEMCTS.mutation_strength``)
+  and, for FEMCTS seats, the search parameters under their short names
+  (``FEMCTS.mP``, ``mS``, ``E``, ``P``, ``L``; without the label prefix too
+  when the lineup has a single FEMCTS seat).
+* **Metrics** (step = games done), sorted so that W/T/L come first (capital
+  letters sort before the lower-case bookkeeping names): ``L/<label>``,
+  ``T/<label>``, ``W/<label>`` (rates over the games that ended without
+  error, as in the report table), ``W_hi/<label>`` and ``W_lo/<label>`` (95%
+  Wilson interval of the win rate), ``error_rate/<label>``,
+  ``death_rate/<label>`` (share of its games the seat died in, from the rows'
+  ``died_at``), then
+  ``games/done`` and, for the last invocation, ``games/played``,
+  ``games/skipped`` (already in the store), ``games/retried`` (after a lost
+  host) and ``games/errored``.
 * Artifacts at the end (also after an interruption): ``results/`` (Parquet),
   ``report/`` (table CSV + Markdown, win-rate plot), ``learned/`` (.npz),
-  ``spec.json``.
+  ``populations/``, ``spec.json``.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
 import re
+import subprocess
 import time
+import uuid
 from collections import defaultdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from .report import wilson_interval
 
@@ -33,11 +65,21 @@ log = logging.getLogger(__name__)
 STUDY_TAG = "arena.study_id"
 SERIES_TAG = "arena.series_id"
 PARENT_TAG = "mlflow.parentRunId"
+NOTE_TAG = "mlflow.note.content"
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+TRAINING_KIND = "custom_model_development"
+#: The file in a study directory that names its MLflow run(s).
+RUN_FILE = "mlflow_run.json"
 MAX_PARAM_CHARS = 6000
 MAX_PARAMS_PER_BATCH = 100
 MAX_METRICS_PER_BATCH = 1000
+MAX_RUN_NAME = 200
 RESULTS = ("win", "tie", "loss")
-
+#: Metric prefix of each result (capitals: they sort before every other metric).
+RESULT_KEYS = {"win": "W", "tie": "T", "loss": "L"}
+#: ``--set`` keys that name a run (the others, e.g. study.results_dir or tracking.*, do not
+#: change what is played; the study directory tells those runs apart).
+NAMING_PREFIXES = ("study.seed", "game.", "budget.", "design.", "lineup.")
 
 _KEY_OK = re.compile(r"[^0-9A-Za-z_\-. /]")
 
@@ -45,6 +87,210 @@ _KEY_OK = re.compile(r"[^0-9A-Za-z_\-. /]")
 def metric_key(name: str, label: str) -> str:
     """An MLflow-safe key ``name/label`` (MLflow allows alphanumerics, _ - . space /)."""
     return f"{name}/{_KEY_OK.sub('_', label)}"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """How a study was invoked (for the run's name, tags and description)."""
+
+    command: str = ""
+    """The command line that produced the run, e.g. ``arena run jobs/x.toml --scale 0.25``."""
+    overrides: tuple[str, ...] = ()
+    """The ``--set key=value`` overrides."""
+    scale: float | None = None
+    """``--scale`` (None: not scaled)."""
+
+
+# --- tracking stores -------------------------------------------------------------------
+def sqlite_path(uri: str) -> Path | None:
+    """The absolute database path of a ``sqlite:///`` URI (None for other stores)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    rest = uri[len("sqlite:///"):].split("?", 1)[0]
+    if not rest or rest == ":memory:":
+        return None
+    return Path(rest).expanduser().resolve()
+
+
+def normalize_uri(uri: str) -> str:
+    """The tracking URI with a ``sqlite:`` database made absolute (the same store from any
+    directory, e.g. inside ``ray job submit``'s copy of the working directory)."""
+    path = sqlite_path(uri)
+    if path is None:
+        return uri
+    query = uri.split("?", 1)[1] if "?" in uri else ""
+    return f"sqlite:///{path}" + (f"?{query}" if query else "")
+
+
+def is_server(uri: str) -> bool:
+    return uri.startswith(("http://", "https://"))
+
+
+def store_exists(uri: str) -> bool:
+    """Whether the tracking store behind ``uri`` exists (a server is assumed to)."""
+    path = sqlite_path(uri)
+    if path is not None:
+        return path.is_file()
+    if uri.startswith("file:"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(uri).path)).is_dir()
+    if "://" not in uri:  # a plain directory (MLflow's file store)
+        return Path(uri).is_dir()
+    return True
+
+
+def artifact_location(uri: str, experiment: str) -> str | None:
+    """Where a new experiment's artifacts go: beside the database for a ``sqlite:`` store
+    (an absolute path, so ``ray job submit`` and any working directory find them); None
+    (the store's or server's default) otherwise."""
+    path = sqlite_path(uri)
+    if path is None:
+        return None
+    safe = re.sub(r"[^0-9A-Za-z_.-]", "_", experiment) or "experiment"
+    return str(path.parent / "mlartifacts" / safe)
+
+
+def ensure_experiment(client, name: str, uri: str) -> str:
+    """The id of experiment ``name``, created (artifact location, model-training kind) if
+    absent; an existing experiment without a kind gets the model-training kind."""
+    exp = client.get_experiment_by_name(name)
+    if exp is None:
+        try:
+            return client.create_experiment(name, artifact_location=artifact_location(uri, name),
+                                            tags={EXPERIMENT_KIND_TAG: TRAINING_KIND})
+        except Exception:
+            exp = client.get_experiment_by_name(name)  # created concurrently by another driver
+            if exp is None:
+                raise
+    if exp.lifecycle_stage == "deleted":
+        raise ValueError(f"tracking.experiment: the MLflow experiment {name!r} is deleted at {uri}; "
+                         f"restore it (mlflow experiments restore) or use another name")
+    if not exp.tags.get(EXPERIMENT_KIND_TAG, "").startswith(TRAINING_KIND):
+        if EXPERIMENT_KIND_TAG not in exp.tags or exp.tags[EXPERIMENT_KIND_TAG].endswith("_inferred"):
+            client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, TRAINING_KIND)
+    return exp.experiment_id
+
+
+#: MLflow's UI reads a runs-table view from the experiment tag ``mlflow.sharedViewState.<key>``
+#: when the URL says ``?viewStateShareKey=<key>``: Arena's view shows W/T/L per label first.
+VIEW_KEY = "arena-wtl"
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+
+
+def update_runs_view(client, experiment_id: str, labels: Sequence[str]) -> None:
+    """Add ``labels`` to the experiment's W/T/L runs-table view (labels of earlier
+    studies stay, in their order)."""
+    exp = client.get_experiment(experiment_id)
+    known: list[str] = []
+    try:
+        known = list(json.loads(exp.tags.get(VIEW_TAG, "{}")).get("arenaLabels", []))
+    except (ValueError, AttributeError):
+        known = []
+    merged = known + [label for label in labels if label not in known]
+    if merged == known and VIEW_TAG in exp.tags:
+        return
+    columns = [f"metrics.`{metric_key(RESULT_KEYS[r], label)}`" for label in merged for r in RESULTS]
+    view = {"selectedColumns": columns, "columnOrder": ["attributes.`Run Name`"] + columns,
+            "arenaLabels": merged}
+    client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(view))
+
+
+# --- the study directory's run record -------------------------------------------------------
+def read_run_records(study_dir) -> list[dict]:
+    """The entries of ``<study_dir>/mlflow_run.json`` (tracking_uri, experiment,
+    experiment_id, run_id, run_name); [] when there is none."""
+    path = Path(study_dir) / RUN_FILE
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [dict(r) for r in data.get("runs", [])]
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise ValueError(f"{path}: unreadable MLflow run record ({exc}); delete it to start a new run") from None
+
+
+def find_run_record(study_dir, uri: str, experiment: str) -> dict | None:
+    uri = normalize_uri(uri)
+    for record in read_run_records(study_dir):
+        if record.get("tracking_uri") == uri and record.get("experiment") == experiment:
+            return record
+    return None
+
+
+def write_run_record(study_dir, record: dict) -> None:
+    """Add (or replace) the entry of ``record``'s store and experiment, atomically."""
+    study_dir = Path(study_dir)
+    study_dir.mkdir(parents=True, exist_ok=True)
+    records = [r for r in read_run_records(study_dir)
+               if (r.get("tracking_uri"), r.get("experiment")) != (record["tracking_uri"], record["experiment"])]
+    records.append(record)
+    path = study_dir / RUN_FILE
+    tmp = study_dir / f".tmp-{uuid.uuid4().hex}-{RUN_FILE}"
+    tmp.write_text(json.dumps({"runs": records}, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --- provenance -------------------------------------------------------------------------
+def git_commit() -> str:
+    """The git commit of the code (``unknown`` outside a git checkout, e.g. in
+    ``ray job submit``'s copy; set ``ARENA_GIT_COMMIT`` to pass it in)."""
+    if os.environ.get("ARENA_GIT_COMMIT"):
+        return os.environ["ARENA_GIT_COMMIT"]
+    root = Path(__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def arena_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arena")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def run_name(spec, context: RunContext | None) -> str:
+    """``<study id>`` plus the scale and the overrides that change what is played."""
+    parts = [spec.study_id]
+    if context is not None:
+        if context.scale is not None and context.scale != 1:
+            parts.append(f"scale={context.scale:g}")
+        for item in context.overrides:
+            key = item.partition("=")[0].strip()
+            if key.startswith(NAMING_PREFIXES):
+                parts.append(item.strip().replace(" ", ""))
+    return " ".join(parts)[:MAX_RUN_NAME]
+
+
+def _dir_hash(study_dir) -> str:
+    return hashlib.sha1(str(Path(study_dir).resolve()).encode()).hexdigest()[:6]
+
+
+def agent_params(spec) -> dict[str, str]:
+    """Each seat's agent config under its label (``FEMCTS.mutation_strength``), and the
+    FEMCTS search parameters under their short names (``FEMCTS.mP``; also bare ``mP``
+    when the lineup has one FEMCTS seat)."""
+    from .sweep_spec import ALIASES
+
+    out: dict[str, str] = {}
+    femcts = [seat for seat in spec.lineup if seat.agent == "femcts"]
+    for seat in spec.lineup:
+        label = _KEY_OK.sub("_", seat.label)
+        out[f"{label}.agent"] = seat.agent
+        config = asdict(seat.config) if seat.config is not None else dict(seat.params)
+        for key, value in config.items():
+            out[f"{label}.{key}"] = "" if value is None else str(value)
+            if seat.agent == "femcts" and key in ALIASES:
+                out[f"{label}.{ALIASES[key]}"] = str(value)
+                if len(femcts) == 1:
+                    out[ALIASES[key]] = str(value)
+    return out
 
 
 class Tally:
@@ -64,22 +310,22 @@ class Tally:
             self.games.add(int(row["game_index"]))
 
     def metrics(self) -> dict[str, float]:
-        """W/T/L rates with Wilson bounds over the games that ended without error
-        (as in the report table); ``error_rate`` over all of the label's games."""
-        out = {"games_done": float(len(self.games))}
+        """W/T/L rates over the games that ended without error (as in the report table),
+        the win rate's 95% Wilson bounds, ``error_rate`` over all of the label's games,
+        and ``games/done``."""
+        out = {"games/done": float(len(self.games))}
         for label, counts in self.counts.items():
             n = sum(counts.get(result, 0) for result in RESULTS)
             total = n + counts.get("error", 0)
             for result in RESULTS:
                 k = counts.get(result, 0)
-                lo, hi = wilson_interval(k, n) if n else (0.0, 0.0)
-                out[metric_key(f"{result}_rate", label)] = k / n if n else 0.0
-                out[metric_key(f"{result}_rate_lo", label)] = lo
-                out[metric_key(f"{result}_rate_hi", label)] = hi
+                out[metric_key(RESULT_KEYS[result], label)] = k / n if n else 0.0
+            lo, hi = wilson_interval(counts.get("win", 0), n) if n else (0.0, 0.0)
+            out[metric_key("W_lo", label)] = lo
+            out[metric_key("W_hi", label)] = hi
             out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
             out[metric_key("death_rate", label)] = self.deaths.get(label, 0) / n if n else 0.0
-            out[metric_key("games", label)] = float(n)
-        return out
+        return dict(sorted(out.items()))
 
     def wtl(self, label: str) -> str:
         c = self.counts.get(label, {})
@@ -90,17 +336,19 @@ class StudyTracker:
     """Mirrors one study into MLflow (see the module docstring)."""
 
     def __init__(self, spec, flush_games: int | None = None, flush_seconds: float = 15.0,
-                 child_runs: bool | None = None):
+                 child_runs: bool | None = None, context: RunContext | None = None):
         from mlflow.tracking import MlflowClient
 
         self.spec = spec
-        self.uri = spec.tracking.uri
+        self.context = context or RunContext()
+        self.uri = normalize_uri(spec.tracking.uri)
         self.client = MlflowClient(tracking_uri=self.uri)
         total = max(1, int(spec.design.total_games))
         self.flush_games = flush_games or max(10, min(200, total // 50))
         self.flush_seconds = flush_seconds
         self.child_runs = (spec.design.runs is not None) if child_runs is None else child_runs
         self.run_id: str | None = None
+        self.run_name: str | None = None
         self.experiment_id: str | None = None
         self.tally = Tally()
         self.series_tally: dict[int, Tally] = defaultdict(Tally)
@@ -111,36 +359,86 @@ class StudyTracker:
         self.enabled = True
 
     # --- life cycle -------------------------------------------------------------
+    def _existing_run(self):
+        """The run named in the study directory, if it still exists in this store."""
+        record = find_run_record(self.spec.study_dir, self.uri, self.spec.tracking.experiment)
+        if record is None:
+            return None
+        try:
+            run = self.client.get_run(record["run_id"])
+        except Exception:  # deleted from the store (or a new database): start a new run
+            log.warning("MLflow run %s named in %s is gone from %s; starting a new run",
+                        record["run_id"], Path(self.spec.study_dir) / RUN_FILE, self.uri)
+            return None
+        if run.info.lifecycle_stage == "deleted" or run.info.experiment_id != self.experiment_id:
+            return None
+        return run
+
+    def _new_run_name(self) -> str:
+        name = run_name(self.spec, self.context)
+        taken = self.client.search_runs([self.experiment_id],
+                                        filter_string=f"attributes.run_name = '{_quote(name)}'",
+                                        max_results=1)
+        if taken:
+            name = f"{name[:MAX_RUN_NAME - 8]} @{_dir_hash(self.spec.study_dir)}"
+        return name
+
+    def _tags(self) -> dict[str, str]:
+        study_dir = Path(self.spec.study_dir).resolve()
+        commit = git_commit()
+        tags = {
+            STUDY_TAG: self.spec.study_id,
+            "arena.game": self.spec.game,
+            "arena.study_dir": str(study_dir),
+            "arena.results_dir": str(study_dir.parent),
+            "arena.scale": f"{self.context.scale:g}" if self.context.scale is not None else "1",
+            "arena.git_commit": commit,
+            "arena.version": arena_version(),
+            "mlflow.source.type": "LOCAL",
+            "mlflow.source.name": self.spec.source or "arena",
+        }
+        if commit != "unknown":
+            tags["mlflow.source.git.commit"] = commit
+        if self.context.command:
+            tags["arena.command"] = self.context.command[:5000]
+        return tags
+
     def start(self, existing_rows=None) -> str:
-        """Find (resume) or create the study's run, log params, seed the tallies."""
-        exp = self.client.get_experiment_by_name(self.spec.tracking.experiment)
-        self.experiment_id = exp.experiment_id if exp else self.client.create_experiment(
-            self.spec.tracking.experiment)
-        study_id = self.spec.study_id
-        found = self.client.search_runs(
-            [self.experiment_id], filter_string=f"tags.`{STUDY_TAG}` = '{_quote(study_id)}'",
-            max_results=50)
-        parents = [r for r in found if PARENT_TAG not in r.data.tags]
-        if parents:
-            run = parents[0]
+        """Reuse the study directory's run or create one; log tags and params; seed the tallies."""
+        self.experiment_id = ensure_experiment(self.client, self.spec.tracking.experiment, self.uri)
+        run = self._existing_run()
+        tags = self._tags()
+        if run is not None:
             self.run_id = run.info.run_id
+            self.run_name = run.info.run_name
             self.client.update_run(self.run_id, status="RUNNING")
             logged = set(run.data.params)
         else:
-            run = self.client.create_run(self.experiment_id, run_name=study_id,
-                                         tags={STUDY_TAG: study_id, "arena.game": self.spec.game})
+            self.run_name = self._new_run_name()
+            run = self.client.create_run(self.experiment_id, run_name=self.run_name, tags=tags)
             self.run_id = run.info.run_id
+            write_run_record(self.spec.study_dir, {
+                "tracking_uri": self.uri, "experiment": self.spec.tracking.experiment,
+                "experiment_id": self.experiment_id, "run_id": self.run_id, "run_name": self.run_name})
             logged = set()
-        for child in found:
-            if child.data.tags.get(PARENT_TAG) == self.run_id and SERIES_TAG in child.data.tags:
+        self._set_tags(self.run_id, tags)
+        update_runs_view(self.client, self.experiment_id, self.spec.labels)
+        for child in self.client.search_runs([self.experiment_id],
+                                             filter_string=f"tags.`{PARENT_TAG}` = '{self.run_id}'",
+                                             max_results=5000):
+            if SERIES_TAG in child.data.tags:
                 self.series_runs[int(child.data.tags[SERIES_TAG])] = child.info.run_id
-        self._log_params(self.run_id, self.spec.flat_params(), skip=logged)
+        params = dict(self.spec.flat_params())
+        params.update(agent_params(self.spec))
+        self._log_params(self.run_id, params, skip=logged)
         if existing_rows is not None and len(existing_rows):
             rows = existing_rows.to_dict("records")
             self.tally.add(rows)
             if self.child_runs:
                 for row in rows:
                     self.series_tally[int(row["series_id"])].add([row])
+        self.describe(None, note=f"Running: {len(self.tally.games)} of {self.spec.design.total_games} "
+                                 f"games done.")
         return self.run_id
 
     def add(self, rows: list[dict]) -> None:
@@ -154,14 +452,16 @@ class StudyTracker:
         if self._unflushed >= self.flush_games or time.monotonic() - self._last_flush >= self.flush_seconds:
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, extra: dict[str, float] | None = None) -> None:
         """Log the current summaries (a few log_batch requests)."""
         if not self.enabled or self.run_id is None:
             return
         try:
             now = int(time.time() * 1000)
             step = len(self.tally.games)
-            self._log_metrics(self.run_id, self.tally.metrics(), now, step)
+            metrics = self.tally.metrics()
+            metrics.update(extra or {})
+            self._log_metrics(self.run_id, metrics, now, step)
             for sid in sorted(self._dirty_series):
                 run_id = self._series_run(sid)
                 t = self.series_tally[sid]
@@ -173,17 +473,44 @@ class StudyTracker:
         self._unflushed = 0
         self._last_flush = time.monotonic()
 
+    def describe(self, table_markdown: str | None, note: str = "") -> None:
+        """Set the run's description: the result table, a note and the command."""
+        if not self.enabled or self.run_id is None:
+            return
+        spec = self.spec
+        lines = [f"**{spec.study_id}**: {len(self.tally.games)} of {spec.design.total_games} games, "
+                 f"game `{spec.game}`, budget {_budget_text(spec.budget)}.", ""]
+        if table_markdown:
+            lines += [table_markdown, ""]
+        if note:
+            lines += [note, ""]
+        if self.context.command:
+            lines += ["Command:", "", "```", self.context.command, "```", ""]
+        lines += [f"Study directory: `{Path(spec.study_dir).resolve()}`"]
+        try:
+            self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
+        except Exception as exc:
+            log.warning("MLflow description failed: %s", exc)
+
     def finish(self, status: str = "FINISHED", artifact_dirs: dict[str, Path] | None = None,
-               artifact_files: Iterable[Path] = ()) -> None:
-        """Final flush, artifacts, and the run's status (FINISHED / KILLED / FAILED)."""
+               artifact_files: Iterable[Path] = (), counts: dict[str, int] | None = None,
+               table_markdown: str | None = None) -> None:
+        """Final flush (with the invocation's ``counts``: played, skipped, retried,
+        errored), description, artifacts, and the run's status (FINISHED / KILLED / FAILED)."""
         if self.run_id is None:
             return
-        self.flush()
+        self.flush({f"games/{k}": float(v) for k, v in (counts or {}).items()})
         if not self.enabled:
             return
+        note = ""
+        if counts:
+            note = ("Last invocation: " + counts_text(counts) + "."
+                    + ("" if status == "FINISHED" else f" Status: {status}."))
+        self.describe(table_markdown, note=note)
         try:
             for name, path in (artifact_dirs or {}).items():
                 if Path(path).is_dir() and any(Path(path).iterdir()):
+                    self._clear_artifacts(name)
                     self.client.log_artifacts(self.run_id, str(path), artifact_path=name)
             for path in artifact_files:
                 if Path(path).is_file():
@@ -195,13 +522,32 @@ class StudyTracker:
             log.warning("MLflow artifact logging failed: %s", exc)
 
     # --- helpers ---------------------------------------------------------------
+    def _clear_artifacts(self, name: str) -> None:
+        """Remove the run's artifact directory ``name`` before it is logged again (a resumed
+        study: the store's part files were merged under new names; without this the run's
+        ``results/`` would hold the same games twice)."""
+        if not self.client.list_artifacts(self.run_id, name):
+            return
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+        try:
+            get_artifact_repository(self.client.get_run(self.run_id).info.artifact_uri).delete_artifacts(name)
+        except Exception as exc:  # e.g. a store without deletes: say so, keep going
+            log.warning("could not replace the run's %s/ artifacts (%s); older files stay beside "
+                        "the new ones (readers deduplicate by game_index, seat)", name, exc)
+
     def _series_run(self, series_id: int) -> str:
         if series_id not in self.series_runs:
             run = self.client.create_run(
-                self.experiment_id, run_name=f"{self.spec.study_id}/series-{series_id}",
+                self.experiment_id, run_name=f"{self.run_name or self.spec.study_id}/series-{series_id}",
                 tags={STUDY_TAG: self.spec.study_id, SERIES_TAG: str(series_id), PARENT_TAG: self.run_id})
             self.series_runs[series_id] = run.info.run_id
         return self.series_runs[series_id]
+
+    def _set_tags(self, run_id: str, tags: dict[str, str]) -> None:
+        from mlflow.entities import RunTag
+
+        self.client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])
 
     def _log_params(self, run_id: str, params: dict, skip: set) -> None:
         from mlflow.entities import Param
@@ -218,5 +564,28 @@ class StudyTracker:
             self.client.log_batch(run_id, metrics=items[i:i + MAX_METRICS_PER_BATCH])
 
 
+def counts_text(counts: dict[str, int]) -> str:
+    """``32 played, 0 skipped (already in the store), 0 retried after a lost host, 0 errored``."""
+    text = (f"{counts.get('played', 0)} played, {counts.get('skipped', 0)} skipped (already in the store), "
+            f"{counts.get('retried', 0)} retried after a lost host, {counts.get('errored', 0)} errored")
+    if counts.get("replayed"):
+        text += f", {counts['replayed']} replayed to rebuild learned state"
+    return text
+
+
+def _budget_text(budget) -> str:
+    return f"{budget.iterations} iterations" if budget.iterations is not None else f"{budget.ms:g} ms"
+
+
 def _quote(text: str) -> str:
     return text.replace("'", "\\'")
+
+
+def ui_url(base: str, experiment_id: str, run_id: str | None = None) -> str:
+    """The MLflow UI URL of an experiment's runs page (model-training view, the W/T/L
+    columns of :func:`update_runs_view`) or of one run."""
+    base = base.rstrip("/")
+    if run_id:
+        return f"{base}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning"
+    return (f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+            f"&viewStateShareKey={VIEW_KEY}")

@@ -52,6 +52,8 @@ def make_game(name: str, config=None, **options):
 def _register_builtin() -> None:
     from .pommerman import Pommerman, PommermanConfig, kernels
     register("pommerman", PommermanConfig, Pommerman, kernels=kernels)
+    from .scotland_yard import ScotlandYard, ScotlandYardConfig, kernels as sy_kernels
+    register("scotland_yard", ScotlandYardConfig, ScotlandYard, kernels=sy_kernels)
 
 
 _register_builtin()

@@ -1,11 +1,16 @@
-"""The ``arena`` command line: run studies, play games, check conformance, benchmark.
+"""The ``arena`` command line: run studies and sweeps, play games, check conformance, benchmark.
 
-    arena run jobs/pommerman_ffa_demo.toml        # a tournament on local Ray, tracked in MLflow
-    arena report arena-studies/<study>            # re-print and re-plot a study from its Parquet data
-    arena ui                                      # MLflow UI on 127.0.0.1 for the configured store
-    arena play --agents mcts,rhea,osla,random --seed 3 --show
-    arena conformance pommerman FILE...
-    arena bench pommerman --json | arena bench cluster --json
+examples (one per subcommand; `arena <subcommand> --help` for its options):
+  arena run jobs/pommerman_ffa_demo.toml --scale 0.25       # 2 boards x 4 seat rotations = 8 games
+  arena sweep jobs/sweeps/femcts_ffa.toml --scale 0.4 --check   # validate a Ray Tune sweep, print its size
+  arena report arena-studies/pommerman-ffa-demo            # tables and plots from a study's Parquet data
+  arena population export arena-studies/femcts-3a-nea2-unseeded --label FEMCTS --out seeds/nea2.npz
+  arena ui arena-studies/pommerman-ffa-demo --open          # the study's run in the MLflow UI (127.0.0.1)
+  arena play --agents mcts,rhea,osla,random --seed 3 --view-range 2 --show-view 0
+  arena replay arena-studies/pommerman-ffa-demo 12 --html   # re-simulate a game, check it, render it
+  arena conformance pommerman ../shared/golden/pommerman/*.jsonl.gz
+  arena bench pommerman --json                              # engine and search speed as JSON
+  arena bench scotland_yard --json                          # moves and MCTS iterations per second
 """
 from __future__ import annotations
 
@@ -16,16 +21,25 @@ from pathlib import Path
 
 
 def _cmd_conformance(args) -> int:
+    """Exit 0: no mismatches; 1: mismatches found; 2: invalid input (unknown game,
+    missing file, not a gzip JSONL trajectory file)."""
     if args.game != "pommerman":
-        print(f"conformance: no golden format for game {args.game!r}", file=sys.stderr)
-        return 2
-    from games.pommerman.conformance import check_files
+        raise UsageError(f"no golden format for game {args.game!r}")
+    from games.pommerman.conformance import ConformanceReport, check_files
 
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
-        print(f"conformance: file not found: {missing[0]}", file=sys.stderr)
-        return 2
-    report = check_files(args.files)
+        raise UsageError(f"file not found: {missing[0]}")
+    report = ConformanceReport()
+    for path in args.files:
+        try:
+            part = check_files([path])
+        except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise UsageError(f"{path}: not a readable golden trajectory file "
+                             f"(gzip JSONL): {type(exc).__name__}: {exc}") from exc
+        report.trajectories += part.trajectories
+        report.steps += part.steps
+        report.mismatches += part.mismatches
     print(report.summary())
     for mismatch in report.mismatches:
         print(f"  {mismatch}")
@@ -49,7 +63,7 @@ def _parse_agent_spec(text: str):
     for item in filter(None, rest.split(";")):
         key, eq, value = item.partition("=")
         if not eq:
-            raise SystemExit(f"--agents: expected key=value in {item!r}")
+            raise ValueError(f"--agents: expected key=value in {item!r}")
         params[key.strip()] = parse_value(value.strip())
     return name.strip(), params
 
@@ -78,23 +92,50 @@ def _cmd_play(args) -> int:
     except ValueError as exc:
         print(f"arena play: {exc}", file=sys.stderr)
         return 2
-    root = np.random.SeedSequence(args.seed)
-    game.reset(np.random.SeedSequence(args.seed, spawn_key=(0,)))
+    board_seed = np.random.SeedSequence(args.seed, spawn_key=(0,))
+    game.reset(board_seed)
     for seat, agent in enumerate(agents):
         agent.begin_game(seat, np.random.SeedSequence(args.seed, spawn_key=(1, seat)))
-    del root
-    if args.show:
-        print(game.render(), "\n")
-    from cluster.play import acting_players
+    cfg = game.config
+    header = (f"pommerman {cfg.mode} / {cfg.ruleset}  view range "
+              f"{'full' if cfg.view_range is None else cfg.view_range}  collapse "
+              f"{'on' if cfg.collapse else 'off'}  max steps {cfg.max_steps}  seed {args.seed}")
+    print(header)
+    if args.show_view is not None and not 0 <= args.show_view < game.num_players:
+        print(f"arena play: --show-view: seat must be 0..{game.num_players - 1}, got {args.show_view}",
+              file=sys.stderr)
+        return 2
 
+    def show(actions=None) -> None:
+        if actions is not None:
+            print(f"actions {actions}")
+        if args.show:
+            print(game.render(), "\n")
+        if args.show_view is not None:
+            print(f"seat {args.show_view} sees ({specs[args.show_view][0]}):")
+            print(game.render(game.observation(args.show_view)), "\n")
+
+    if args.show or args.show_view is not None:
+        show()
+    from cluster.play import acting_players
+    from cluster.replay import GameRecorder, save_record
+
+    recorder = None
+    if args.record:
+        recorder = GameRecorder("pommerman", game.config, board_seed, [name for name, _ in specs],
+                                game.num_actions)
+        recorder.start(game)
     while not game.done:
         actions = [0] * len(agents)
         for i in acting_players(game):
             actions[i] = agents[i].act(game.observation(i))
+            if recorder is not None:
+                recorder.decision(i, agents[i])
         game.step(actions)
-        if args.show:
-            print(f"actions {actions}")
-            print(game.render(), "\n")
+        if recorder is not None:
+            recorder.step(game, actions)
+        if args.show or args.show_view is not None:
+            show(actions)
     outcomes = game.outcomes()
     rewards = game.returns()
     print(f"seed {args.seed}  {args.mode} / {args.ruleset}  length {game.step_count}")
@@ -102,6 +143,54 @@ def _cmd_play(args) -> int:
     for i, agent in enumerate(agents):
         print(f"{i:<5}{specs[i][0]:<14}{game.teams()[i]:<6}{outcomes[i]:<8}{rewards[i]:>7.0f}"
               f"{agent.mean_iterations:>9.0f}{agent.mean_ms:>9.2f}{int(game.invalid_actions[i]):>9}")
+    if recorder is not None:
+        path = save_record(args.record, recorder.finish())
+        print(f"record: {path}  (arena replay {path} --html)")
+    return 0
+
+
+def _cmd_replay(args) -> int:
+    from cluster.replay import RecordError, ReplayMismatch, load_record, record_path, verify
+    from cluster.replay_view import write_gif, write_html, write_png
+
+    target = Path(args.target)
+    try:
+        if target.is_dir():
+            if args.game is None:
+                raise RecordError(f"{target} is a study directory: name a game index, e.g. arena replay {target} 0")
+            path = record_path(target, args.game)
+            if not path.is_file():
+                raise RecordError(f"{target}: no record of game {args.game} (records/ holds the games "
+                                  "this version of Arena played)")
+            stem = f"{target.name}-game-{args.game:06d}"
+        else:
+            if args.game is not None:
+                raise RecordError(f"{target}: a record file takes no game index")
+            path, stem = target, target.stem
+        record = load_record(path)
+        out = Path(args.out) if args.out else Path.cwd()
+        out.mkdir(parents=True, exist_ok=True)
+        suffix = f"-view{args.view}" if args.view is not None else ""
+        if args.view is not None and not 0 <= args.view < record.num_players:
+            raise RecordError(f"--view: seat must be in [0, {record.num_players - 1}], got {args.view}")
+        written = []
+        if args.png is not None:
+            written.append(write_png(record, args.png, out / f"{stem}{suffix}-step{args.png:04d}.png", args.view))
+        if args.gif:
+            written.append(write_gif(record, out / f"{stem}{suffix}.gif", args.view))
+        if args.html:
+            written.append(write_html(record, out / f"{stem}{suffix}.html", args.view))
+        if not written:
+            verify(record)
+    except (RecordError, ValueError) as exc:
+        print(f"arena replay: {exc}", file=sys.stderr)
+        return 2
+    except ReplayMismatch as exc:
+        print(f"arena replay: {path}: mismatch at {exc}", file=sys.stderr)
+        return 1
+    print(f"{path}: {record.length} steps replayed, every step matches the record")
+    for item in written:
+        print(f"wrote {item} ({item.stat().st_size:,} bytes)")
     return 0
 
 
@@ -118,6 +207,10 @@ def _cmd_bench(args) -> int:
                                    ruleset=args.ruleset))
         if not args.quick:
             result.update(bench_start())
+    elif args.target == "scotland_yard":
+        from agents.scotland_yard.search_speed import bench_search
+
+        result = bench_search(quick=args.quick)
     elif args.target == "cluster":
         from cluster.scaling_bench import bench_cluster
 
@@ -142,23 +235,42 @@ def _load_spec_or_exit(args):
         raise SystemExit(2)
 
 
+def _command_line(args) -> str:
+    """The command as a user would type it again (for MLflow's run description)."""
+    import shlex
+
+    argv = list(getattr(args, "argv", None) or sys.argv[1:])
+    return "arena " + " ".join(shlex.quote(a) for a in argv)
+
+
 def _cmd_run(args) -> int:
     spec = _load_spec_or_exit(args)
     if args.check:
-        print(f"{args.spec}: valid ({spec.design.total_games} games)")
+        design = spec.design
+        conditions = design.conditions
+        more = f", {len(conditions)} conditions" if design.vary else ""
+        print(f"{args.spec}: valid: {design.total_games} games{more}")
+        print(f"  per condition: {design.shape(spec.num_players)}")
+        if design.vary:
+            for i in range(len(conditions)):
+                print(f"  {spec.condition_label(i)}: {design.games_per_condition} games")
         return 0
     from cluster.study import run_study
+    from cluster.tracking import RunContext, counts_text
 
+    context = RunContext(command=_command_line(args), overrides=tuple(args.set or ()), scale=args.scale)
     result = run_study(spec, address=args.address, num_workers=args.workers,
-                       progress=not args.no_progress, tracking=not args.no_tracking)
+                       progress=not args.no_progress, tracking=not args.no_tracking, context=context)
     from cluster.report import to_markdown
 
     print()
-    print(to_markdown(result.table))
-    print(f"\nresults: {result.study_dir}")
+    if result.table is not None:
+        print(to_markdown(result.table))
+    print(f"\ngames: {counts_text(result.counts)}  ({result.games_done} of {result.games_total} in the store)")
+    print(f"results: {result.study_dir}")
     if result.mlflow_run_id:
-        print(f"MLflow: run {result.mlflow_run_id} in experiment {spec.tracking.experiment!r} "
-              f"at {spec.tracking.uri}  (browse: arena ui --tracking-uri {spec.tracking.uri})")
+        print(f"MLflow: run {result.mlflow_run_name!r} ({result.mlflow_run_id}) in experiment "
+              f"{spec.tracking.experiment!r} at {spec.tracking.uri}  (browse: arena ui {result.study_dir})")
     return 0
 
 
@@ -170,8 +282,12 @@ def _cmd_sweep(args) -> int:
     except SweepError as exc:
         print(f"arena: invalid sweep {args.sweep}: {exc}", file=sys.stderr)
         return 2
-    print(f"sweep {sweep.name}: {sweep.total_trials} trial(s) x {sweep.games_per_trial} games, "
-          f"scheduler {sweep.scheduler}, searcher {sweep.searcher}; re-evaluating the top "
+    board = "run" if sweep.base.get("design", {}).get("rounds") is not None else "board"
+    asha = (f" (ASHA grace period {sweep.grace_period} {board}s, reduction factor {sweep.reduction_factor})"
+            if sweep.scheduler == "asha" else "")
+    print(f"sweep {sweep.name}: {sweep.total_trials} trial(s) x {sweep.games_per_trial} games "
+          f"({sweep.boards_per_trial} {board}s of {sweep.games_per_board}), scheduler "
+          f"{sweep.scheduler}{asha}, searcher {sweep.searcher}; re-evaluating the top "
           f"{sweep.top_k} on {sweep.reeval_games} games each")
     if args.check:
         return 0
@@ -191,9 +307,14 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from cluster.report import report_study
+    from cluster.report import NotAStudyError, report_study
 
-    print(report_study(Path(args.study), plot=not args.no_plot))
+    try:
+        text = report_study(Path(args.study), plot=not args.no_plot)
+    except NotAStudyError as exc:
+        print(f"arena report: {exc}", file=sys.stderr)
+        return 2
+    print(text)
     return 0
 
 
@@ -212,19 +333,118 @@ def _cmd_population(args) -> int:
     return 0
 
 
+def _ui_target(args) -> tuple[str, str, str | None]:
+    """(tracking URI, experiment id, run id or None) that ``arena ui`` shows."""
+    from cluster.tracking import normalize_uri, read_run_records, store_exists
+
+    if args.study:
+        study = Path(args.study)
+        if not study.is_dir():
+            raise UsageError(f"{study}: no such study directory")
+        records = read_run_records(study)
+        if args.tracking_uri:
+            records = [r for r in records if r.get("tracking_uri") == normalize_uri(args.tracking_uri)]
+        if not records:
+            raise UsageError(f"{study}: no MLflow run recorded here (mlflow_run.json); was the study "
+                             f"run with tracking off, or is it not a study directory?")
+        record = records[-1]
+        uri = record["tracking_uri"]
+        if not store_exists(uri):
+            raise UsageError(f"the study's MLflow store {uri} does not exist (moved or deleted?)")
+        return uri, str(record["experiment_id"]), record["run_id"]
+    uri = normalize_uri(args.tracking_uri or "sqlite:///mlflow.db")
+    if not store_exists(uri):
+        raise UsageError(f"no MLflow store at {uri}: run a study first (arena run SPEC), or pass "
+                         f"--tracking-uri, or give a study directory (arena ui arena-studies/NAME)")
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    if args.experiment:
+        exp = client.get_experiment_by_name(args.experiment)
+        if exp is None:
+            names = sorted(e.name for e in client.search_experiments())
+            raise UsageError(f"--experiment: no experiment {args.experiment!r} in {uri}; known: {names}")
+        return uri, exp.experiment_id, None
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                              order_by=["attributes.start_time DESC"], max_results=1)
+    if not runs:
+        raise UsageError(f"no runs in the MLflow store {uri}: run a study first (arena run SPEC)")
+    return uri, runs[0].info.experiment_id, None
+
+
 def _cmd_ui(args) -> int:
+    """Print the URL of the study's experiment runs page (or of one study's run), then
+    serve the MLflow UI on it (``--open``: also launch a browser, where there is one)."""
     import os
     import subprocess
 
-    cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", args.tracking_uri,
-           "--host", args.host, "--port", str(args.port)]
-    print(f"MLflow UI for {args.tracking_uri} at http://{args.host}:{args.port}  (Ctrl-C to stop)")
-    return subprocess.call(cmd, env=dict(os.environ))
+    from cluster.tracking import is_server, ui_url
+
+    uri, experiment_id, run_id = _ui_target(args)
+    if is_server(uri):
+        url = ui_url(uri, experiment_id, run_id)
+        print(url, flush=True)
+        if args.open:
+            _open_browser(url)
+        return 0
+    url = ui_url(f"http://{args.host}:{args.port}", experiment_id, run_id)
+    print(url, flush=True)
+    if args.url_only:
+        if args.open:
+            _open_browser(url)
+        return 0
+    print(f"serving the MLflow UI for {uri} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
+           "--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
+    env = dict(os.environ)
+    env.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")  # no background job runners for browsing
+    proc = subprocess.Popen(cmd, env=env)
+
+    def _stop(signum, frame):  # a plain `kill` of arena ui stops the UI server too
+        raise KeyboardInterrupt
+
+    import signal
+
+    signal.signal(signal.SIGTERM, _stop)
+    if args.open:
+        _open_browser(url, wait_for=f"http://{args.host}:{args.port}/health")
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        return 0
+
+
+def _open_browser(url: str, wait_for: str | None = None, timeout: float = 60.0) -> None:
+    """Open ``url`` in a browser once ``wait_for`` answers; say so when there is no browser."""
+    import time
+    import urllib.request
+    import webbrowser
+
+    deadline = time.monotonic() + timeout
+    while wait_for and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(wait_for, timeout=2):
+                break
+        except OSError:
+            time.sleep(0.5)
+    try:
+        opened = webbrowser.open(url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        print(f"no browser found here; open {url} yourself", file=sys.stderr, flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks (also ARENA_DEBUG=1; accepted anywhere on the line)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="run a study spec (TOML) on Ray, tracked in MLflow")
@@ -233,8 +453,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="game-hosting actors (default: one per CPU)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a spec field, e.g. --set design.seeds=2 (repeatable)")
-    p.add_argument("--scale", type=float, help="shrink the design by this factor for a quick try")
-    p.add_argument("--check", action="store_true", help="validate the spec and exit")
+    p.add_argument("--scale", type=float, metavar="F",
+                   help="quick try: play ceil(F x boards) boards (design.seeds, or design.runs in a "
+                        "runs x rounds design), at least one; each board keeps all its games and seat "
+                        "rotation, each run all its rounds (see --check for the game count)")
+    p.add_argument("--check", action="store_true",
+                   help="validate the spec, print the games per condition and exit without playing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     p.set_defaults(func=_cmd_run)
@@ -245,19 +469,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a sweep field, e.g. --set sweep.games_per_trial=8 or "
                         "--set base.budget.ms=10 (repeatable)")
-    p.add_argument("--scale", type=float,
-                   help="quick try: keep the first ceil(n*F) values of each grid axis and scale "
-                        "games per trial and re-evaluation games by F")
+    p.add_argument("--scale", type=float, metavar="F",
+                   help="quick try: boards per trial, re-evaluation boards and the ASHA grace period "
+                        "scaled as in `arena run --scale` (whole boards, at least one); each grid axis "
+                        "keeps its first ceil(n*F) values")
     p.add_argument("--resume", action="store_true",
                    help="resume the sweep's Tune experiment (also automatic when it exists)")
-    p.add_argument("--check", action="store_true", help="validate the sweep spec and exit")
+    p.add_argument("--check", action="store_true",
+                   help="validate the sweep spec, print its size and exit without running")
     p.add_argument("--no-progress", action="store_true", help="no progress table")
     p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     p.set_defaults(func=_cmd_sweep)
 
     p = sub.add_parser("report", help="re-print and re-plot a study from its Parquet data")
-    p.add_argument("study", help="study directory, e.g. arena-studies/pommerman-ffa-demo")
-    p.add_argument("--no-plot", action="store_true")
+    p.add_argument("study", help="study directory (it holds results/), e.g. arena-studies/pommerman-ffa-demo")
+    p.add_argument("--no-plot", action="store_true",
+                   help="print the tables only; do not rewrite the plots and table files in <study>/report/")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("population", help="export a learned FEMCTS population as a seed .npz")
@@ -266,50 +493,148 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("study", help="study directory, e.g. arena-studies/femcts-3a-nea2-unseeded")
     e.add_argument("--label", required=True, help="the seat's label in the lineup, e.g. FEMCTS")
     e.add_argument("--out", required=True, help="output .npz (name it as seed_population in a spec)")
-    e.add_argument("--which", default="best_streak", choices=["best_streak", "final"])
-    e.add_argument("--series", type=int, help="only this series")
-    e.add_argument("--game", type=int, help="the state saved after this game of the series")
+    e.add_argument("--which", default="best_streak", choices=["best_streak", "final"],
+                   help="best_streak (default): the population in force during the seat's longest "
+                        "winning streak; final: the one saved after the last game")
+    e.add_argument("--series", type=int, help="only this series (default: every series of the study)")
+    e.add_argument("--game", type=int,
+                   help="use the state saved after this game (index in its series) of each series: "
+                        "with --which final that population, else the best-streak one recorded by then")
     e.set_defaults(func=_cmd_population)
 
-    p = sub.add_parser("ui", help="start the MLflow UI on 127.0.0.1")
-    p.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=5000)
+    p = sub.add_parser("ui", help="print the URL of a study's results in the MLflow UI and serve it on 127.0.0.1")
+    p.add_argument("study", nargs="?",
+                   help="a study directory: show its run (default: the experiment runs page of the "
+                        "latest study in the store)")
+    p.add_argument("--tracking-uri", help="MLflow store (default: the study's, else sqlite:///mlflow.db)")
+    p.add_argument("--experiment", help="show this experiment's runs page")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=5000, help="port (default 5000)")
+    p.add_argument("--workers", type=int, default=1, help="MLflow UI server processes (default 1)")
+    p.add_argument("--open", action="store_true", help="also open the URL in a browser, where there is one")
+    p.add_argument("--url-only", action="store_true", help="print the URL and exit (a UI already runs)")
     p.set_defaults(func=_cmd_ui)
 
     p = sub.add_parser("play", help="play one Pommerman game between named agents")
     p.add_argument("--agents", default="mcts,rhea,osla,rule_based",
-                   help="four agents, comma separated; parameters as name:key=value;key=value")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--mode", default="ffa", choices=["ffa", "team"])
-    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
+                   help="four agents, comma separated; parameters as name:key=value;key=value "
+                        "(default: mcts,rhea,osla,rule_based)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the board and of every agent (default 0); with --iterations a "
+                        "game is a pure function of it")
+    p.add_argument("--mode", default="ffa", choices=["ffa", "team"],
+                   help="ffa: four players each on their own (default); team: seats 0+2 against 1+3")
+    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
+                   help="canonical: the NeurIPS 2018 rules (default); java: the Java framework's")
     p.add_argument("--collapse", action=argparse.BooleanOptionalAction, default=None,
                    help="java ruleset: board collapse (default: on for java, as in the framework)")
-    p.add_argument("--view-range", type=int, choices=[0, 1, 2, 3, 4], help="partial observability")
-    p.add_argument("--max-steps", type=int)
+    p.add_argument("--view-range", type=int, choices=[0, 1, 2, 3, 4],
+                   help="partial observability: each agent sees the square of this radius around "
+                        "itself (0: its own cell); leave it out for full observability")
+    p.add_argument("--max-steps", type=int,
+                   help="end the game (a tie among the living) after this many ticks "
+                        "(default: the game's, 800)")
     p.add_argument("--ms", type=float, default=40.0, help="milliseconds per decision (default 40)")
     p.add_argument("--iterations", type=int, help="iterations per decision (reproducible games)")
-    p.add_argument("--show", action="store_true", help="print the board every step")
+    p.add_argument("--show", action="store_true", help="print the true board every step")
+    p.add_argument("--show-view", type=int, metavar="SEAT",
+                   help="print the board as seat SEAT (0-3) observes it every step ('?' is fog)")
+    p.add_argument("--record", metavar="FILE",
+                   help="write the game's record (.npz) for `arena replay FILE`")
     p.set_defaults(func=_cmd_play)
 
+    p = sub.add_parser("replay", help="re-simulate a recorded game, check it step by step, render it",
+                       description="Re-simulate a recorded game from its record, checking at every "
+                                   "step that it reproduces what was recorded, and render it.")
+    p.add_argument("target", help="a study directory (then give GAME) or a record file from "
+                                  "`arena play --record`")
+    p.add_argument("game", type=int, nargs="?", help="game index in the study (the game_index column)")
+    p.add_argument("--png", type=int, metavar="STEP", help="write the frame of STEP (0 = initial state)")
+    p.add_argument("--gif", action="store_true", help="write an animation (one frame per state)")
+    p.add_argument("--html", action="store_true",
+                   help="write a self-contained page: step slider, play/pause, per-step details")
+    p.add_argument("--view", type=int, metavar="SEAT",
+                   help="draw the board as SEAT observes it (fog) instead of the true state")
+    p.add_argument("--out", help="output directory (default: the current directory)")
+    p.set_defaults(func=_cmd_replay)
+
     p = sub.add_parser("conformance", help="replay golden trajectories and report mismatches")
-    p.add_argument("game", choices=["pommerman"])
+    p.add_argument("game", choices=["pommerman"], help="the game whose trajectories these are")
     p.add_argument("files", nargs="+", help="gzip JSONL trajectory files")
     p.set_defaults(func=_cmd_conformance)
 
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "cluster"])
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"])
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "cluster"],
+                   help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
+                        "per second; cluster: scheduling overhead and scaling")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
+                   help="pommerman: the ruleset to time (default canonical)")
     p.add_argument("--seconds", type=float, default=3.0, help="engine timing length")
     p.add_argument("--quick", action="store_true", help="shorter runs, no start-up timing")
     p.set_defaults(func=_cmd_bench)
     return parser
 
 
+class UsageError(Exception):
+    """Invalid input found by a subcommand (exit code 2, one line on stderr)."""
+
+
+#: Exit codes: 0 ok; 1 conformance mismatches found; 2 invalid input (spec, files,
+#: paths, stores: anything the user can fix); 3 a run failed; 130 interrupted.
+EXIT_INVALID = 2
+EXIT_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+
+def _input_errors() -> tuple[type, ...]:
+    """The project's error types that mean "fix your input" (exit 2)."""
+    import gzip
+
+    from cluster.populations import PopulationExportError
+    from cluster.spec import SpecError
+    from cluster.store import SpecMismatchError, StoreError
+
+    return (UsageError, SpecError, StoreError, SpecMismatchError, PopulationExportError, gzip.BadGzipFile,
+            OSError, ValueError)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+        text = f"{exc.filename}: {text}"
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0] + (" (...)" if len(lines) > 1 else "")
+
+
 def main(argv=None) -> int:
+    """``arena``: every user-facing error is one or two lines on stderr and a non-zero exit
+    code (see EXIT_*); ``--debug`` (anywhere on the line) or ``ARENA_DEBUG=1`` shows tracebacks."""
+    import os
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("ARENA_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    args.argv = argv
+    if debug:
+        import logging
+
+        logging.basicConfig(level=logging.INFO)
+        return args.func(args)
+    prog = f"arena {args.command}"
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _input_errors() as exc:
+        print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INVALID
+    except Exception as exc:  # a bug or a failed run: one line, the traceback on request
+        print(f"{prog}: failed: {type(exc).__name__}: {_one_line(exc)}\n"
+              f"  (run again with --debug or ARENA_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

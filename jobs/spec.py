@@ -5,9 +5,9 @@ validated into lives in :mod:`cluster.spec` (studies) and
 :mod:`cluster.sweep_spec` (sweeps), which the cluster runs; imports go from
 ``jobs`` to ``cluster``, never back.
 
-    >>> spec = load_spec("jobs/pommerman_ffa_demo.toml", overrides=["design.seeds=2"], scale=0.5)
-    >>> spec.design.total_games, spec.study_dir
-    (2, PosixPath('arena-studies/pommerman-ffa-demo'))
+    >>> spec = load_spec("jobs/pommerman_ffa_demo.toml", overrides=["design.seeds=4"], scale=0.5)
+    >>> spec.design.seeds, spec.design.games_per_seed, spec.design.total_games
+    (2, 4, 8)
 """
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ def test_play_rejects_unknown_agents_and_params(capsys):
 
 def test_run_check_validates_without_playing(capsys):
     assert main(["run", "jobs/pommerman_ffa_demo.toml", "--check", "--scale", "0.25"]) == 0
-    assert "valid (2 games)" in capsys.readouterr().out
+    assert "valid: 8 games" in capsys.readouterr().out  # 2 boards x 4 seat rotations
     with pytest.raises(SystemExit) as exc:
         main(["run", "jobs/pommerman_ffa_demo.toml", "--check", "--set", "design.seeds=0"])
     assert exc.value.code == 2

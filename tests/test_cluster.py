@@ -137,12 +137,15 @@ def test_end_to_end_pommerman_parquet_and_mlflow_agree(ray_local, mlflow_server,
     flat = spec.flat_params()
     assert {k: run.data.params[k] for k in flat} == flat
     metrics = run.data.metrics
-    assert metrics["games_done"] == 4
+    assert metrics["games/done"] == 4 and metrics["games/played"] == 4 and metrics["games/skipped"] == 0
     for label, rows in df.groupby("label"):
-        for result_name in ("win", "tie", "loss"):
+        for result_name, key in (("win", "W"), ("tie", "T"), ("loss", "L")):
             expected = (rows["result"] == result_name).mean()
-            assert metrics[f"{result_name}_rate/{label}"] == pytest.approx(expected)
-            assert metrics[f"{result_name}_rate_lo/{label}"] <= expected <= metrics[f"{result_name}_rate_hi/{label}"]
+            assert metrics[f"{key}/{label}"] == pytest.approx(expected)
+        win = (rows["result"] == "win").mean()
+        assert metrics[f"W_lo/{label}"] <= win <= metrics[f"W_hi/{label}"]
+    # W/T/L come first in MLflow's (sorted) metric lists
+    assert sorted(metrics)[:12] == sorted(f"{k}/R{i}" for k in "WTL" for i in range(4))
     artifacts = {a.path for a in client.list_artifacts(result.mlflow_run_id)}
     assert {"results", "report", "spec.json"} <= artifacts
     report = {a.path for a in client.list_artifacts(result.mlflow_run_id, "report")}
@@ -179,10 +182,10 @@ def test_tracking_batches_and_child_runs(tmp_path, monkeypatch):
     tracker.finish()
     assert calls == []
     client = MlflowClient(tracking_uri=spec.tracking.uri)
-    assert client.get_run(run_id).data.metrics["games_done"] == 6
+    assert client.get_run(run_id).data.metrics["games/done"] == 6
     children = client.search_runs([tracker.experiment_id], f"tags.mlflow.parentRunId = '{run_id}'")
     assert sorted(c.data.tags["arena.series_id"] for c in children) == ["0", "1"]
-    assert all(c.data.metrics["games_done"] == 3 for c in children)
+    assert all(c.data.metrics["games/done"] == 3 for c in children)
     # Resume finds the same run.
     assert StudyTracker(spec).start() == run_id
 

@@ -125,7 +125,8 @@ def test_demo_specs_load(name):
         pytest.skip(f"agents not registered yet: {sorted(needed - set(agent_names()))}")
     spec = load_spec(JOBS / name)
     assert len(spec.lineup) == 4 and spec.budget.deterministic
-    assert load_spec(JOBS / name, scale=0.01).design.total_games == 1
+    small = load_spec(JOBS / name, scale=0.01).design  # one board, all its games
+    assert small.seeds == 1 and small.games_per_seed == spec.design.games_per_seed
 
 
 def test_runs_design(tmp_path):
@@ -178,8 +179,8 @@ def test_apply_overrides_on_raw_dict():
                     "a": {"b": "hello world"}}
 
 
-@pytest.mark.parametrize("scale, seeds, per_seed", [(0.25, 3, 1), (0.3, 3, 1), (1, 10, 3), (2, 20, 6),
-                                                    (0.001, 1, 1)])
+@pytest.mark.parametrize("scale, seeds, per_seed", [(0.25, 3, 3), (0.3, 3, 3), (1, 10, 3), (2, 20, 3),
+                                                    (0.001, 1, 3)])
 def test_scale(tmp_path, scale, seeds, per_seed):
     spec = load_spec(write(tmp_path), scale=scale)
     assert (spec.design.seeds, spec.design.games_per_seed) == (seeds, per_seed)
@@ -188,7 +189,8 @@ def test_scale(tmp_path, scale, seeds, per_seed):
 def test_scale_applies_after_overrides_and_to_runs(tmp_path):
     text = BASE.replace("seeds = 10\ngames_per_seed = 3", "runs = 4\nrounds = 10")
     spec = load_spec(write(tmp_path, text), overrides=["design.rounds=20"], scale=0.5)
-    assert (spec.design.runs, spec.design.rounds, spec.design.total_games) == (2, 10, 20)
+    assert (spec.design.runs, spec.design.rounds, spec.design.total_games) == (2, 20, 40)
+    assert spec.design.seeds == 20  # the boards the rounds cycle over are kept whole
 
 
 # --- errors: each names its field -------------------------------------------------

@@ -154,19 +154,4 @@ def test_tiny_sweep_end_to_end_with_mlflow(ray_local, mlflow_server, tmp_path): 
     assert len(runs) == 5
 
 
-def test_asha_stops_trials_early_and_reports_per_game(ray_local, tmp_path):
-    from cluster.sweep import run_sweep
-
-    data = sweep_data(tmp_path, name="asha", search={
-        "lineup.0.params.fail_prob": {"grid": [0.0, 1.0, 0.9, 0.8], "alias": "fail"}},
-        scheduler={"kind": "asha", "grace_period": 2, "reduction_factor": 2},
-        reevaluate={"top_k": 1, "games": 2})
-    data["sweep"]["games_per_trial"] = 8
-    data["sweep"]["max_concurrent_trials"] = 1
-    data["base"]["tracking"]["enabled"] = False
-    sweep = build_sweep(data)
-    result = run_sweep(sweep, plugins=PLUGINS, progress=False, tracking=False)
-    trials = result.trials.set_index("lineup.0.params.fail_prob")
-    assert trials.loc[0.0, "status"] == "COMPLETE"
-    assert (trials["status"] == "STOPPED").any()  # always-failing settings were cut short
-    assert result.ranked.iloc[0]["fail"] == 0.0
+# ASHA (whole-board rungs, stopped trials tagged in MLflow): tests/test_sweep_selection.py

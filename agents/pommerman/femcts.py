@@ -57,7 +57,7 @@ from ..evolution import (
 from games.pommerman.kernels import M_STEP
 from ..registry import register
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.tree import ROOT_INDEX, new_tree, reset_tree
+from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
 from ..search.uct import backup, most_visited_child
 from ._agent import PommermanAgent, can_act, check_param
 from ._common import advance, is_over, prepare_search
@@ -404,6 +404,7 @@ class FEMCTSAgent(PommermanAgent):
             bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng)
         self.generations += int(generations)
         self.ticks += int(ticks)
+        self.last_value = root_child_value(self._tree, action)
         return int(action), int(iterations)
 
     def end_game(self, observation, returns):

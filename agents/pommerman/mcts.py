@@ -38,7 +38,7 @@ from games.pommerman.kernels import N_ACTIONS, STOP, copy_into, heuristic
 from ..registry import register
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.tree import ROOT_INDEX, new_tree, reset_tree
+from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
 from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
 from ._agent import PommermanAgent, can_act, check_param
 from ._common import advance, is_over, prepare_search, safe_random_action
@@ -158,4 +158,5 @@ class MCTSAgent(PommermanAgent):
         action, iterations = mcts_decide(
             observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
             float(c.exploration), float(c.epsilon), int(c.rollout_depth), self._rng)
+        self.last_value = root_child_value(self._tree, action)
         return int(action), int(iterations)

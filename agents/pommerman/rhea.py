@@ -331,4 +331,5 @@ class RHEAAgent(PommermanAgent):
             bool(c.shift_buffer), _EVALUATE[c.evaluate_act], float(c.discount),
             bool(c.mc_rollouts), int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng)
         self._has_population = True
+        self.last_value = float(self._values[0])  # the fitness of the individual played
         return int(action), int(iterations)

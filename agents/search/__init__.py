@@ -7,12 +7,15 @@ Drivers (``agents/pommerman/mcts.py`` is the reference) preallocate one
 :class:`Tree` per agent, call :func:`reset_tree` per decision and run their
 whole search in one ``@njit`` kernel that calls :func:`select_uct`,
 :func:`expand`, :func:`backup` and :func:`most_visited_child` directly.
+Multi-player and open-loop drivers (``agents/scotland_yard``) use the phases of
+``multiplayer.py``: per-node players, value vectors, legal masks.
 """
 from .clock import deadline_ns, monotonic_ns
 from .tree import (
     CHANCE, DECISION, ILLEGAL, NO_ACTION, NO_PARENT, ROOT_INDEX, UNVISITED, Tree,
-    capacity, clear_node, is_full, mean_value, new_tree, reset_tree,
+    capacity, clear_node, is_full, mean_value, new_tree, reset_tree, root_child_value,
 )
+from .multiplayer import backup_by_player, random_untried_legal, select_ucb_legal
 from .uct import (
     backup, best_mean_child, expand, mark_illegal, most_visited_child, normalise,
     random_untried_action, select_uct, tie_noise, untried_count,
@@ -20,8 +23,9 @@ from .uct import (
 
 __all__ = [
     "CHANCE", "DECISION", "ILLEGAL", "NO_ACTION", "NO_PARENT", "ROOT_INDEX", "UNVISITED",
-    "Tree", "backup", "best_mean_child", "capacity", "clear_node", "deadline_ns", "expand",
+    "Tree", "backup", "backup_by_player", "best_mean_child", "capacity", "clear_node", "deadline_ns", "expand",
     "is_full", "mark_illegal", "mean_value", "monotonic_ns", "most_visited_child",
-    "new_tree", "normalise", "random_untried_action", "reset_tree", "select_uct",
+    "new_tree", "normalise", "random_untried_action", "random_untried_legal", "reset_tree",
+    "root_child_value", "select_ucb_legal", "select_uct",
     "tie_noise", "untried_count",
 ]

@@ -114,6 +114,16 @@ def is_full(tree):
     return tree.num_nodes[0] >= tree.node_visits.shape[0]
 
 
+def root_child_value(tree, action: int) -> float:
+    """Mean value of the root's child for ``action`` (NaN if it was never
+    expanded): what a search thought of the action it chose. Python-side, once
+    per decision."""
+    child = int(tree.children[ROOT_INDEX, int(action)])
+    if child < 0 or tree.node_visits[child] == 0:
+        return float("nan")
+    return float(tree.node_value_sum[child] / tree.node_visits[child])
+
+
 @nb.njit(cache=True)
 def mean_value(tree, node):
     """Mean backed-up value of ``node`` (0.0 when unvisited)."""

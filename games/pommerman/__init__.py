@@ -94,6 +94,7 @@ class Pommerman:
 
     num_players = N_AGENTS
     num_actions = N_ACTIONS
+    action_names = ("stop", "up", "down", "left", "right", "bomb")
 
     def __init__(self, config: PommermanConfig | None = None, **options):
         self.config = config if config is not None else PommermanConfig(**options)
@@ -202,6 +203,13 @@ class Pommerman:
 
     def render(self, state: PommermanState | None = None) -> str:
         return render_state(self.state if state is None else state)
+
+    def render_image(self, state: PommermanState | None = None, cell: int = 32, title: str | None = None):
+        """A PIL image of the current state, or of ``state`` (e.g. ``observation(p)``:
+        the board as agent ``p`` sees it, fog included); see :mod:`games.pommerman.image`."""
+        from .image import state_image
+
+        return state_image(self.state if state is None else state, cell=cell, title=title)
 
 
 _GLYPHS = {0: ".", 1: "#", 2: "+", 3: "b", 4: "*", 5: "?", 6: "a", 7: "r", 8: "k", 9: "@"}

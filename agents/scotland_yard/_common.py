@@ -1,0 +1,314 @@
+"""Kernels shared by the Scotland Yard agents: distances, move policies, playouts,
+Mr X's move filters and the search-state set-up.
+
+Distances come from the board's precomputed all-pairs tables (carried by every
+state): ``dist_detective`` (taxi, bus, underground) measures how far a detective
+is from a station. Policies choose among the legal moves of the player to move:
+
+* Mr X, greedy: the destination farthest from the nearest detective; in
+  playouts he uses no double-move card and a black ticket only when no other
+  ticket moves him (``playout_mrx_action``).
+* A detective, greedy: the destination nearest to a target station (the
+  guessed location of Mr X in a seeker's search, his true one in Mr X's).
+* Epsilon-greedy: a uniformly random legal move with probability epsilon,
+  else the greedy one; ties are broken at random.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from games._rng import rng_integer, rng_uniform
+from games.scotland_yard.kernels import (
+    DOUBLE_MOVE, MRX, M_NUM_DETECTIVES, M_ROUND, M_TO_MOVE, M_TRACK_POSSIBLE, NUM_ACTIONS,
+    TAXI, copy_into, is_terminal, legal_actions_into, step,
+)
+
+#: Rounds whose move a filtered Mr X never makes with a black ticket: the first
+#: two (everybody knows roughly where he is) and the reveal rounds (he is shown
+#: anyway). Index = the round of the move.
+BLACK_WASTED_ROUNDS = (1, 2, 3, 8, 13, 18, 24)
+
+
+@nb.njit(cache=True)
+def nearest_detective_distance(state, station):
+    """Moves from ``station`` to the nearest detective (detectives' transports)."""
+    best = 1 << 20
+    for d in range(1, state.meta[M_NUM_DETECTIVES] + 1):
+        dist = state.dist_detective[state.positions[d], station]
+        if dist < best:
+            best = dist
+    return best
+
+
+@nb.njit(cache=True)
+def mean_detective_distance(state, station):
+    """Mean distance from ``station`` to the detectives."""
+    total = 0.0
+    n = state.meta[M_NUM_DETECTIVES]
+    for d in range(1, n + 1):
+        total += state.dist_detective[state.positions[d], station]
+    return total / n
+
+
+@nb.njit(cache=True)
+def _pick(mask, n, rng):
+    k = rng_integer(rng, n)
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
+
+
+@nb.njit(cache=True)
+def greedy_mrx_action(state, mask, rng):
+    """Among the actions in ``mask`` (DOUBLE_MOVE ignored), one whose destination is
+    farthest from the nearest detective; a normal ticket is preferred to a black
+    one to the same distance. Returns -1 if ``mask`` holds no move."""
+    u = state.positions[MRX]
+    best = -1
+    best_score = -1.0
+    for a in range(2 * state.degree[u]):
+        if not mask[a]:
+            continue
+        v = state.neighbours[u, a >> 1]
+        score = 2.0 * nearest_detective_distance(state, v) - (a & 1) + 0.5 * rng_uniform(rng)
+        if score > best_score:
+            best_score = score
+            best = a
+    return best
+
+
+@nb.njit(cache=True)
+def greedy_detective_action(state, player, target, mask, rng):
+    """Among the actions in ``mask``, one whose destination is nearest to ``target``
+    (random tie-break). Returns -1 if ``mask`` is empty."""
+    u = state.positions[player]
+    best = -1
+    best_score = 1e18
+    for a in range(2 * state.degree[u]):
+        if not mask[a]:
+            continue
+        v = state.neighbours[u, a >> 1]
+        score = state.dist_detective[v, target] + 0.5 * rng_uniform(rng)
+        if score < best_score:
+            best_score = score
+            best = a
+    return best
+
+
+@nb.njit(cache=True)
+def playout_mrx_action(state, epsilon, mask, rng):
+    """Mr X's playout move: epsilon-greedy over his single moves, no double-move
+    card, black tickets only when no other ticket moves him."""
+    n = legal_actions_into(state, MRX, mask)
+    if n == 0:
+        return -1
+    if mask[DOUBLE_MOVE]:
+        mask[DOUBLE_MOVE] = False
+        n -= 1
+    plain = 0
+    for a in range(0, DOUBLE_MOVE, 2):
+        if mask[a]:
+            plain += 1
+    if plain > 0 and plain < n:
+        for a in range(1, DOUBLE_MOVE, 2):
+            mask[a] = False
+        n = plain
+    if rng_uniform(rng) < epsilon:
+        return _pick(mask, n, rng)
+    return greedy_mrx_action(state, mask, rng)
+
+
+@nb.njit(cache=True)
+def playout_detective_action(state, player, target, epsilon, mask, rng):
+    """A detective's playout move: epsilon-greedy toward ``target``."""
+    n = legal_actions_into(state, player, mask)
+    if n == 0:
+        return -1
+    if rng_uniform(rng) < epsilon:
+        return _pick(mask, n, rng)
+    return greedy_detective_action(state, player, target, mask, rng)
+
+
+@nb.njit(cache=True)
+def playout(state, epsilon_mrx, epsilon_detectives, mask, rng):
+    """Play ``state`` to the end (in place): Mr X and the detectives epsilon-greedy,
+    the detectives toward Mr X's station in ``state`` (true or guessed)."""
+    while not is_terminal(state):
+        p = state.meta[M_TO_MOVE]
+        if p == MRX:
+            a = playout_mrx_action(state, epsilon_mrx, mask, rng)
+        else:
+            a = playout_detective_action(state, p, state.positions[MRX], epsilon_detectives, mask, rng)
+        step(state, a)
+
+
+@nb.njit(cache=True)
+def filter_mrx_moves(state, mask, filter_black, filter_double, double_distance):
+    """Drop Mr X's wasted moves from his legal ``mask`` (in place); returns the count.
+
+    * ``filter_black``: no black ticket for a move in a round of
+      :data:`BLACK_WASTED_ROUNDS`, nor from a station whose connections are all
+      taxi (his black move then tells nothing a taxi ticket would not);
+    * ``filter_double``: the double-move card only when his mean distance to the
+      detectives is at most ``double_distance``.
+
+    A filter that would leave no move is not applied.
+    """
+    u = state.positions[MRX]
+    n = 0
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            n += 1
+    if filter_double and mask[DOUBLE_MOVE] and n > 1:
+        if mean_detective_distance(state, u) > double_distance:
+            mask[DOUBLE_MOVE] = False
+            n -= 1
+    if filter_black:
+        next_round = state.meta[M_ROUND] + 1
+        wasted = False
+        for r in BLACK_WASTED_ROUNDS:
+            if r == next_round:
+                wasted = True
+        if not wasted:
+            wasted = True
+            for k in range(state.degree[u]):
+                if state.transport[u, k] != TAXI:
+                    wasted = False
+        if wasted:
+            black = 0
+            for a in range(1, DOUBLE_MOVE, 2):
+                if mask[a]:
+                    black += 1
+            if 0 < black < n:
+                for a in range(1, DOUBLE_MOVE, 2):
+                    mask[a] = False
+                n -= black
+    return n
+
+
+@nb.njit(cache=True)
+def prepare_root(root, observation):
+    """Copy ``observation`` into the search root; searches do not maintain the
+    possible-locations set in their simulations."""
+    copy_into(root, observation)
+    root.meta[M_TRACK_POSSIBLE] = 0
+
+
+# --- Location Categorization ----------------------------------------------------
+@nb.njit(cache=True)
+def category_of(state, station, num_categories):
+    """Category 1..L of ``station``: its distance to the nearest detective, L a catch-all."""
+    d = nearest_detective_distance(state, station)
+    if d < 1:
+        d = 1
+    if d > num_categories:
+        d = num_categories
+    return d
+
+
+@nb.njit(cache=True)
+def categorize(state, num_categories, counts):
+    """Count the possible locations per category (``counts``: float64[L], index c - 1,
+    overwritten). Returns the bit mask of the categories present (bit c - 1)."""
+    for c in range(num_categories):
+        counts[c] = 0.0
+    mask = 0
+    for v in range(1, state.possible.shape[0]):
+        if state.possible[v]:
+            c = category_of(state, v, num_categories)
+            counts[c - 1] += 1.0
+            mask |= 1 << (c - 1)
+    return mask
+
+
+@nb.njit(cache=True)
+def category_weights(n, a, out):
+    """``out[c] = a[c] / n[c]``; categories without data get the mean of the others
+    (1 when no category has data). Every weight is at least 1e-6, so a location
+    is never ruled out."""
+    total = 0.0
+    seen = 0
+    for c in range(n.shape[0]):
+        if n[c] > 0:
+            out[c] = a[c] / n[c]
+            total += out[c]
+            seen += 1
+    fill = total / seen if seen > 0 else 1.0
+    for c in range(n.shape[0]):
+        if n[c] <= 0:
+            out[c] = fill
+        if out[c] < 1e-6:
+            out[c] = 1e-6
+
+
+@nb.njit(cache=True)
+def location_weights(state, mode, num_categories, general_n, general_a, detailed_n,
+                     detailed_a, stations, cumulative):
+    """The determinization distribution over the possible locations.
+
+    Args:
+        state: the seekers' observation; mode: 0 uniform, 1 LC general table,
+            2 LC detailed table; num_categories: L;
+        general_n, general_a: float64[L]; detailed_n, detailed_a: float64[2**L, L];
+        stations: int32[S + 1] (out: the possible locations);
+        cumulative: float64[S + 1] (out: their cumulative weights).
+    Returns: int, the number of possible locations (0 if the set is empty).
+    """
+    weights = np.empty(num_categories, dtype=np.float64)
+    if mode == 1:
+        category_weights(general_n, general_a, weights)
+    elif mode == 2:
+        counts = np.empty(num_categories, dtype=np.float64)
+        combo = categorize(state, num_categories, counts)
+        category_weights(detailed_n[combo], detailed_a[combo], weights)
+    else:
+        for c in range(num_categories):
+            weights[c] = 1.0
+    total = 0.0
+    m = 0
+    for v in range(1, state.possible.shape[0]):
+        if state.possible[v]:
+            total += weights[category_of(state, v, num_categories) - 1]
+            stations[m] = v
+            cumulative[m] = total
+            m += 1
+    return m
+
+
+@nb.njit(cache=True)
+def roulette(stations, cumulative, m, rng):
+    """A station drawn with probability proportional to its weight (roulette wheel)."""
+    x = rng_uniform(rng) * cumulative[m - 1]
+    lo = 0
+    hi = m - 1
+    while lo < hi:  # the first index with cumulative > x
+        mid = (lo + hi) // 2
+        if cumulative[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return stations[lo]
+
+
+def check_seat(agent_name: str, seat: int, expected: int) -> None:
+    if seat != expected:
+        side = "Mr X (seat 0)" if expected == 0 else "the seekers (seat 1)"
+        raise ValueError(f"agent {agent_name!r} plays {side}, but was given seat {seat}; "
+                         f"use design.rotate_seats = false with Mr X first in the lineup")
+
+
+def check_param(cond: bool, field: str, message: str) -> None:
+    if not cond:
+        raise ValueError(f"{field}: {message}")
+
+
+__all__ = [
+    "BLACK_WASTED_ROUNDS", "categorize", "category_of", "category_weights", "check_param",
+    "check_seat", "filter_mrx_moves", "greedy_detective_action", "greedy_mrx_action",
+    "location_weights", "mean_detective_distance", "nearest_detective_distance",
+    "playout", "playout_detective_action", "playout_mrx_action", "prepare_root", "roulette",
+]

@@ -1,0 +1,190 @@
+"""MCTS for Mr X, who sees everything.
+
+One decision is one call of :func:`mrx_decide`. Mr X's tree holds every ply
+(his moves and the detectives'), closed loop: the tree path determines the
+state, since nothing is hidden from him. Each node stores the player who
+moved into it and values are backed up per player (``backup_by_player``): Mr X
+scores 1 for an escape, every detective 1 for a capture (the detectives are
+modelled as knowing where he is: the paranoid model, fine for the one who sees
+everything). Each iteration::
+
+    copy the root; descend by UCB over the legal (for Mr X: filtered) moves,
+    expand one untried move; play out epsilon-greedily to the end of the game;
+    back up (escape, capture) to the root
+
+and the root move with the best mean value (or the most visited) is played.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from games._rng import make_rng
+from games.scotland_yard.kernels import (
+    MAX_DETECTIVES, MRX, M_RESULT, M_TO_MOVE, NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into,
+    copy_into, empty_state, is_terminal, legal_actions_into, step,
+)
+
+from ..api import Agent
+from ..registry import register
+from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
+from ..search.multiplayer import backup_by_player, random_untried_legal, select_ucb_legal
+from ..search.tree import ROOT_INDEX, new_tree, reset_tree
+from ..search.uct import best_mean_child, expand, most_visited_child
+from ._common import check_param, check_seat, filter_mrx_moves, playout, prepare_root
+
+
+@nb.njit(cache=True)
+def legal_moves(state, mask, filter_black, filter_double, double_distance):
+    """The legal moves of the player to move; Mr X's filtered. Returns the count."""
+    p = state.meta[M_TO_MOVE]
+    n = legal_actions_into(state, p, mask)
+    if p == MRX and n > 0:
+        n = filter_mrx_moves(state, mask, filter_black, filter_double, double_distance)
+    return n
+
+
+@nb.njit(cache=True)
+def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, time_limit,
+               exploration, epsilon_mrx, epsilon_detectives, filter_black, filter_double,
+               double_distance, best_mean, rng):
+    """One decision of Mr X.
+
+    Args:
+        observation: ScotlandYardState, Mr X's (full) view, Mr X to move (unchanged).
+        tree: Tree over NUM_ACTIONS actions (reset here); node_player: int8[capacity].
+        root, scratch: preallocated states on the same board (overwritten).
+        max_iterations: int; time_limit: float seconds (0 = none).
+        exploration: float C of UCB; epsilon_mrx, epsilon_detectives: playout
+            randomness; filter_black, filter_double: bool; double_distance: float;
+        best_mean: bool, play the best mean root child (else the most visited).
+        rng: uint64[2] (advanced).
+    Returns: (action, iterations).
+    """
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    prepare_root(root, observation)
+    reset_tree(tree)
+    node_player[ROOT_INDEX] = -1
+    mask = np.zeros(NUM_ACTIONS, dtype=np.bool_)
+    values = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
+    iterations = 0
+    copy_into(scratch, root)
+    while not budget_exhausted(iterations, max_iterations, start, deadline):
+        copy_dynamic_into(scratch, root)
+        node = ROOT_INDEX
+        while not is_terminal(scratch):
+            p = scratch.meta[M_TO_MOVE]
+            legal_moves(scratch, mask, filter_black, filter_double, double_distance)
+            a = random_untried_legal(tree, node, mask, rng)
+            if a >= 0:
+                child = expand(tree, node, a)
+                if child >= 0:
+                    node_player[child] = p
+                    node = child
+                step(scratch, a)
+                break
+            a = select_ucb_legal(tree, node, mask, exploration, rng)
+            step(scratch, a)
+            node = tree.children[node, a]
+        playout(scratch, epsilon_mrx, epsilon_detectives, mask, rng)
+        escaped = 1.0 if scratch.meta[M_RESULT] == RESULT_MRX_WINS else 0.0
+        values[0] = escaped
+        for d in range(1, MAX_DETECTIVES + 1):
+            values[d] = 1.0 - escaped
+        backup_by_player(tree, node, values, node_player)
+        iterations += 1
+    if best_mean:
+        action = best_mean_child(tree, ROOT_INDEX, 1e-9, rng)
+    else:
+        action = most_visited_child(tree, ROOT_INDEX, 1e-9, rng)
+    if action < 0:
+        legal_moves(root, mask, filter_black, filter_double, double_distance)
+        action = np.argmax(mask)
+    return action, iterations
+
+
+@dataclass(frozen=True)
+class MrXMCTSConfig:
+    """MCTS for Mr X (defaults: the study's; the reference uses C = 0.2)."""
+
+    exploration: float = 0.2
+    """UCB constant C in ``mean + C sqrt(2 ln N / n)`` (values in [0, 1])."""
+    epsilon: float = 0.2
+    """Playout randomness of Mr X's moves (0.2: 80% greedy, away from the nearest detective)."""
+    epsilon_detectives: float = 0.2
+    """Playout randomness of the detectives' moves (greedy: toward Mr X)."""
+    filter_black: bool = True
+    """No black ticket in rounds 1, 2, 3, 8, 13, 18, 24 nor from all-taxi stations."""
+    filter_double: bool = True
+    """The double-move card only when the detectives' mean distance is at most ``double_distance``."""
+    double_distance: float = 3.0
+    """Threshold of ``filter_double``."""
+    final_move: str = "best_mean"
+    """``best_mean`` (the reference) or ``most_visited``."""
+    max_nodes: int = 1 << 17
+    """Tree capacity under a time budget (an iteration budget of n uses n + 1)."""
+
+    def __post_init__(self):
+        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
+                    "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
+        for name in ("epsilon", "epsilon_detectives"):
+            v = getattr(self, name)
+            check_param(isinstance(v, (int, float)) and 0 <= v <= 1, name,
+                        f"must be in [0, 1], got {v!r}")
+        for name in ("filter_black", "filter_double"):
+            check_param(isinstance(getattr(self, name), bool), name, "must be true or false")
+        check_param(isinstance(self.double_distance, (int, float)) and self.double_distance >= 0,
+                    "double_distance", f"must be a number >= 0, got {self.double_distance!r}")
+        check_param(self.final_move in ("best_mean", "most_visited"), "final_move",
+                    f"must be 'best_mean' or 'most_visited', got {self.final_move!r}")
+        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
+                    "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
+
+
+class ScotlandYardAgent(Agent):
+    """Shared glue: the seat check, the seeded generator, the model states."""
+
+    side = 0
+
+    def __init__(self, config, budget, game_config):
+        super().__init__(config, budget, game_config)
+        from games.scotland_yard import board_for
+
+        board = board_for(game_config)
+        self._root = empty_state(board)
+        self._scratch = empty_state(board)
+        self._rng = make_rng(0)
+
+    def begin_game(self, seat, seed):
+        check_seat(self.name, seat, self.side)
+        super().begin_game(seat, seed)
+        self._rng = make_rng(seed)
+
+
+@register
+class MrXMCTSAgent(ScotlandYardAgent):
+    """MCTS for Mr X (full information, per-player values, move filters)."""
+
+    name = "sy_mcts_mrx"
+    Config = MrXMCTSConfig
+    side = 0
+
+    def __init__(self, config, budget, game_config):
+        super().__init__(config, budget, game_config)
+        max_iterations, _ = budget.kernel_args()
+        capacity = min(max_iterations + 1, config.max_nodes)
+        self._tree = new_tree(capacity, NUM_ACTIONS)
+        self._node_player = np.zeros(capacity, dtype=np.int8)
+
+    def decide(self, observation):
+        max_iterations, seconds = self.budget.kernel_args()
+        c = self.config
+        action, iterations = mrx_decide(
+            observation, self._tree, self._node_player, self._root, self._scratch,
+            max_iterations, seconds, float(c.exploration), float(c.epsilon),
+            float(c.epsilon_detectives), c.filter_black, c.filter_double,
+            float(c.double_distance), c.final_move == "best_mean", self._rng)
+        return int(action), int(iterations)

@@ -1,0 +1,176 @@
+"""Run the settings of a Scotland Yard study family and compare them.
+
+Each setting is one study spec in this folder (``<family>_*.toml``); every one
+is run on the cluster (resumable: finished games are skipped), then the
+seekers' win rates are tabulated with 95% Wilson intervals and every pair of
+settings is compared with a two-sided Fisher exact test, Holm-corrected over
+the family::
+
+    python -m jobs.scotland_yard.compare determinization      # uniform vs LC general/detailed, offline/online
+    python -m jobs.scotland_yard.compare coalition            # r in {0, 0.1, 0.25, 0.5}
+    python -m jobs.scotland_yard.compare trees                # shared vs separate trees
+    python -m jobs.scotland_yard.compare trees --games 40 --set budget.iterations=300
+
+``--games`` / ``--scale`` / ``--set`` apply to every setting; the study ids then get a suffix
+(a hash of them) so scaled runs never mix with full ones. The report is printed
+and written to ``<results_dir>/sy-compare-<family><suffix>/report.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FAMILIES = ("determinization", "coalition", "trees")
+SEEKERS_SIDE = 1
+
+
+def family_specs(family: str) -> list[Path]:
+    def natural(path: Path):  # r0 < r0.1 < r0.25 < r0.5
+        return [float(t) if t[0].isdigit() else t for t in re.findall(r"\d+(?:\.\d+)?|\D+", path.stem)]
+
+    files = sorted(HERE.glob(f"{family}_*.toml"), key=natural)
+    if not files:
+        raise ValueError(f"family: no {family}_*.toml in {HERE}; known: {list(FAMILIES)}")
+    return files
+
+
+def fisher_exact(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided p-value of Fisher's exact test on the table [[a, b], [c, d]]."""
+    n1, n2, k = a + b, c + d, a + c
+    n = n1 + n2
+
+    def log_comb(x, y):
+        return math.lgamma(x + 1) - math.lgamma(y + 1) - math.lgamma(x - y + 1)
+
+    def log_p(x):
+        return log_comb(n1, x) + log_comb(n2, k - x) - log_comb(n, k)
+
+    observed = log_p(a)
+    total = 0.0
+    for x in range(max(0, k - n2), min(k, n1) + 1):
+        lp = log_p(x)
+        if lp <= observed + 1e-9:
+            total += math.exp(lp)
+    return min(1.0, total)
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (same order as the input)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def seeker_record(df) -> tuple[int, int]:
+    """(seeker wins, games) from a study's rows (error games excluded)."""
+    rows = df[(df["seat"] == SEEKERS_SIDE) & (df["result"] != "error")]
+    return int((rows["result"] == "win").sum()), int(len(rows))
+
+
+def games_overrides(design, games: int) -> list[str]:
+    """``--set`` items that make a study play ``games`` games (about, for runs x rounds)."""
+    if games < 1:
+        raise ValueError(f"--games: must be >= 1, got {games}")
+    if design.runs_design:
+        rounds = min(design.rounds, games)
+        return [f"design.rounds={rounds}", f"design.runs={math.ceil(games / rounds)}",
+                f"design.seeds={rounds}"]
+    return [f"design.seeds={math.ceil(games / design.games_per_seed)}"]
+
+
+def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05) -> str:
+    """A markdown report: win rates with Wilson intervals, then pairwise tests."""
+    from cluster.report import wilson_interval
+
+    lines = ["| setting | games | seekers' wins | win rate | 95% CI |", "|---|---:|---:|---:|---|"]
+    for name, (wins, n) in records.items():
+        lo, hi = wilson_interval(wins, n)
+        rate = wins / n if n else float("nan")
+        lines.append(f"| {name} | {n} | {wins} | {rate:.3f} | [{lo:.3f}, {hi:.3f}] |")
+    names = list(records)
+    pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
+    raw = []
+    for x, y in pairs:
+        (wx, nx), (wy, ny) = records[x], records[y]
+        raw.append(fisher_exact(wx, nx - wx, wy, ny - wy))
+    adjusted = holm(raw)
+    lines += ["", "Pairwise two-sided Fisher exact tests, Holm-corrected over "
+              f"{len(pairs)} comparison(s) (alpha = {alpha}):", "",
+              "| A | B | rate A - rate B | p | p (Holm) | significant |", "|---|---|---:|---:|---:|---|"]
+    for (x, y), p, q in zip(pairs, raw, adjusted):
+        (wx, nx), (wy, ny) = records[x], records[y]
+        diff = (wx / nx if nx else math.nan) - (wy / ny if ny else math.nan)
+        lines.append(f"| {x} | {y} | {diff:+.3f} | {p:.4f} | {q:.4f} | {'yes' if q < alpha else 'no'} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from cluster.store import ResultStore
+    from cluster.study import run_study
+    from jobs.spec import SpecError, load_spec
+
+    p = argparse.ArgumentParser(prog="python -m jobs.scotland_yard.compare", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("family", help=f"one of {list(FAMILIES)}, or paths of study specs")
+    p.add_argument("more", nargs="*", help="more study spec paths")
+    p.add_argument("--scale", type=float, default=None)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--games", type=int, default=None,
+                   help="games per setting (seeds design: design.seeds; runs x rounds design: "
+                        "rounds capped at this, runs to match)")
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--no-tracking", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--report-only", action="store_true", help="tabulate finished games, run nothing")
+    args = p.parse_args(argv)
+    if args.family in FAMILIES and not args.more:
+        family, files = args.family, family_specs(args.family)
+    else:
+        family, files = "custom", [Path(f) for f in [args.family, *args.more]]
+    suffix = ""
+    if args.set or args.scale is not None or args.games is not None:
+        blob = json.dumps({"set": args.set, "scale": args.scale, "games": args.games}, sort_keys=True)
+        suffix = "-" + hashlib.sha1(blob.encode()).hexdigest()[:6]
+    records: dict[str, tuple[int, int]] = {}
+    results_dir = None
+    for path in files:
+        try:
+            probe = load_spec(path, overrides=args.set, scale=args.scale)
+            extra = games_overrides(probe.design, args.games) if args.games else []
+            spec = load_spec(path, overrides=[*args.set, *extra, f"study.id={probe.study_id}{suffix}"],
+                             scale=args.scale)
+        except SpecError as exc:
+            print(f"compare: invalid spec {path}: {exc}", file=sys.stderr)
+            return 2
+        results_dir = spec.results_dir
+        if not args.report_only:
+            run_study(spec, num_workers=args.workers, progress=not args.no_progress,
+                      tracking=not args.no_tracking)
+        store = ResultStore(Path(spec.study_dir))
+        setting = path.stem.removeprefix(f"{family}_")
+        records[setting] = seeker_record(store.read())
+    report = (f"# Scotland Yard: {family}{suffix}\n\nSeekers' win rate against the MCTS Mr X "
+              f"(settings: {', '.join(f.name for f in files)}; overrides: {args.set or 'none'}; "
+              f"scale: {args.scale or 1}; games per setting: {args.games or 'as specified'}).\n\n"
+              + compare(records))
+    out = Path(results_dir or "arena-studies") / f"sy-compare-{family}{suffix}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(report + "\n")
+    print(report)
+    print(f"\nreport: {out / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
