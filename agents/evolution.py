@@ -7,9 +7,13 @@ is ``float64[P]``. Every kernel draws from an explicit ``uint64[2]`` generator
 rollout policies with them.
 
 The softmax policy of an individual ``W`` in a state with features ``f`` is
-``D(W)_i = exp(sum_j W[i, j] f[j] + log_multiplier[i]) / Z``: an effective
+``D(W)_i = exp(scale[i] * sum_j W[i, j] f[j] + offset[i]) / Z``. An effective
 action that stands for several real actions (FEMCTS's "move", standing for
-four directions) has ``log_multiplier = log(count)``.
+four directions) is weighted by its count ``k`` in one of two ways: the FEMCTS
+paper's, ``scale = k, offset = 0`` (its ``W.f`` is multiplied by ``k`` before
+the softmax; at zero weights every effective action is equally likely), or
+``scale = 1, offset = log(k)`` (its softmax term is multiplied by ``k``, as if
+each of the ``k`` real actions had the weight ``W.f``).
 """
 from __future__ import annotations
 
@@ -25,21 +29,23 @@ MUTATE_SHARED_FEATURES = 1
 
 
 @nb.njit(cache=True)
-def policy_probabilities(weights, features, log_multiplier, out):
-    """Softmax over effective actions.
+def policy_probabilities(weights, features, scale, offset, out):
+    """Softmax over effective actions: logit_i = scale[i] * (W[i] . f) + offset[i].
 
     Args:
         weights: float64[A, F] one individual.
         features: float64[F] features of the current state.
-        log_multiplier: float64[A] added to each logit (0 = plain softmax).
+        scale: float64[A] multiplies each action's ``W[i] . f`` (1 = plain softmax).
+        offset: float64[A] added to each logit (0 = plain softmax).
         out: float64[A] written with the probabilities.
     """
     A, F = weights.shape
     top = -1e300
     for i in range(A):
-        z = log_multiplier[i]
+        z = 0.0
         for j in range(F):
             z += weights[i, j] * features[j]
+        z = scale[i] * z + offset[i]
         out[i] = z
         if z > top:
             top = z
@@ -83,13 +89,15 @@ def tournament_select(fitness, tournament_size, rng):
 
 @nb.njit(cache=True)
 def uniform_crossover(parent_a, parent_b, child, rng):
-    """Row-wise uniform crossover: each action's row of ``child`` (float64[A, F])
-    comes whole from one parent, chosen with probability 1/2."""
+    """Uniform crossover gene by gene within each row (the FEMCTS paper's): every
+    weight ``child[i, j]`` (float64[A, F]) comes from ``parent_a`` or ``parent_b``
+    with probability 1/2 each, independently of the others in its row."""
     for i in range(child.shape[0]):
-        if rng_uniform(rng) < 0.5:
-            child[i, :] = parent_a[i, :]
-        else:
-            child[i, :] = parent_b[i, :]
+        for j in range(child.shape[1]):
+            if rng_uniform(rng) < 0.5:
+                child[i, j] = parent_a[i, j]
+            else:
+                child[i, j] = parent_b[i, j]
 
 
 @nb.njit(cache=True)

@@ -17,6 +17,10 @@ the varied game options; game ``g`` belongs to condition
 ``g // games_per_condition`` and is played on the same board seeds as the
 matching game of every other condition (a paired comparison).
 
+Series: the games of a board seed (``series_by = "seed"``), of a set of
+``seeds_per_set`` consecutive board seeds in game order (``"set"``), of a run
+(``"run"``), or each game alone (``"game"``).
+
 Seat assignment: seat ``i`` gets ``lineup[(i + rotation) % n]``; with
 ``design.rotate_seats`` the rotation is the game's position among the games of
 its board seed (seeds design) or its round (runs x rounds design), modulo
@@ -91,7 +95,12 @@ def plan_study(spec) -> list[SeriesTask]:
     design = spec.design
     n = len(spec.lineup)
     per_condition = design.games_per_condition
-    groups_per_condition = design.runs if design.runs_design else design.seeds
+    if design.runs_design:
+        groups_per_condition = design.runs
+    elif design.series_by == "set":
+        groups_per_condition = -(-design.seeds // design.seeds_per_set)
+    else:
+        groups_per_condition = design.seeds
     series: dict[int, list[GameTask]] = {}
     for g in range(design.total_games):
         condition, local = divmod(g, per_condition)
@@ -104,6 +113,10 @@ def plan_study(spec) -> list[SeriesTask]:
         rotation = position % n if design.rotate_seats else 0
         if design.series_by == "game":
             series_id, index_in_series = g, 0
+        elif design.series_by == "set":  # consecutive board seeds, board after board
+            per_set = design.seeds_per_set * design.games_per_seed
+            group_set, index_in_series = divmod(local, per_set)
+            series_id = condition * groups_per_condition + group_set
         else:  # "seed" (seeds design) or "run" (runs design): the group is the series
             series_id, index_in_series = condition * groups_per_condition + group, position
         task = GameTask(game_index=g, series_id=series_id, index_in_series=index_in_series,

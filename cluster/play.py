@@ -34,7 +34,7 @@ MAX_ERROR_CHARS = 2000
 #: Columns of a result row, in order (see the contract in cluster/store.py).
 ROW_COLUMNS = (
     "study_id", "series_id", "game_index", "index_in_series", "board_seed", "seed_entropy",
-    "seat", "label", "agent", "config_hash", "team", "result", "reward", "length",
+    "seat", "label", "agent", "config_hash", "team", "result", "reward", "length", "died_at",
     "mean_iterations", "mean_ms", "invalid_actions", "budget", "error", "finished_at", "worker",
     "condition", "profile",
 )
@@ -49,8 +49,21 @@ def worker_name() -> str:
 
 
 def build_agents(spec) -> list:
-    """One agent per lineup entry, built through the registry."""
-    return [make_agent(seat.agent, seat.config, spec.budget, spec.game_config) for seat in spec.lineup]
+    """One agent per lineup entry, built through the registry, each with its
+    budget (the seat's own, else the study's: ``spec.budget_for``)."""
+    return [make_agent(seat.agent, seat.config, spec.budget_for(i), spec.game_config)
+            for i, seat in enumerate(spec.lineup)]
+
+
+def death_ticks(game) -> list:
+    """``Game.death_ticks()`` (the tick each seat died at, None if alive at the
+    end); games without it: None for every seat."""
+    probe = getattr(game, "death_ticks", None)
+    n = game.num_players
+    if not callable(probe):
+        return [None] * n
+    ticks = list(probe())
+    return [None if t is None else int(t) for t in ticks] + [None] * (n - len(ticks))
 
 
 def load_learned(spec, agents: list, learned: dict | None) -> None:
@@ -149,12 +162,14 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             agent.end_game(game.observation(seat), returns)
         outcomes = list(game.outcomes())
         scores = _scores(game)
+        died_at = death_ticks(game)
     except Exception as exc:  # an agent (or the engine) failed: record it, keep the series going
         tb = traceback.format_exc(limit=4)
         error = f"{culprit}: {type(exc).__name__}: {exc}\n{tb}"[:MAX_ERROR_CHARS]
         returns = np.zeros(n, dtype=np.float64)
         outcomes = [ERROR] * n
         scores = None
+        died_at = [None] * n
         recorder = None
 
     try:
@@ -170,10 +185,10 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
     length = _safe_step_count(game)
     finished_at = datetime.now(timezone.utc)
     entropy = f"{spec.seed}/{','.join(str(k) for k in task.spawn_key)}"
-    budget = spec.budget.describe()
     rows = []
     for seat, agent in enumerate(seats):
         lineup = spec.lineup[task.seat_lineup[seat]]
+        budget = spec.budget_for(task.seat_lineup[seat])
         rows.append({
             "study_id": spec.study_id,
             "series_id": int(task.series_id),
@@ -184,15 +199,16 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             "seat": seat,
             "label": lineup.label,
             "agent": lineup.agent,
-            "config_hash": config_hash(lineup.agent, lineup.config, spec.budget),
+            "config_hash": config_hash(lineup.agent, lineup.config, budget),
             "team": int(teams[seat]),
             "result": outcomes[seat],
             "reward": float(returns[seat]),
             "length": length,
+            "died_at": died_at[seat],
             "mean_iterations": float(agent.mean_iterations),
             "mean_ms": float(agent.mean_ms),
             "invalid_actions": int(invalid[seat]) if seat < len(invalid) else 0,
-            "budget": budget,
+            "budget": budget.describe(),
             "error": error,
             "finished_at": finished_at,
             "worker": worker,

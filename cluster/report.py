@@ -9,7 +9,11 @@
 
 Rates are per game played by a player (a team win counts for both members);
 games that ended in an error are counted apart (``errors``) and are not in the
-rates. Intervals are 95% Wilson score intervals. Games with scores (rows with a
+rates. Intervals are 95% Wilson score intervals. When the rows carry
+``died_at`` (the tick a seat died at, null if it survived), the table adds
+``Died`` (the share of games the player died in, with ``deaths``,
+``death_rate``, ``death_lo``, ``death_hi``) and ``mean_died_at`` (mean tick of
+death over the games it died in); games with scores (rows with a
 ``score_margin``) add ``Score diff``: the mean margin over the best other seat
 with a 95% normal interval.
 """
@@ -32,8 +36,8 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Score diff",
                  "wins", "win_rate", "win_lo", "win_hi",
                  "ties", "tie_rate", "tie_lo", "tie_hi",
                  "losses", "loss_rate", "loss_lo", "loss_hi",
-                 "errors", "agent", "mean_iterations", "mean_ms",
-                 "score_diff", "score_diff_lo", "score_diff_hi")
+                 "errors", "Died", "deaths", "death_rate", "death_lo", "death_hi", "mean_died_at",
+                 "agent", "mean_iterations", "mean_ms", "score_diff", "score_diff_lo", "score_diff_hi")
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 #: Rounds per segment in the learning-curve report of runs x rounds studies.
@@ -93,6 +97,15 @@ def _summary(rows: pd.DataFrame) -> dict:
         out[f"{key}_lo"] = lo
         out[f"{key}_hi"] = hi
     out["errors"] = errors
+    if "died_at" in rows.columns:
+        played = rows[results != "error"]
+        died = pd.to_numeric(played["died_at"], errors="coerce").dropna()
+        deaths = int(len(died))
+        rate = deaths / games if games else math.nan
+        lo, hi = wilson_interval(deaths, games)
+        out["Died"] = _fmt(rate, lo, hi)
+        out["deaths"], out["death_rate"], out["death_lo"], out["death_hi"] = deaths, rate, lo, hi
+        out["mean_died_at"] = float(died.mean()) if deaths else math.nan
     if "agent" in rows.columns:
         out["agent"] = ", ".join(dict.fromkeys(rows["agent"].astype(str)))
     if "mean_iterations" in rows.columns:
@@ -147,8 +160,12 @@ def _md_cell(value) -> str:
 
 def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss", "Score diff")) -> str:
     """A GitHub-style Markdown table (no ``tabulate`` needed): the index columns,
-    then ``columns`` (numbers right-aligned); an ``Errors`` column if any game errored."""
+    then ``columns`` (numbers right-aligned); a ``Died`` column when the rows carried
+    ``died_at``; an ``Errors`` column if any game errored."""
     columns = [c for c in columns if c in table.columns]
+    if "Died" in table.columns and "Died" not in columns and len(table) \
+            and table["Died"].notna().any():
+        columns.append("Died")
     if "errors" in table.columns and len(table) and int(table["errors"].sum()) > 0 \
             and "errors" not in columns:
         columns.append("errors")

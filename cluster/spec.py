@@ -24,6 +24,13 @@ The TOML shape (sections ``study``, ``game``, ``budget``, ``design``,
 ``lineup`` (an array of tables) and ``tracking``) is shown in
 ``jobs/pommerman_ffa_demo.toml``.
 
+Budgets: ``[budget]`` (``ms`` or ``iterations`` per decision) is every seat's
+budget unless a lineup entry has its own, ``budget = { iterations = N }`` or
+``{ ms = M }`` (exactly one key; errors name ``lineup[i].budget.<key>``). The
+seat's budget reaches its agent, its ``config_hash`` and the ``budget`` column
+of its rows. ``[budget] per_seat = false`` ignores the seats' own budgets (one
+budget for all, e.g. ``--set budget.ms=40 --set budget.per_seat=false``).
+
 Designs (see :class:`DesignSpec`):
 
 * **seeds x games_per_seed** (default): ``seeds`` board seeds, each played
@@ -36,6 +43,11 @@ Designs (see :class:`DesignSpec`):
   ``k % seeds`` (``seeds`` defaults to ``rounds``: a new board every round, the
   same boards in every run), with rotation ``k % players``.
   Game ``g`` is run ``g // rounds``, round ``g % rounds``.
+* **sets** (``series_by = "set"`` with ``seeds_per_set``, seeds design): the
+  games of ``seeds_per_set`` consecutive board seeds form one series (board
+  after board, ``games_per_seed`` games each), e.g. the FEMCTS study's two
+  "sets of 50 games" with one population carried through each: ``seeds = 20,
+  games_per_seed = 5, seeds_per_set = 10``.
 
 ``--scale F`` (:func:`apply_scale`, the same rule for ``arena run`` and
 ``arena sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a
@@ -60,12 +72,13 @@ __all__ = [
 
 SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
 STUDY_KEYS = ("name", "seed", "results_dir", "id", "max_in_flight")
-BUDGET_KEYS = ("ms", "iterations")
+BUDGET_KEYS = ("ms", "iterations", "per_seat")
+SEAT_BUDGET_KEYS = ("ms", "iterations")
 DESIGN_KEYS = ("seeds", "games_per_seed", "runs", "rounds", "rotate_seats",
-               "carry_learned_state", "series_by", "vary")
-SEAT_KEYS = ("agent", "label", "params", "seed_population")
+               "carry_learned_state", "series_by", "seeds_per_set", "vary")
+SEAT_KEYS = ("agent", "label", "params", "seed_population", "budget")
 TRACKING_KEYS = ("uri", "experiment", "enabled")
-SERIES_BY = ("seed", "run", "game")
+SERIES_BY = ("seed", "set", "run", "game")
 #: Characters allowed in a study name / id (it names a directory and an MLflow run).
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -130,6 +143,9 @@ class SeatSpec:
     """Absolute path of an ``.npz`` learned state the agent starts from (checked to
     exist and load with ``allow_pickle=False``); relative paths in the TOML are
     resolved against the spec file's directory."""
+    budget: Budget | None = None
+    """This seat's own per-decision budget (``[[lineup]] budget = { iterations = N }``
+    or ``{ ms = M }``), overriding the study's ``[budget]``; None: the study's."""
 
 
 @dataclass(frozen=True)
@@ -149,8 +165,16 @@ class DesignSpec:
     carry_learned_state: bool = True
     """Games of one series share learned state (FEMCTS populations, TD weights)."""
     series_by: str = "seed"
-    """``seed``: the games of a board seed form a series (seeds design); ``run``: a
-    run is a series (runs x rounds design); ``game``: every game is independent."""
+    """``seed``: the games of a board seed form a series (seeds design); ``set``:
+    the games of ``seeds_per_set`` consecutive board seeds form one series (seeds
+    design; the FEMCTS study's "set of 50 games": 10 boards x 5 games, one
+    population carried through); ``run``: a run is a series (runs x rounds
+    design); ``game``: every game is independent."""
+    seeds_per_set: int | None = None
+    """Board seeds per series when ``series_by = "set"`` (required then, unused
+    otherwise). Set k holds board seeds k*seeds_per_set .. (k+1)*seeds_per_set - 1,
+    each played ``games_per_seed`` times in a row; a last set may be shorter
+    (when ``seeds`` is not a multiple, e.g. after ``--scale``)."""
     vary: dict = field(default_factory=dict)
     """Game options to vary, e.g. ``{view_range = [0, 1, 2, 3, 4]}``: the whole
     design is played once per combination (a *condition*), on the same boards,
@@ -186,6 +210,17 @@ class DesignSpec:
         elif self.series_by == "run":
             raise SpecError("design.series_by: 'run' needs a runs x rounds design "
                             "(design.runs and design.rounds)")
+        if self.series_by == "set":
+            if self.runs_design:
+                raise SpecError("design.series_by: 'set' needs the seeds x games_per_seed design; "
+                                "use 'run' or 'game' with runs x rounds")
+            if self.seeds_per_set is None:
+                raise SpecError("design.seeds_per_set: required with series_by = 'set' "
+                                "(board seeds per series, e.g. 10)")
+            _positive_int("design.seeds_per_set", self.seeds_per_set)
+        elif self.seeds_per_set is not None:
+            raise SpecError(f"design.seeds_per_set: only used with series_by = 'set', "
+                            f"got series_by = {self.series_by!r}")
 
     @property
     def runs_design(self) -> bool:
@@ -262,7 +297,7 @@ class StudySpec:
     lineup: tuple[SeatSpec, ...]
     """One entry per player of the game."""
     budget: Budget
-    """Per-decision search budget of every agent."""
+    """Per-decision search budget of every agent without its own (``SeatSpec.budget``)."""
     design: DesignSpec
     """Which games are played and how they group into series."""
     tracking: TrackingSpec
@@ -275,6 +310,15 @@ class StudySpec:
     """Study id (names the results directory and the MLflow run); default: the name."""
     condition_configs: tuple = ()
     """The game config of each condition of ``design.vary`` (one entry when nothing varies)."""
+    seat_budgets: bool = True
+    """``[budget] per_seat``: seats' own budgets override ``budget`` (default); false:
+    every seat plays with ``budget`` (e.g. ``--set budget.ms=40 --set budget.per_seat=false``)."""
+
+    def budget_for(self, lineup_index: int) -> Budget:
+        """The budget of lineup entry ``lineup_index``: its own (unless
+        ``seat_budgets`` is off), else the study's."""
+        own = self.lineup[lineup_index].budget
+        return own if own is not None and self.seat_budgets else self.budget
 
     def game_config_for(self, condition: int):
         """The game config of condition ``condition`` (0 when nothing varies)."""
@@ -310,14 +354,17 @@ class StudySpec:
             study["id"] = self.id
         if self.max_in_flight is not None:
             study["max_in_flight"] = self.max_in_flight
-        budget = ({"iterations": self.budget.iterations} if self.budget.iterations is not None
-                  else {"ms": self.budget.ms})
+        budget = _budget_dict(self.budget)
+        if not self.seat_budgets:
+            budget["per_seat"] = False
         design = {k: v for k, v in asdict(self.design).items() if v is not None}
         lineup = []
         for seat in self.lineup:
             entry = {"agent": seat.agent, "label": seat.label, "params": dict(seat.params)}
             if seat.seed_population is not None:
                 entry["seed_population"] = seat.seed_population
+            if seat.budget is not None:
+                entry["budget"] = _budget_dict(seat.budget)
             lineup.append(entry)
         return {
             "study": study,
@@ -357,6 +404,7 @@ class StudySpec:
             put(f"game.{key}", value)
         put("budget.ms", self.budget.ms)
         put("budget.iterations", self.budget.iterations)
+        put("budget.per_seat", self.seat_budgets)
         for key, value in asdict(self.design).items():
             put(f"design.{key}", value)
         put("design.total_games", self.design.total_games)
@@ -364,6 +412,9 @@ class StudySpec:
             put(f"lineup.{i}.label", seat.label)
             put(f"lineup.{i}.agent", seat.agent)
             put(f"lineup.{i}.seed_population", seat.seed_population)
+            if seat.budget is not None:
+                put(f"lineup.{i}.budget.ms", seat.budget.ms)
+                put(f"lineup.{i}.budget.iterations", seat.budget.iterations)
             for key, value in asdict(seat.config).items():
                 put(f"lineup.{i}.params.{key}", value)
             for key, value in resolved_params(seat.agent, seat.config, self.game_config).items():
@@ -371,6 +422,10 @@ class StudySpec:
         for key, value in asdict(self.tracking).items():
             put(f"tracking.{key}", value)
         return flat
+
+
+def _budget_dict(budget: Budget) -> dict:
+    return {"iterations": budget.iterations} if budget.iterations is not None else {"ms": budget.ms}
 
 
 # --- overrides and scaling --------------------------------------------------
@@ -493,14 +548,20 @@ def _build_game(raw) -> tuple[str, Any, int]:
     return name, config, num_players
 
 
-def _build_budget(raw) -> Budget:
-    table = _table("budget", raw)
-    _check_keys("budget", table, BUDGET_KEYS)
+def _build_budget(raw, where: str = "budget", exactly_one: bool = False) -> Budget:
+    """The ``[budget]`` table (or a seat's ``budget``, ``where`` = ``lineup[i].budget``,
+    which must give exactly one of ``ms`` and ``iterations``)."""
+    table = _table(where, raw)
+    _check_keys(where, table, SEAT_BUDGET_KEYS if exactly_one else BUDGET_KEYS)
+    table.pop("per_seat", None)
     ms, iterations = table.get("ms"), table.get("iterations")
+    if exactly_one and (ms is None) == (iterations is None):
+        raise SpecError(f"{where}: give exactly one of iterations (per decision) or ms "
+                        f"(per decision), e.g. {{ iterations = 1270 }}, got {dict(table)!r}")
     if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float))):
-        raise SpecError(f"budget.ms: must be a number of milliseconds, got {ms!r}")
+        raise SpecError(f"{where}.ms: must be a number of milliseconds, got {ms!r}")
     if iterations is not None and not _is_int(iterations):
-        raise SpecError(f"budget.iterations: must be a positive int, got {iterations!r}")
+        raise SpecError(f"{where}.iterations: must be a positive int, got {iterations!r}")
     kwargs = {}
     if ms is not None:
         kwargs["ms"] = float(ms)
@@ -509,8 +570,8 @@ def _build_budget(raw) -> Budget:
     try:
         return Budget(**kwargs)
     except ValueError as exc:
-        msg = str(exc)
-        raise SpecError(msg if msg.startswith("budget") else f"budget.{msg}") from None
+        msg = str(exc).removeprefix("budget.")
+        raise SpecError(f"{where}.{msg}") from None
 
 
 def _build_design(raw) -> DesignSpec:
@@ -654,7 +715,10 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
                 _check_fits_game(where, agent, config, game_config, arrays, population)
         elif check_files:
             _check_fits_game(where, agent, config, game_config, None, None)
-        entries.append((agent, label, params, config, population))
+        budget = table.get("budget")
+        if budget is not None:
+            budget = _build_budget(budget, f"{where}.budget", exactly_one=True)
+        entries.append((agent, label, params, config, population, budget))
     explicit = [label for _, label, *_ in entries if label is not None]
     for i, (_, label, *_rest) in enumerate(entries):
         if label is not None and explicit.count(label) > 1:
@@ -662,7 +726,7 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
     taken = set(explicit)
     defaults = [agent for agent, label, *_ in entries if label is None]
     seats, counters = [], {}
-    for agent, label, params, config, population in entries:
+    for agent, label, params, config, population, budget in entries:
         if label is None:
             if defaults.count(agent) == 1 and agent not in taken:
                 label = agent
@@ -674,7 +738,7 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
                     label = f"{agent}-{counters[agent]}"
             taken.add(label)
         seats.append(SeatSpec(label=label, agent=agent, params=params, config=config,
-                              seed_population=population))
+                              seed_population=population, budget=budget))
     return tuple(seats)
 
 
@@ -708,7 +772,9 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     max_in_flight = _optional_positive_int("study.max_in_flight", study.get("max_in_flight"))
 
     game, game_config, num_players = _build_game(data["game"])
-    budget = _build_budget(data.get("budget", {}))
+    budget_table = _table("budget", data.get("budget", {}))
+    seat_budgets = _bool("budget.per_seat", budget_table.get("per_seat", True))
+    budget = _build_budget(budget_table)
     if "design" not in data:
         raise SpecError("design: required section is missing (design.seeds at least)")
     design = _build_design(data["design"])
@@ -720,7 +786,8 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=max_in_flight, source=str(source),
-                     id=study_id, condition_configs=condition_configs)
+                     id=study_id, condition_configs=condition_configs,
+                     seat_budgets=seat_budgets)
 
 
 def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:

@@ -63,6 +63,7 @@ SCHEMA = pa.schema([
     pa.field("result", pa.string()),
     pa.field("reward", pa.float64()),
     pa.field("length", pa.int64()),
+    pa.field("died_at", pa.int64()),  # tick the seat died at; null if alive at the end
     pa.field("mean_iterations", pa.float64()),
     pa.field("mean_ms", pa.float64()),
     pa.field("invalid_actions", pa.int64()),

@@ -33,7 +33,9 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
   letters sort before the lower-case bookkeeping names): ``L/<label>``,
   ``T/<label>``, ``W/<label>`` (rates over the games that ended without
   error, as in the report table), ``W_hi/<label>`` and ``W_lo/<label>`` (95%
-  Wilson interval of the win rate), ``error_rate/<label>``, then
+  Wilson interval of the win rate), ``error_rate/<label>``,
+  ``death_rate/<label>`` (share of its games the seat died in, from the rows'
+  ``died_at``), then
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``.
@@ -296,11 +298,15 @@ class Tally:
 
     def __init__(self):
         self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.deaths: dict[str, int] = defaultdict(int)
         self.games: set[int] = set()
 
     def add(self, rows: Iterable[dict]) -> None:
         for row in rows:
             self.counts[row["label"]][row["result"]] += 1
+            died_at = row.get("died_at")
+            if row["result"] != "error" and died_at is not None and died_at == died_at:
+                self.deaths[row["label"]] += 1
             self.games.add(int(row["game_index"]))
 
     def metrics(self) -> dict[str, float]:
@@ -318,6 +324,7 @@ class Tally:
             out[metric_key("W_lo", label)] = lo
             out[metric_key("W_hi", label)] = hi
             out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
+            out[metric_key("death_rate", label)] = self.deaths.get(label, 0) / n if n else 0.0
         return dict(sorted(out.items()))
 
     def wtl(self, label: str) -> str:

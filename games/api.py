@@ -82,6 +82,10 @@ class Game(Protocol):
     def outcomes(self) -> list[str]:
         """Per player WIN / TIE / LOSS once done."""
 
+    def death_ticks(self) -> Sequence[int | None]:
+        """Per player, the step count at which it left the game (died), None if it
+        is still in. Optional: a game without it records no ``died_at`` (rows get None)."""
+
     def teams(self) -> list[int]:
         """Team id of each seat (FFA: the seat itself)."""
 

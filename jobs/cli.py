@@ -83,8 +83,8 @@ def _cmd_play(args) -> int:
     options = {"mode": args.mode, "ruleset": args.ruleset}
     if args.view_range is not None:
         options["view_range"] = args.view_range
-    if args.collapse:
-        options["collapse"] = True
+    if args.collapse is not None:
+        options["collapse"] = args.collapse
     if args.max_steps:
         options["max_steps"] = args.max_steps
     try:
@@ -601,7 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ffa: four players each on their own (default); team: seats 0+2 against 1+3")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="canonical: the NeurIPS 2018 rules (default); java: the Java framework's")
-    p.add_argument("--collapse", action="store_true", help="java ruleset: board collapse")
+    p.add_argument("--collapse", action=argparse.BooleanOptionalAction, default=None,
+                   help="java ruleset: board collapse (default: on for java, as in the framework)")
     p.add_argument("--view-range", type=int, choices=[0, 1, 2, 3, 4],
                    help="partial observability: each agent sees the square of this radius around "
                         "itself (0: its own cell); leave it out for full observability")

@@ -11,15 +11,20 @@ from agents.evolution import (
 from games._rng import make_rng
 
 
-def test_softmax_policy_matches_closed_form_and_multiplier():
+def test_softmax_policy_matches_closed_form_scale_and_offset():
     w = np.array([[1.0, 0.0], [0.0, 2.0], [0.5, 0.5]])
     f = np.array([1.0, 0.5])
     out = np.empty(3)
-    policy_probabilities(w, f, np.zeros(3), out)
+    policy_probabilities(w, f, np.ones(3), np.zeros(3), out)
     logits = w @ f
     expected = np.exp(logits) / np.exp(logits).sum()
     np.testing.assert_allclose(out, expected)
-    policy_probabilities(w, f, np.log(np.array([4.0, 1.0, 1.0])), out)
+    # the paper's reading: the move action's W.f multiplied by 4 before the softmax
+    policy_probabilities(w, f, np.array([4.0, 1.0, 1.0]), np.zeros(3), out)
+    scaled = np.exp(np.array([4, 1, 1]) * logits)
+    np.testing.assert_allclose(out, scaled / scaled.sum())
+    # the other reading: log 4 added to the logit (its softmax term times 4)
+    policy_probabilities(w, f, np.ones(3), np.log(np.array([4.0, 1.0, 1.0])), out)
     weighted = np.array([4, 1, 1]) * np.exp(logits)
     np.testing.assert_allclose(out, weighted / weighted.sum())
 
@@ -40,17 +45,24 @@ def test_tournament_picks_the_fittest_sampled():
     assert all(tournament_select(fitness, 1, rng) in range(4) for _ in range(10))
 
 
-def test_crossover_takes_each_row_from_a_parent():
+def test_crossover_is_uniform_gene_by_gene_within_rows():
     rng = make_rng(3)
     a, b = np.zeros((6, 8)), np.ones((6, 8))
     child = np.empty((6, 8))
-    seen = set()
-    for _ in range(50):
+    mixed_rows = 0
+    from_b = 0.0
+    for _ in range(200):
         uniform_crossover(a, b, child, rng)
-        for row in child:
-            assert (row == 0).all() or (row == 1).all()
-        seen.add(tuple(child[:, 0]))
-    assert len(seen) > 10
+        assert set(np.unique(child)) <= {0.0, 1.0}
+        mixed_rows += sum(0 < row.sum() < 8 for row in child)
+        from_b += child.mean()
+    # a row comes whole from one parent with probability 2 / 2**8: nearly every row mixes
+    assert mixed_rows > 0.95 * 200 * 6
+    assert from_b / 200 == pytest.approx(0.5, abs=0.02)
+    # each gene keeps its position: a parent's weight (i, j) lands at (i, j)
+    pa = np.arange(48.0).reshape(6, 8)
+    uniform_crossover(pa, -pa, child, rng)
+    np.testing.assert_array_equal(np.abs(child), pa)
 
 
 def test_mutation_respects_probability_strength_and_bias():

@@ -209,7 +209,7 @@ def test_scale_applies_after_overrides_and_to_runs(tmp_path):
     (["design.seeds=2.5"], r"^design\.seeds: must be a positive int, got 2\.5$"),
     (["design.games_per_seed=-1"], r"^design\.games_per_seed: must be a positive int, got -1$"),
     (["design.rotate_seats=3"], r"^design\.rotate_seats: must be true or false, got 3$"),
-    (["design.series_by=everything"], r"^design\.series_by: must be one of \['seed', 'run', 'game'\]"),
+    (["design.series_by=everything"], r"^design\.series_by: must be one of \['seed', 'set', 'run', 'game'\]"),
     (["design.series_by=run"], r"^design\.series_by: 'run' needs a runs x rounds design"),
     (["design.runs=3"], r"^design\.rounds: runs and rounds go together"),
     (["design.bogus=1"], r"^design\.bogus: unknown key; known: \["),

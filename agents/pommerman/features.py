@@ -16,17 +16,24 @@ Eight features of a state for one player, each normalised to at most 1:
 A feature whose object is absent (or hidden by fog) is 0. The FEMCTS variant
 with two effective actions uses the subset ``SUBSET_NEA2`` (bombs, enemies,
 power-ups, rigid walls, can kick).
+
+:func:`state_features` scans the whole board (the reference);
+:func:`cached_state_features` gives the same values from a per-decision
+:class:`FeatureCache` (see below), which is what FEMCTS's rollouts use.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE,
-    EXTRA_BOMB, F_COL, F_ROW, INCR_RANGE, KICK, M_MODE, M_N_BOMBS, M_N_FLAMES, MODE_TEAM,
-    N_AGENTS, N_CELLS, RIGID, WOOD,
+    COLLAPSE_START, COLLAPSE_STEP, EXTRA_BOMB, F_COL, F_ROW, INCR_RANGE, KICK, M_COLLAPSE, M_MODE, M_N_BOMBS,
+    M_N_FLAMES, M_STEP, MODE_TEAM, N_AGENTS, N_CELLS, RIGID, WOOD,
 )
+
 
 N_FEATURES = 8
 (F_BOMB_STRENGTH, F_CAN_KICK, F_NEAR_BOMB, F_NEAR_POWERUP, F_NEAR_ENEMY, F_NEAR_RIGID,
@@ -102,3 +109,224 @@ def state_features(state, player, out):
     out[F_NEAR_RIGID] = _closeness(best_rigid)
     out[F_NEAR_FLAME] = _closeness(best_flame)
     out[F_NEAR_WOOD] = _closeness(best_wood)
+
+
+# --------------------------------------------------------------------------
+# Fast features: the same values from what a decision's root fixes.
+#
+# Within one search decision the board never loses rigid walls and gains them
+# only by the java collapse, loses wood (burnt) and never gains it, and shows a
+# power-up only where one is at the root or where ``items`` holds one (under
+# wood, or under the flames of burnt wood). So at the root we record the
+# nearest rigid wall of every cell (a table), the wood cells and the cells
+# where a power-up can be, and for every cell the nearest of those wood and
+# power-up cells. A rollout step looks up the rigid feature; for wood (power-ups)
+# it checks whether the cell's nearest root wood (candidate) cell still holds
+# wood (a power-up): if so that is the nearest one now, since cells only drop
+# out of those sets; otherwise it scans the short list.
+# Features a policy does not use (``feature_index``) are not computed (left 0).
+# When a board collapse tick falls within the search horizon the cache is off
+# for that decision and every step scans the whole board (the reference path).
+
+#: 1 / (sqrt(d2) + 1) for every squared distance d2 on the board (0 .. 200): the
+#: closeness features without a square root and a division per step.
+CLOSENESS = 1.0 / (np.sqrt(np.arange(2 * (BOARD_SIZE - 1) ** 2 + 1, dtype=np.float64)) + 1.0)
+
+
+@nb.njit(cache=True, inline="always")
+def _closeness_table(best_sq):
+    return 0.0 if best_sq < 0 else CLOSENESS[best_sq]
+
+
+#: "Nothing found" for the branch-free minimum of squared distances.
+_FAR = np.int64(1 << 30)
+
+
+@nb.njit(cache=True, inline="always")
+def _near(best_sq):
+    return 0.0 if best_sq == _FAR else CLOSENESS[best_sq]
+
+
+#: ``FeatureCache.counts`` slots.
+C_N_WOOD, C_N_POWER, C_FULL_SCAN, C_NEED_WOOD, C_NEED_FLAME = range(5)
+
+
+class FeatureCache(NamedTuple):
+    """Per-decision lookup data for :func:`cached_state_features`.
+
+    nearest_rigid: int64[121] squared distance from each cell to the nearest
+    rigid wall at the root (-1: none); wood: int64[121] the first
+    ``counts[C_N_WOOD]`` entries are the root's wood cells; power: int64[121]
+    the first ``counts[C_N_POWER]`` entries are the cells where a power-up can
+    be during the decision; nearest_wood, nearest_power: int64[121] the nearest
+    of those cells to each cell (-1: none); counts: int64[5] (``C_FULL_SCAN`` = 1: cache off;
+    ``C_NEED_WOOD`` / ``C_NEED_FLAME``: whether those features are computed).
+    """
+
+    nearest_rigid: np.ndarray
+    wood: np.ndarray
+    power: np.ndarray
+    counts: np.ndarray
+    nearest_wood: np.ndarray
+    nearest_power: np.ndarray
+
+
+def new_feature_cache() -> FeatureCache:
+    """An empty cache (its ``C_FULL_SCAN`` is set until :func:`prepare_feature_cache`)."""
+    counts = np.zeros(5, dtype=np.int64)
+    counts[C_FULL_SCAN] = 1
+    return FeatureCache(np.full(N_CELLS, -1, dtype=np.int64), np.zeros(N_CELLS, dtype=np.int64),
+                        np.zeros(N_CELLS, dtype=np.int64), counts,
+                        np.full(N_CELLS, -1, dtype=np.int64), np.full(N_CELLS, -1, dtype=np.int64))
+
+
+@nb.njit(cache=True)
+def collapse_within(root, horizon):
+    """Whether a board collapse tick (java: 500, 575, 650, 725) falls among the
+    ``horizon`` ticks simulated from ``root`` (ticks step .. step + horizon - 1)."""
+    if root.meta[M_COLLAPSE] == 0:
+        return False
+    step = root.meta[M_STEP]
+    for k in range(4):
+        tick = COLLAPSE_START + k * COLLAPSE_STEP
+        if step <= tick < step + horizon:
+            return True
+    return False
+
+
+@nb.njit(cache=True)
+def prepare_feature_cache(cache, root, horizon, feature_index):
+    """Fill ``cache`` from the search root ``root`` (a PommermanState) for
+    rollouts reaching ``horizon`` ticks past it (the rollout depth), computing
+    the features in ``feature_index`` (int64[F]; ``ALL_FEATURES`` for all)."""
+    counts = cache.counts
+    counts[C_NEED_WOOD] = 0
+    counts[C_NEED_FLAME] = 0
+    for j in range(feature_index.shape[0]):
+        if feature_index[j] == F_NEAR_WOOD:
+            counts[C_NEED_WOOD] = 1
+        elif feature_index[j] == F_NEAR_FLAME:
+            counts[C_NEED_FLAME] = 1
+    counts[C_FULL_SCAN] = 1 if collapse_within(root, horizon) else 0
+    n_wood = 0
+    n_power = 0
+    for c in range(N_CELLS):
+        v = root.board[c]
+        if v == WOOD:
+            cache.wood[n_wood] = c
+            n_wood += 1
+        if v == EXTRA_BOMB or v == INCR_RANGE or v == KICK or root.items[c] != 0:
+            cache.power[n_power] = c
+            n_power += 1
+    counts[C_N_WOOD] = n_wood
+    counts[C_N_POWER] = n_power
+    rigid = np.empty(N_CELLS, dtype=np.int64)
+    n_rigid = 0
+    for c in range(N_CELLS):
+        if root.board[c] == RIGID:
+            rigid[n_rigid] = c
+            n_rigid += 1
+    for c in range(N_CELLS):
+        r0 = c // BOARD_SIZE
+        c0 = c % BOARD_SIZE
+        best = -1
+        for k in range(n_rigid):
+            dr = rigid[k] // BOARD_SIZE - r0
+            dc = rigid[k] % BOARD_SIZE - c0
+            d2 = dr * dr + dc * dc
+            if best < 0 or d2 < best:
+                best = d2
+        cache.nearest_rigid[c] = best
+    _nearest_cells(cache.wood, n_wood, cache.nearest_wood)
+    _nearest_cells(cache.power, n_power, cache.nearest_power)
+
+
+@nb.njit(cache=True)
+def _nearest_cells(cells, n, nearest):
+    """For every board cell, the entry of ``cells[:n]`` nearest to it (first on ties), or -1."""
+    for c in range(N_CELLS):
+        r0 = c // BOARD_SIZE
+        c0 = c % BOARD_SIZE
+        best, best_cell = -1, -1
+        for k in range(n):
+            dr = cells[k] // BOARD_SIZE - r0
+            dc = cells[k] % BOARD_SIZE - c0
+            d2 = dr * dr + dc * dc
+            if best < 0 or d2 < best:
+                best, best_cell = d2, cells[k]
+        nearest[c] = best_cell
+
+
+@nb.njit(cache=True, inline="always")
+def cached_state_features(state, player, cache, out):
+    """:func:`state_features` (the same values, for the features the cache was
+    prepared for; the others 0) using ``cache``, prepared by
+    :func:`prepare_feature_cache` from the root ``state`` descends from."""
+    if cache.counts[C_FULL_SCAN]:
+        state_features(state, player, out)
+        return
+    pr = np.int64(state.agents[player, A_ROW])
+    pc = np.int64(state.agents[player, A_COL])
+    strength = state.agents[player, A_BLAST] * state.agents[player, A_AMMO] / (2.0 * MAX_BLAST)
+    out[F_BOMB_STRENGTH] = min(strength, 1.0)
+    out[F_CAN_KICK] = 1.0 if state.agents[player, A_KICK] else 0.0
+    board = state.board
+    here = pr * BOARD_SIZE + pc
+    best_wood = _FAR
+    if cache.counts[C_NEED_WOOD]:
+        c = cache.nearest_wood[here]
+        if c >= 0 and board[c] == WOOD:  # still there: still the nearest
+            dr = c // BOARD_SIZE - pr
+            dc = c % BOARD_SIZE - pc
+            best_wood = dr * dr + dc * dc
+        else:
+            for k in range(cache.counts[C_N_WOOD]):
+                c = cache.wood[k]
+                if board[c] == WOOD:
+                    dr = c // BOARD_SIZE - pr
+                    dc = c % BOARD_SIZE - pc
+                    best_wood = min(best_wood, dr * dr + dc * dc)
+    best_power = _FAR
+    c = cache.nearest_power[here]
+    if c >= 0 and (board[c] == EXTRA_BOMB or board[c] == INCR_RANGE or board[c] == KICK):
+        dr = c // BOARD_SIZE - pr
+        dc = c % BOARD_SIZE - pc
+        best_power = dr * dr + dc * dc
+    else:
+        for k in range(cache.counts[C_N_POWER]):
+            c = cache.power[k]
+            v = board[c]
+            if v == EXTRA_BOMB or v == INCR_RANGE or v == KICK:
+                dr = c // BOARD_SIZE - pr
+                dc = c % BOARD_SIZE - pc
+                best_power = min(best_power, dr * dr + dc * dc)
+    best_bomb = _FAR
+    bombs = state.bombs
+    for b in range(state.meta[M_N_BOMBS]):
+        dr = np.int64(bombs[b, B_ROW]) - pr
+        dc = np.int64(bombs[b, B_COL]) - pc
+        best_bomb = min(best_bomb, dr * dr + dc * dc)
+    best_flame = _FAR
+    flames = state.flames
+    n_flames = state.meta[M_N_FLAMES] if cache.counts[C_NEED_FLAME] else 0
+    for f in range(n_flames):
+        dr = np.int64(flames[f, F_ROW]) - pr
+        dc = np.int64(flames[f, F_COL]) - pc
+        best_flame = min(best_flame, dr * dr + dc * dc)
+    best_enemy = _FAR
+    agents = state.agents
+    team = state.meta[M_MODE] == MODE_TEAM
+    for i in range(N_AGENTS):
+        if i == player or (team and i == (player + 2) % 4):
+            continue
+        if not agents[i, A_ALIVE] or not agents[i, A_VISIBLE]:
+            continue
+        dr = np.int64(agents[i, A_ROW]) - pr
+        dc = np.int64(agents[i, A_COL]) - pc
+        best_enemy = min(best_enemy, dr * dr + dc * dc)
+    out[F_NEAR_BOMB] = _near(best_bomb)
+    out[F_NEAR_POWERUP] = _near(best_power)
+    out[F_NEAR_ENEMY] = _near(best_enemy)
+    out[F_NEAR_RIGID] = _closeness_table(cache.nearest_rigid[here])
+    out[F_NEAR_FLAME] = _near(best_flame)
+    out[F_NEAR_WOOD] = _near(best_wood)

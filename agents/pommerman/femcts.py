@@ -21,10 +21,19 @@ unfeatured). Effective actions:
 
 - ``n_effective = 6``: the six real actions;
 - ``n_effective = 3``: move, stop, bomb; "move" counts for the four directions
-  (its softmax term is multiplied by 4) and, when drawn, moves in a random safe
-  direction;
-- ``n_effective = 2``: movement (the four directions and stop, multiplied by 5;
-  drawn as a random safe movement) and bomb.
+  and, when drawn, moves in a random safe direction;
+- ``n_effective = 2``: movement (the four directions and stop; drawn as a
+  random safe movement) and bomb.
+
+How "move" (4 directions) and "movement" (5) are weighted is
+``move_weighting``: ``multiply`` (default, the paper's text: the action's
+``W.f`` is multiplied by 4 or 5 before the softmax; at zero weights the three
+nEA = 3 actions are equally likely, so rollouts bomb a third of the time) or
+``log_count`` (Arena's earlier reading: log 4 or log 5 added to the logit,
+i.e. the softmax term multiplied by the count; at zero weights a sixth).
+
+Features come from :func:`~agents.pommerman.features.cached_state_features`
+(the same values as the full board scan, from a per-decision cache).
 """
 from __future__ import annotations
 
@@ -45,6 +54,7 @@ from ..evolution import (
     MUTATE_PER_ACTION, MUTATE_SHARED_FEATURES, evolve, normalise_rows, policy_probabilities,
     sample_index,
 )
+from games.pommerman.kernels import M_STEP
 from ..registry import register
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
@@ -52,7 +62,10 @@ from ..search.uct import backup, most_visited_child
 from ._agent import PommermanAgent, can_act, check_param, check_profile
 from ._common import advance, is_over, prepare_search
 from .mcts import tree_policy
-from .features import ALL_FEATURES, N_FEATURES, SUBSET_NEA2, state_features
+from .features import (
+    ALL_FEATURES, N_FEATURES, SUBSET_NEA2, cached_state_features, new_feature_cache,
+    prepare_feature_cache,
+)
 
 
 @nb.njit(cache=True)
@@ -78,23 +91,25 @@ def safe_move(state, player, include_stop, rng):
 
 
 @nb.njit(cache=True)
-def policy_action(state, player, weights, feature_index, log_multiplier, n_effective,
-                  all_features, features, probabilities, rng):
+def policy_action(state, player, weights, feature_index, scale, offset, n_effective,
+                  feature_cache, all_features, features, probabilities, rng):
     """A real action drawn from the evolved policy of one individual.
 
     Args:
         weights: float64[A, F] (F = len(feature_index), or 1 when unfeatured).
         feature_index: int64[F] indices into the 8 state features; empty = unfeatured.
-        log_multiplier: float64[A]; n_effective: 6, 3 or 2.
+        scale, offset: float64[A] (see :func:`agents.evolution.policy_probabilities`);
+        n_effective: 6, 3 or 2.
+        feature_cache: FeatureCache prepared from the decision's root.
         all_features: float64[8], features: float64[F], probabilities: float64[A]: scratch.
     """
     if feature_index.shape[0] == 0:
         features[0] = 1.0
     else:
-        state_features(state, player, all_features)
+        cached_state_features(state, player, feature_cache, all_features)
         for j in range(feature_index.shape[0]):
             features[j] = all_features[feature_index[j]]
-    policy_probabilities(weights, features, log_multiplier, probabilities)
+    policy_probabilities(weights, features, scale, offset, probabilities)
     e = sample_index(probabilities, rng)
     if n_effective == 6:
         return e
@@ -109,12 +124,13 @@ def policy_action(state, player, weights, feature_index, log_multiplier, n_effec
 
 
 @nb.njit(cache=True)
-def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, log_multiplier,
-                    n_effective, all_features, features, probabilities, joint, hidden, n_hidden, rng):
+def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
+                    n_effective, feature_cache, all_features, features, probabilities, joint,
+                    hidden, n_hidden, rng):
     """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks."""
     while depth < rollout_depth and not is_over(state):
-        action = policy_action(state, player, weights, feature_index, log_multiplier, n_effective,
-                               all_features, features, probabilities, rng)
+        action = policy_action(state, player, weights, feature_index, scale, offset, n_effective,
+                               feature_cache, all_features, features, probabilities, rng)
         advance(state, player, action, joint, hidden, n_hidden, rng)
         depth += 1
     return depth
@@ -123,8 +139,8 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
 @nb.njit(cache=True)
 def femcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
                   exploration, epsilon, rollout_depth,
-                  population, fitness, population_scratch, feature_index, log_multiplier,
-                  n_effective, rollouts_per_individual, elite_count, tournament_size,
+                  population, fitness, population_scratch, feature_index, scale, offset,
+                  n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
                   mutation_probability, mutation_strength, positive_bias, mutation_variant,
                   keep_positive, normalise, discount, rng, quirks=0, max_wood=0):
     """One FEMCTS decision; evolves ``population`` in place.
@@ -136,8 +152,10 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         exploration, epsilon: UCT constants; rollout_depth: ticks from the root.
         population: float64[P, A, F]; fitness: float64[P] (written);
         population_scratch: float64[P, A, F].
-        feature_index: int64[F] (empty: unfeatured, F = 1); log_multiplier: float64[A].
-        n_effective: A (6, 3 or 2); rollouts_per_individual: L.
+        feature_index: int64[F] (empty: unfeatured, F = 1); scale, offset: float64[A]
+        (the softmax's weighting of effective actions, see ``move_weighting``).
+        n_effective: A (6, 3 or 2); feature_cache: FeatureCache (refilled here);
+        rollouts_per_individual: L.
         elite_count: E; tournament_size; mutation_probability: mP;
         mutation_strength: mS; positive_bias: probability a mutation adds;
         mutation_variant: MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES;
@@ -146,12 +164,22 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         rng: uint64[2].
         quirks, max_wood: the profile's switches (``_common.prepare_search``).
     Returns:
-        (action, iterations, generations): int64 x 3.
+        (action, iterations, generations, ticks): int64 x 4; ``ticks`` is the
+        forward-model ticks simulated (tree descent and rollouts), which is what
+        the budget calibration compares with MCTS.
+
+    A generation is P x L iterations (each individual's L rollouts, its fitness
+    the mean of their L backed-up values); the population evolves only after a
+    complete generation, so an iteration budget of N gives N // (P L) generations.
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
+    if feature_index.shape[0] > 0:
+        prepare_feature_cache(feature_cache, root, rollout_depth, feature_index)
     reset_tree(tree)
+    root_step = root.meta[M_STEP]
+    ticks = 0
     P = population.shape[0]
     all_features = np.zeros(N_FEATURES, dtype=np.float64)
     features = np.zeros(population.shape[2], dtype=np.float64)
@@ -170,9 +198,10 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                 leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
                                    joint, hidden, n_hidden, rng)
                 depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
-                                        population[p], feature_index, log_multiplier, n_effective,
-                                        all_features, features, probabilities, joint, hidden,
-                                        n_hidden, rng)
+                                        population[p], feature_index, scale, offset, n_effective,
+                                        feature_cache, all_features, features, probabilities,
+                                        joint, hidden, n_hidden, rng)
+                ticks += scratch.meta[M_STEP] - root_step
                 value = heuristic(root, root_wood, scratch, player)
                 if discount != 1.0:
                     value *= discount ** depth
@@ -192,11 +221,13 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                 normalise_rows(population[p])
         generations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
-    return action, iterations, generations
+    return action, iterations, generations, ticks
 
 
 # --------------------------------------------------------------------- the agent
 MUTATION_VARIANTS = {"per_action": MUTATE_PER_ACTION, "shared": MUTATE_SHARED_FEATURES}
+#: How an effective action standing for k real actions is weighted in the softmax.
+MOVE_WEIGHTINGS = ("multiply", "log_count")
 
 
 @dataclass(frozen=True)
@@ -219,7 +250,11 @@ class FEMCTSConfig:
     """mS: a mutation moves a weight by up to this amount."""
     mutation_variant: str = "per_action"
     """``per_action`` (each action its own random set of features) or ``shared``
-    (one random set of features for all actions)."""
+    (one random set of features for all actions; the study's final experiments)."""
+    move_weighting: str = "multiply"
+    """How "move" (nEA = 3, four directions) and "movement" (nEA = 2, five) are
+    weighted: ``multiply`` (the paper: their W.f is multiplied by 4 / 5 before the
+    softmax) or ``log_count`` (log 4 / log 5 added to their logit). nEA = 6: unused."""
     positive_bias: float | None = None
     """Probability that a mutation adds; default 0.6 for n_effective = 3, else 0.5."""
     keep_positive: bool | None = None
@@ -262,6 +297,8 @@ class FEMCTSConfig:
                "mutation_strength", f"must be in [0, 100], got {self.mutation_strength!r}")
         check_param(self.mutation_variant in MUTATION_VARIANTS, "mutation_variant",
                f"must be one of {sorted(MUTATION_VARIANTS)}, got {self.mutation_variant!r}")
+        check_param(self.move_weighting in MOVE_WEIGHTINGS, "move_weighting",
+               f"must be one of {list(MOVE_WEIGHTINGS)}, got {self.move_weighting!r}")
         check_param(self.positive_bias is None or 0 <= self.positive_bias <= 1, "positive_bias",
                f"must be in [0, 1], got {self.positive_bias!r}")
         check_param(isinstance(self.tournament_size, int) and 1 <= self.tournament_size <= 100,
@@ -286,12 +323,24 @@ class FEMCTSConfig:
         return (self.population_size, self.n_effective, max(len(self.feature_index), 1))
 
     @property
-    def log_multiplier(self) -> np.ndarray:
+    def move_count(self) -> int:
+        """Real actions the first effective action stands for (4, 5, or 1 at nEA = 6)."""
+        return {3: 4, 2: 5}.get(self.n_effective, 1)
+
+    @property
+    def softmax_scale(self) -> np.ndarray:
+        """float64[A]: multiplies each effective action's W.f (``multiply``: the count)."""
+        m = np.ones(self.n_effective)
+        if self.move_weighting == "multiply":
+            m[0] = float(self.move_count)
+        return m
+
+    @property
+    def softmax_offset(self) -> np.ndarray:
+        """float64[A]: added to each logit (``log_count``: log of the count)."""
         m = np.zeros(self.n_effective)
-        if self.n_effective == 3:
-            m[0] = math.log(4)  # "move" stands for the four directions
-        elif self.n_effective == 2:
-            m[0] = math.log(5)  # "movement" stands for four directions and stop
+        if self.move_weighting == "log_count":
+            m[0] = math.log(self.move_count)
         return m
 
     @property
@@ -334,29 +383,35 @@ class FEMCTSAgent(PommermanAgent):
         self.fitness = np.zeros(config.population_size)
         self._pop_scratch = np.empty_like(self.population)
         self._feature_index = config.feature_index
-        self._log_multiplier = config.log_multiplier
+        self._scale = config.softmax_scale
+        self._offset = config.softmax_offset
+        self._feature_cache = new_feature_cache()
         self._variant = MUTATION_VARIANTS[config.mutation_variant]
         self.games_played = 0
         self.streak = 0
         self.best_streak = 0
         self.best_streak_population = self.population.copy()
         self.generations = 0
+        self.ticks = 0
+        """Forward-model ticks simulated in all decisions so far (budget calibration)."""
 
     def decide(self, observation):
         if not can_act(observation, self.seat):
             return STOP, 0
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
-        action, iterations, generations = femcts_decide(
+        action, iterations, generations, ticks = femcts_decide(
             observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
             float(c.exploration), float(c.epsilon), int(c.rollout_depth),
             self.population, self.fitness, self._pop_scratch, self._feature_index,
-            self._log_multiplier, int(c.n_effective), int(c.rollouts_per_individual),
+            self._scale, self._offset, int(c.n_effective), self._feature_cache,
+            int(c.rollouts_per_individual),
             int(c.elite_count), int(c.tournament_size), float(c.mutation_probability),
             float(c.mutation_strength), c.effective_positive_bias, self._variant,
             bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng,
             self.quirks, self.model_max_wood(observation))
         self.generations += int(generations)
+        self.ticks += int(ticks)
         self.last_value = root_child_value(self._tree, action)
         return int(action), int(iterations)
 

@@ -70,10 +70,55 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
         recs = _decisions(name, params, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
         out[f"{key}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
         out[f"{key}_decision_ms_timed"] = 1000.0 * float(statistics.median(r[1] for r in recs))
+    for key in ("femcts", "femcts_nea3", "femcts_nea2"):
+        # featured FEMCTS's iterations relative to unfeatured's (issue 8: at least 0.9)
+        out[f"{key}_vs_unfeatured"] = out[f"{key}_iters_per_40ms"] / out["femcts_unfeatured_iters_per_40ms"]
     for name in ("mcts", "rhea"):
         recs = _decisions(name, {}, Budget(iterations=200), config, games, decisions_per_game, seed, opponent)
         key = "ms_per_decision_mcts_200" if name == "mcts" else "rhea_ms_per_decision_200"
         out[key] = 1000.0 * float(statistics.median(r[1] for r in recs))
+    return out
+
+
+def feature_speed(ruleset: str = "java", iterations: int = 600, games: int = 2, stride: int = 8,
+                  seed: int = 7) -> dict:
+    """CPU time per FEMCTS iteration, featured (nEA = 6, 3, 2) against unfeatured,
+    at a fixed iteration budget on the same positions (seat 0 of rule-based games,
+    every ``stride``-th tick), each position searched twice per variant. Process
+    CPU time makes the ratios ``*_vs_unfeatured`` (featured iterations per
+    unfeatured iteration at equal time) robust on a shared machine."""
+    config = PommermanConfig(ruleset=ruleset)
+    variants = {"unfeatured": {"featured": False}, "nea6": {}, "nea3": {"n_effective": 3},
+                "nea2": {"n_effective": 2}}
+    agents = {k: make_agent("femcts", p, Budget(iterations=iterations), config)
+              for k, p in variants.items()}
+    positions = []
+    for g in range(games):
+        game = Pommerman(config)
+        seeds = np.random.SeedSequence([seed, g]).spawn(5)
+        game.reset(seeds[0])
+        players = [make_agent("rule_based", {}, Budget(iterations=1), config) for _ in range(4)]
+        for s_, agent in enumerate(players):
+            agent.begin_game(s_, seeds[s_ + 1])
+        while not game.done and game.is_alive(0):
+            if game.step_count % stride == 0:
+                positions.append(game.observation(0))
+            game.step([players[i].act(game.observation(i)) for i in range(4)])
+    cpu = dict.fromkeys(variants, 0.0)
+    for agent in agents.values():
+        agent.begin_game(0, np.random.SeedSequence(1))
+        agent.decide(positions[0])  # compile or load the cache
+    for _ in range(2):
+        for key, agent in agents.items():
+            t0 = time.process_time()
+            for obs in positions:
+                agent.decide(obs)
+            cpu[key] += time.process_time() - t0
+    out = {"ruleset": ruleset, "positions": len(positions), "iterations": iterations}
+    for key in variants:
+        out[f"{key}_us_per_iteration"] = 1e6 * cpu[key] / (2 * len(positions) * iterations)
+    for key in ("nea6", "nea3", "nea2"):
+        out[f"{key}_vs_unfeatured"] = cpu["unfeatured"] / cpu[key]
     return out
 
 
@@ -86,7 +131,12 @@ def main(argv=None) -> None:
     parser.add_argument("--ruleset", default="canonical")
     parser.add_argument("--mode", default="ffa")
     parser.add_argument("--opponent", default="rule_based")
+    parser.add_argument("--feature-speed", action="store_true",
+                        help="FEMCTS featured vs unfeatured CPU time per iteration instead")
     args = parser.parse_args(argv)
+    if args.feature_speed:
+        print(json.dumps(feature_speed(args.ruleset), indent=2))
+        return
     print(json.dumps(bench_agents(args.games, args.decisions, args.ms, args.ruleset, args.mode,
                                  opponent=args.opponent), indent=2))
 

@@ -8,8 +8,8 @@
     1
 
 Rulesets: ``canonical`` (the NeurIPS 2018 competition package, default) and
-``java`` (the Java framework of the FEMCTS study, with optional board
-collapse). Other packages use the kernels through ``kernels.py`` (the public
+``java`` (the Java framework of the FEMCTS study; its board collapse is on
+by default, as in the framework, and can be turned off). Other packages use the kernels through ``kernels.py`` (the public
 surface); privately, ``_layout.py`` holds the state layout, ``_kernels.py`` the
 shared kernels and ``_canonical.py`` / ``_java.py`` the rules.
 """
@@ -28,7 +28,7 @@ from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._layout import (
     A_ALIVE, A_COL, A_ROW, A_STATUS, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE, DEFAULT_MAX_STEPS,
     FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, M_RESULT, M_STEP, MODES, N_ACTIONS, N_AGENTS, RESULT_TIE,
-    RULESETS, STATUS_WIN, PommermanState, copy_state,
+    RULESETS, STATUS_LOSS, STATUS_TIE, STATUS_WIN, PommermanState, copy_state,
 )
 
 __all__ = ["Pommerman", "PommermanConfig", "PommermanState", "StateFormatError"]
@@ -44,8 +44,10 @@ class PommermanConfig:
     """``ffa`` (four players) or ``team`` (agents 0+2 against 1+3)."""
     ruleset: str = "canonical"
     """``canonical`` (NeurIPS 2018 package) or ``java`` (the Java framework)."""
-    collapse: bool = False
-    """Java ruleset only: the board collapses at ticks 500, 575, 650 and 725."""
+    collapse: bool | None = None
+    """Java ruleset only: the board collapses at ticks 500, 575, 650 and 725.
+    Default (None): the ruleset's default, on for ``java`` (the framework's
+    ``Types.COLLAPSE_BOARD = true``), off for ``canonical`` (which has none)."""
     view_range: int | str | None = None
     """Chebyshev radius 0..4 each agent sees around itself; None (or "full") = full observability."""
     max_steps: int = DEFAULT_MAX_STEPS
@@ -64,6 +66,10 @@ class PommermanConfig:
             raise ValueError(f"mode: unknown mode {self.mode!r}; expected one of {sorted(MODES)}")
         if self.ruleset not in RULESETS:
             raise ValueError(f"ruleset: unknown ruleset {self.ruleset!r}; expected one of {sorted(RULESETS)}")
+        if self.collapse is None:
+            object.__setattr__(self, "collapse", self.ruleset == "java")
+        if not isinstance(self.collapse, bool):
+            raise ValueError(f"collapse: must be true or false, got {self.collapse!r}")
         if self.collapse and self.ruleset != "java":
             raise ValueError("collapse: board collapse exists only in the 'java' ruleset")
         if self.view_range == "full":
@@ -185,11 +191,13 @@ class Pommerman:
         self.config = config if config is not None else PommermanConfig(**options)
         self.state: PommermanState | None = None
         self.invalid_actions = np.zeros(N_AGENTS, dtype=np.int64)
+        self._died_at = np.full(N_AGENTS, -1, dtype=np.int64)
 
     # --- life cycle -----------------------------------------------------
     def reset(self, seed) -> None:
         self.state = generate(self.config, seed)
         self.invalid_actions[:] = 0
+        self._died_at[:] = -1
 
     def step(self, actions) -> None:
         if self.state is None:
@@ -206,7 +214,10 @@ class Pommerman:
                 joint[i] = a
             else:  # the reference treats an invalid action as stop
                 self.invalid_actions[i] += 1
+        alive_before = self.state.agents[:, A_ALIVE].copy()
         _kernels.step(self.state, joint)
+        died = (alive_before != 0) & (self.state.agents[:, A_ALIVE] == 0) & (self._died_at < 0)
+        self._died_at[died] = int(self.state.meta[M_STEP])
 
     # --- queries --------------------------------------------------------
     def observation(self, player: int) -> PommermanState:
@@ -230,10 +241,29 @@ class Pommerman:
         return _kernels.returns(self.state)
 
     def outcomes(self) -> list[str]:
-        """WIN / TIE / LOSS per seat at the end (a team win counts for both members)."""
+        """WIN / TIE / LOSS per seat at the end (a team win counts for both members).
+
+        ``java``: each agent's own result as the framework scores it (its
+        ``A_STATUS``): a dead agent keeps its LOSS; at the time-out only the
+        agents still alive TIE; agents dying in the same tick as the last
+        others TIE. ``canonical``: the competition's rule: the winners WIN,
+        and when nobody wins everybody TIES (dead or alive), else the others LOSE.
+        """
+        agents = self.state.agents
+        if self.config.ruleset == "java":
+            labels = {STATUS_WIN: WIN, STATUS_TIE: TIE, STATUS_LOSS: LOSS}
+            # STATUS_INCOMPLETE cannot remain at the end of a java game; an
+            # unfinished game reports it as a tie
+            return [labels.get(int(agents[i, A_STATUS]), TIE) for i in range(N_AGENTS)]
         tie = self.state.meta[M_RESULT] == RESULT_TIE
-        return [WIN if self.state.agents[i, A_STATUS] == STATUS_WIN else TIE if tie else LOSS
+        return [WIN if agents[i, A_STATUS] == STATUS_WIN else TIE if tie else LOSS
                 for i in range(N_AGENTS)]
+
+    def death_ticks(self) -> list[int | None]:
+        """Per seat, the tick (steps played, 1-based) in whose step the agent
+        died, or None if it is alive (or its death was not seen: a game restored
+        from JSON with agents already dead)."""
+        return [None if t < 0 else int(t) for t in self._died_at]
 
     def teams(self) -> list[int]:
         if self.config.mode == "team":
@@ -245,6 +275,7 @@ class Pommerman:
         other = Pommerman(self.config)
         other.state = copy_state(self.state)
         other.invalid_actions = self.invalid_actions.copy()
+        other._died_at = self._died_at.copy()
         return other
 
     def to_json(self) -> str:

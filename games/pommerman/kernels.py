@@ -15,7 +15,7 @@ underscore modules beside it are private to ``games.pommerman`` and may change.
   trajectories' format, raising ``StateFormatError`` naming the field.
 """
 from ._canonical import generate_canonical, inaccessible_passages, step_canonical
-from ._java import generate_java, step_java
+from ._java import COLLAPSE_START, COLLAPSE_STEP, generate_java, step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._kernels import (
     FULL_FLAME_LIFE_CANONICAL, FULL_FLAME_LIFE_JAVA, count_alive, count_wood, heuristic,
@@ -35,7 +35,7 @@ from ._layout import (
 )
 
 __all__ = [
-    'ACTION_DCOL', 'ACTION_DROW', 'AGENT0', 'AGENT_DUMMY', 'AGENT_FIELDS', 'A_ALIVE',
+    'ACTION_DCOL', 'ACTION_DROW', 'COLLAPSE_START', 'COLLAPSE_STEP', 'AGENT0', 'AGENT_DUMMY', 'AGENT_FIELDS', 'A_ALIVE',
     'A_AMMO', 'A_BLAST', 'A_COL', 'A_KICK', 'A_REWARD', 'A_ROW', 'A_STATUS', 'A_VISIBLE',
     'BOARD_SIZE', 'BOMB', 'BOMB_FIELDS', 'B_BLAST', 'B_COL', 'B_DIR', 'B_LIFE', 'B_OWNER',
     'B_ROW', 'DEFAULT_MAX_STEPS', 'DOWN', 'EXTRA_BOMB', 'FLAMES', 'FLAME_FIELDS', 'FOG',
