@@ -143,8 +143,9 @@ def add_arguments(parser) -> None:
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=None,
                             help=f"TrainConfig.{name} (see agents/birds/policy.py)")
     parser.add_argument("--out", required=True, help="output .npz (a seat's seed_population)")
-    parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
-    parser.add_argument("--experiment", default="birds-policy")
+    parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db",
+                        help="MLflow store for the curve, plot and weights (default sqlite:///mlflow.db)")
+    parser.add_argument("--experiment", default="birds-policy", help="MLflow experiment (default birds-policy)")
     parser.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
 
 

@@ -55,7 +55,7 @@ def test_play_show_view_at_view_range_0_prints_fog(capsys):
                  "--show-view", "0"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0].startswith("pommerman ffa / java  view range 0  collapse off")
+    assert lines[0].startswith("pommerman ffa / java  view range 0  collapse on")  # the java default
     start = lines.index("seat 0 sees (random):")
     board = lines[start + 1:start + 12]
     cells = " ".join(board).split()

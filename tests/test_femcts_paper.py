@@ -335,7 +335,9 @@ def test_every_toml_spec_in_jobs_loads_and_validates(path):
 def test_the_femcts_specs_reproduce_the_study_settings():
     from jobs.spec import load_spec
 
-    paths = sorted((ROOT / "jobs" / "femcts").glob("*.toml"))
+    # The study's experiments (1_... to 7_...); framework_side_by_side.toml plays the
+    # framework runner's 200 iterations on purpose.
+    paths = sorted(p for p in (ROOT / "jobs" / "femcts").glob("*.toml") if p.name[0].isdigit())
     assert len(paths) == 12
     for path in paths:
         spec = load_spec(path)
