@@ -161,10 +161,11 @@ def _md_cell(value) -> str:
 def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss", "Score diff")) -> str:
     """A GitHub-style Markdown table (no ``tabulate`` needed): the index columns,
     then ``columns`` (numbers right-aligned); a ``Died`` column when the rows carried
-    ``died_at``; an ``Errors`` column if any game errored."""
+    ``died_at`` and somebody died (games without deaths, e.g. card games, leave it
+    null); an ``Errors`` column if any game errored."""
     columns = [c for c in columns if c in table.columns]
     if "Died" in table.columns and "Died" not in columns and len(table) \
-            and table["Died"].notna().any():
+            and table["Died"].notna().any() and table["deaths"].fillna(0).sum() > 0:
         columns.append("Died")
     if "errors" in table.columns and len(table) and int(table["errors"].sum()) > 0 \
             and "errors" not in columns:
