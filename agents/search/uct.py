@@ -81,23 +81,7 @@ def select_uct(tree, node, exploration, epsilon, rng):
     Returns: int, the chosen action (its child is ``tree.children[node, a]``),
         or -1 when ``node`` has no expanded child.
     """
-    lo = tree.node_min_value[node]
-    hi = tree.node_max_value[node]
-    log_n = np.log(tree.node_visits[node] + 1.0)
-    best = -1
-    best_value = -np.inf
-    for a in range(tree.children.shape[1]):
-        child = tree.children[node, a]
-        if child < 0:
-            continue
-        visits = tree.node_visits[child] + epsilon
-        q = normalise(tree.node_value_sum[child] / visits, lo, hi)
-        value = q + exploration * np.sqrt(log_n / visits)
-        value = tie_noise(value, epsilon, rng)
-        if value > best_value:
-            best_value = value
-            best = a
-    return best
+    return select_uct_bonus(tree, node, exploration, epsilon, 0.0, rng)
 
 
 @nb.njit(cache=True)
@@ -107,7 +91,7 @@ def select_uct_bonus(tree, node, exploration, epsilon, bonus_weight, rng):
 
     ``node_bonus`` is set by the driver when it expands a child, e.g. a learned
     state value V(s') of the child's state (the TD agents of XCOM); with
-    ``bonus_weight == 0`` or zero bonuses this is exactly :func:`select_uct`.
+    ``bonus_weight == 0`` it is :func:`select_uct` (which calls it so).
 
     Args: as :func:`select_uct`, plus bonus_weight (float).
     Returns: int, the chosen action, or -1 when ``node`` has no expanded child.
