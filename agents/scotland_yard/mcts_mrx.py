@@ -163,6 +163,14 @@ class ScotlandYardAgent(Agent):
         super().begin_game(seat, seed)
         self._rng = make_rng(seed)
 
+    def _preallocate_search(self, budget, max_nodes: int) -> None:
+        """The search tree for ``budget`` (at most ``max_nodes`` nodes) and the
+        per-node player array that per-player backups read."""
+        max_iterations, _ = budget.kernel_args()
+        capacity = min(max_iterations + 1, max_nodes)
+        self._tree = new_tree(capacity, NUM_ACTIONS)
+        self._node_player = np.zeros(capacity, dtype=np.int8)
+
 
 @register
 class MrXMCTSAgent(ScotlandYardAgent):
@@ -174,10 +182,7 @@ class MrXMCTSAgent(ScotlandYardAgent):
 
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
-        max_iterations, _ = budget.kernel_args()
-        capacity = min(max_iterations + 1, config.max_nodes)
-        self._tree = new_tree(capacity, NUM_ACTIONS)
-        self._node_player = np.zeros(capacity, dtype=np.int8)
+        self._preallocate_search(budget, config.max_nodes)
 
     def decide(self, observation):
         max_iterations, seconds = self.budget.kernel_args()

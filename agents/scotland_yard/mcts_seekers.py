@@ -49,7 +49,7 @@ from games.scotland_yard.kernels import (
 from ..registry import register
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.multiplayer import backup_by_player, random_untried_legal, select_ucb_legal
-from ..search.tree import ROOT_INDEX, new_tree, reset_tree
+from ..search.tree import ROOT_INDEX, reset_tree
 from ..search.uct import best_mean_child, expand, most_visited_child
 from ._common import (
     categorize, check_param, location_weights, playout, playout_detective_action,
@@ -260,10 +260,7 @@ class SeekersMCTSAgent(ScotlandYardAgent):
 
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
-        max_iterations, _ = budget.kernel_args()
-        capacity = min(max_iterations + 1, config.max_nodes)
-        self._tree = new_tree(capacity, NUM_ACTIONS)
-        self._node_player = np.zeros(capacity, dtype=np.int8)
+        self._preallocate_search(budget, config.max_nodes)
         s = self._root.possible.shape[0]
         self._stations = np.zeros(s, dtype=np.int32)
         self._cumulative = np.zeros(s, dtype=np.float64)
