@@ -15,9 +15,11 @@ from agents.api import Budget
 from agents.evolution import policy_probabilities, sample_index
 from agents.pommerman._common import advance, prepare_search
 from agents.pommerman.features import (
-    ALL_FEATURES, C_FULL_SCAN, SUBSET_NEA2, cached_state_features, new_feature_cache, prepare_feature_cache, state_features,
+    ALL_FEATURES, C_FULL_SCAN, SUBSET_NEA2, new_feature_cache, prepare_feature_cache, state_features,
 )
-from agents.pommerman.femcts import FEMCTSConfig, femcts_decide
+from agents.pommerman.femcts import (
+    FEMCTSConfig, evolved_rollout, femcts_decide, policy_action, rollout_features,
+)
 from agents.registry import make_agent
 from agents.search.tree import ROOT_INDEX, new_tree
 from cluster.plan import plan_study
@@ -159,7 +161,7 @@ def test_cached_features_equal_the_full_scan(ruleset, view_range, collapse):
                 state = copy_state(model)
                 for _ in range(12):
                     state_features(state, player, ref)
-                    cached_state_features(state, player, cache, fast)
+                    rollout_features(state, player, cache, fast)
                     np.testing.assert_array_equal(fast, ref)
                     checked += 1
                     if state.meta[3] or not state.agents[player, 2]:
@@ -169,13 +171,54 @@ def test_cached_features_equal_the_full_scan(ruleset, view_range, collapse):
     assert checked > 300
 
 
+@pytest.mark.parametrize("n_effective,move_weighting", [(6, "multiply"), (3, "multiply"), (2, "multiply"),
+                                                        (3, "log_count"), (0, "multiply")])
+def test_evolved_rollout_plays_the_reference_policy_step_by_step(n_effective, move_weighting):
+    """The rollout loop writes features, softmax and draw out for speed; it must
+    draw exactly what policy_action (state_features-equal features, then
+    evolution.policy_probabilities and sample_index) draws, step for step."""
+    featured = n_effective != 0
+    config = FEMCTSConfig(featured=featured, n_effective=n_effective or 6, move_weighting=move_weighting)
+    feature_index = config.feature_index
+    weights_rng = np.random.default_rng(n_effective)
+    cache = new_feature_cache()
+    compared = 0
+    for seed in range(3):
+        for obs in _feature_states("java", None, seed, True)[::4]:
+            player = next((p for p in range(4) if obs.agents[p, 8] and obs.agents[p, 2]), -1)
+            if player < 0:
+                continue
+            root = copy_state(obs)
+            hidden, joint, n_hidden, _ = prepare_search(root, obs)
+            prepare_feature_cache(cache, root, 12, feature_index)
+            weights = weights_rng.normal(size=config.population_shape[1:])
+            a, b = copy_state(root), copy_state(root)
+            rng_a, rng_b = make_rng(seed * 101 + compared), make_rng(seed * 101 + compared)
+            scratch = (np.zeros(8), np.zeros(weights.shape[1]), np.zeros(weights.shape[0]))
+            depth = evolved_rollout(a, player, 0, 12, weights, feature_index, config.softmax_scale,
+                                    config.softmax_offset, config.n_effective, cache, *scratch,
+                                    joint.copy(), hidden, n_hidden, rng_a)
+            steps = 0
+            while steps < 12 and not b.meta[3]:
+                action = policy_action(b, player, weights, feature_index, config.softmax_scale,
+                                       config.softmax_offset, config.n_effective, cache, *scratch, rng_b)
+                advance(b, player, action, joint, hidden, n_hidden, rng_b)
+                steps += 1
+            assert depth == steps
+            np.testing.assert_array_equal(rng_a, rng_b)
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(x, y)
+            compared += 1
+    assert compared >= 20
+
+
 def test_cached_features_compute_only_the_policy_s_features():
     obs = _feature_states("java", None, 1, True)[25]
     cache = new_feature_cache()
     prepare_feature_cache(cache, obs, 12, SUBSET_NEA2)
     ref, fast = np.zeros(8), np.zeros(8)
     state_features(obs, 0, ref)
-    cached_state_features(obs, 0, cache, fast)
+    rollout_features(obs, 0, cache, fast)
     np.testing.assert_array_equal(fast[SUBSET_NEA2], ref[SUBSET_NEA2])
 
 
@@ -186,7 +229,7 @@ def test_cached_rigid_table_sees_walls_of_an_empty_board():
     assert (cache.nearest_rigid == -1).all()
     out, ref = np.zeros(8), np.zeros(8)
     state_features(state, 0, ref)
-    cached_state_features(state, 0, cache, out)
+    rollout_features(state, 0, cache, out)
     np.testing.assert_array_equal(out, ref)
 
 

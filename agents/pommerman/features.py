@@ -17,9 +17,11 @@ A feature whose object is absent (or hidden by fog) is 0. The FEMCTS variant
 with two effective actions uses the subset ``SUBSET_NEA2`` (bombs, enemies,
 power-ups, rigid walls, can kick).
 
-:func:`state_features` scans the whole board (the reference);
-:func:`cached_state_features` gives the same values from a per-decision
-:class:`FeatureCache` (see below), which is what FEMCTS's rollouts use.
+:func:`state_features` scans the whole board (the reference). FEMCTS's
+rollouts get the same values from a per-decision :class:`FeatureCache`
+(filled here by :func:`prepare_feature_cache`, read at every rollout step by
+:func:`agents.pommerman.femcts.evolved_rollout`; one state at a time:
+:func:`agents.pommerman.femcts.rollout_features`).
 """
 from __future__ import annotations
 
@@ -134,17 +136,19 @@ CLOSENESS = 1.0 / (np.sqrt(np.arange(2 * (BOARD_SIZE - 1) ** 2 + 1, dtype=np.flo
 
 
 @nb.njit(cache=True, inline="always")
-def _closeness_table(best_sq):
+def closeness_or_none(best_sq):
+    """The closeness feature of a squared distance, 0 for -1 (none)."""
     return 0.0 if best_sq < 0 else CLOSENESS[best_sq]
 
 
 #: "Nothing found" for the branch-free minimum of squared distances.
-_FAR = np.int64(1 << 30)
+FAR_SQ = np.int64(1 << 30)
 
 
 @nb.njit(cache=True, inline="always")
-def _near(best_sq):
-    return 0.0 if best_sq == _FAR else CLOSENESS[best_sq]
+def closeness_or_far(best_sq):
+    """The closeness feature of a squared distance, 0 for ``FAR_SQ`` (none)."""
+    return 0.0 if best_sq == FAR_SQ else CLOSENESS[best_sq]
 
 
 #: ``FeatureCache.counts`` slots.
@@ -255,78 +259,3 @@ def _nearest_cells(cells, n, nearest):
             if best < 0 or d2 < best:
                 best, best_cell = d2, cells[k]
         nearest[c] = best_cell
-
-
-@nb.njit(cache=True, inline="always")
-def cached_state_features(state, player, cache, out):
-    """:func:`state_features` (the same values, for the features the cache was
-    prepared for; the others 0) using ``cache``, prepared by
-    :func:`prepare_feature_cache` from the root ``state`` descends from."""
-    if cache.counts[C_FULL_SCAN]:
-        state_features(state, player, out)
-        return
-    pr = np.int64(state.agents[player, A_ROW])
-    pc = np.int64(state.agents[player, A_COL])
-    strength = state.agents[player, A_BLAST] * state.agents[player, A_AMMO] / (2.0 * MAX_BLAST)
-    out[F_BOMB_STRENGTH] = min(strength, 1.0)
-    out[F_CAN_KICK] = 1.0 if state.agents[player, A_KICK] else 0.0
-    board = state.board
-    here = pr * BOARD_SIZE + pc
-    best_wood = _FAR
-    if cache.counts[C_NEED_WOOD]:
-        c = cache.nearest_wood[here]
-        if c >= 0 and board[c] == WOOD:  # still there: still the nearest
-            dr = c // BOARD_SIZE - pr
-            dc = c % BOARD_SIZE - pc
-            best_wood = dr * dr + dc * dc
-        else:
-            for k in range(cache.counts[C_N_WOOD]):
-                c = cache.wood[k]
-                if board[c] == WOOD:
-                    dr = c // BOARD_SIZE - pr
-                    dc = c % BOARD_SIZE - pc
-                    best_wood = min(best_wood, dr * dr + dc * dc)
-    best_power = _FAR
-    c = cache.nearest_power[here]
-    if c >= 0 and (board[c] == EXTRA_BOMB or board[c] == INCR_RANGE or board[c] == KICK):
-        dr = c // BOARD_SIZE - pr
-        dc = c % BOARD_SIZE - pc
-        best_power = dr * dr + dc * dc
-    else:
-        for k in range(cache.counts[C_N_POWER]):
-            c = cache.power[k]
-            v = board[c]
-            if v == EXTRA_BOMB or v == INCR_RANGE or v == KICK:
-                dr = c // BOARD_SIZE - pr
-                dc = c % BOARD_SIZE - pc
-                best_power = min(best_power, dr * dr + dc * dc)
-    best_bomb = _FAR
-    bombs = state.bombs
-    for b in range(state.meta[M_N_BOMBS]):
-        dr = np.int64(bombs[b, B_ROW]) - pr
-        dc = np.int64(bombs[b, B_COL]) - pc
-        best_bomb = min(best_bomb, dr * dr + dc * dc)
-    best_flame = _FAR
-    flames = state.flames
-    n_flames = state.meta[M_N_FLAMES] if cache.counts[C_NEED_FLAME] else 0
-    for f in range(n_flames):
-        dr = np.int64(flames[f, F_ROW]) - pr
-        dc = np.int64(flames[f, F_COL]) - pc
-        best_flame = min(best_flame, dr * dr + dc * dc)
-    best_enemy = _FAR
-    agents = state.agents
-    team = state.meta[M_MODE] == MODE_TEAM
-    for i in range(N_AGENTS):
-        if i == player or (team and i == (player + 2) % 4):
-            continue
-        if not agents[i, A_ALIVE] or not agents[i, A_VISIBLE]:
-            continue
-        dr = np.int64(agents[i, A_ROW]) - pr
-        dc = np.int64(agents[i, A_COL]) - pc
-        best_enemy = min(best_enemy, dr * dr + dc * dc)
-    out[F_NEAR_BOMB] = _near(best_bomb)
-    out[F_NEAR_POWERUP] = _near(best_power)
-    out[F_NEAR_ENEMY] = _near(best_enemy)
-    out[F_NEAR_RIGID] = _closeness_table(cache.nearest_rigid[here])
-    out[F_NEAR_FLAME] = _near(best_flame)
-    out[F_NEAR_WOOD] = _near(best_wood)

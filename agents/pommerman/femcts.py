@@ -32,8 +32,8 @@ nEA = 3 actions are equally likely, so rollouts bomb a third of the time) or
 ``log_count`` (Arena's earlier reading: log 4 or log 5 added to the logit,
 i.e. the softmax term multiplied by the count; at zero weights a sixth).
 
-Features come from :func:`~agents.pommerman.features.cached_state_features`
-(the same values as the full board scan, from a per-decision cache).
+Features come from a per-decision cache (:mod:`agents.pommerman.features`;
+the same values as the full board scan), read in :func:`evolved_rollout`.
 """
 from __future__ import annotations
 
@@ -43,10 +43,11 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer
+from games._rng import rng_integer, rng_uniform
 from games.pommerman.kernels import (
-    A_COL, A_ROW, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, FLAMES, LAY_BOMB, RIGID,
-    N_ACTIONS, STOP, WOOD, copy_into, heuristic,
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
+    B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
+    M_N_BOMBS, M_N_FLAMES, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, copy_into, heuristic,
 )
 
 from ..api import Budget
@@ -63,54 +64,68 @@ from ._agent import PommermanAgent, can_act, check_param, check_profile
 from ._common import advance, is_over, prepare_search
 from .mcts import tree_policy
 from .features import (
-    ALL_FEATURES, N_FEATURES, SUBSET_NEA2, cached_state_features, new_feature_cache,
-    prepare_feature_cache,
+    ALL_FEATURES, C_FULL_SCAN, C_N_POWER, C_N_WOOD, C_NEED_FLAME, C_NEED_WOOD, F_BOMB_STRENGTH,
+    F_CAN_KICK, F_NEAR_BOMB, F_NEAR_ENEMY, F_NEAR_FLAME, F_NEAR_POWERUP, F_NEAR_RIGID, F_NEAR_WOOD,
+    FAR_SQ, MAX_BLAST, N_FEATURES, SUBSET_NEA2, closeness_or_far, closeness_or_none,
+    new_feature_cache, prepare_feature_cache, state_features,
 )
+
+
+@nb.njit(cache=True, inline="always")
+def _open_for_move(board, row, col, a):
+    """Whether action ``a``'s target cell from (row, col) is on the board and not
+    rigid, wood or flames."""
+    r = row + ACTION_DROW[a]
+    c = col + ACTION_DCOL[a]
+    if 0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE:
+        v = board[r * BOARD_SIZE + c]
+        return v != RIGID and v != WOOD and v != FLAMES
+    return False
+
+
+@nb.njit(cache=True)
+def safe_move_on(board, row, col, include_stop, rng):
+    """A random direction (or stop, if ``include_stop``) from (row, col) whose
+    target cell is on the board and not rigid, wood or flames; stop if none is.
+
+    Args: board: int8[121]; row, col: int; include_stop: bool; rng: uint64[2].
+    Uniform over the open options in action order: one draw of
+    ``rng_integer(rng, n)``, none when no option is open. No allocation: this
+    runs at most rollout steps of FEMCTS with three or two effective actions.
+    """
+    first = 0 if include_stop else 1
+    n = 0
+    for a in range(first, 5):
+        if _open_for_move(board, row, col, a):
+            n += 1
+    if n == 0:
+        return STOP
+    k = rng_integer(rng, n)
+    for a in range(first, 5):
+        if _open_for_move(board, row, col, a):
+            if k == 0:
+                return a
+            k -= 1
+    return STOP
 
 
 @nb.njit(cache=True)
 def safe_move(state, player, include_stop, rng):
-    """A random direction (or stop, if ``include_stop``) whose target cell is on
-    the board and not rigid, wood or flames; stop if none is."""
-    row = state.agents[player, A_ROW]
-    col = state.agents[player, A_COL]
-    options = np.empty(5, dtype=np.int64)
-    n = 0
-    first = 0 if include_stop else 1
-    for a in range(first, 5):
-        r = row + ACTION_DROW[a]
-        c = col + ACTION_DCOL[a]
-        if 0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE:
-            v = state.board[r * BOARD_SIZE + c]
-            if v != RIGID and v != WOOD and v != FLAMES:
-                options[n] = a
-                n += 1
-    if n == 0:
-        return STOP
-    return options[rng_integer(rng, n)]
+    """:func:`safe_move_on` from ``player``'s cell of ``state`` (a PommermanState)."""
+    return safe_move_on(state.board, state.agents[player, A_ROW], state.agents[player, A_COL],
+                        include_stop, rng)
 
 
-@nb.njit(cache=True)
-def policy_action(state, player, weights, feature_index, scale, offset, n_effective,
-                  feature_cache, all_features, features, probabilities, rng):
-    """A real action drawn from the evolved policy of one individual.
-
-    Args:
-        weights: float64[A, F] (F = len(feature_index), or 1 when unfeatured).
-        feature_index: int64[F] indices into the 8 state features; empty = unfeatured.
-        scale, offset: float64[A] (see :func:`agents.evolution.policy_probabilities`);
-        n_effective: 6, 3 or 2.
-        feature_cache: FeatureCache prepared from the decision's root.
-        all_features: float64[8], features: float64[F], probabilities: float64[A]: scratch.
-    """
-    if feature_index.shape[0] == 0:
-        features[0] = 1.0
-    else:
-        cached_state_features(state, player, feature_cache, all_features)
-        for j in range(feature_index.shape[0]):
-            features[j] = all_features[feature_index[j]]
+@nb.njit(cache=True, inline="always")
+def _draw_effective(weights, features, scale, offset, probabilities, rng):
+    """An effective action drawn from softmax(scale * W f + offset)."""
     policy_probabilities(weights, features, scale, offset, probabilities)
-    e = sample_index(probabilities, rng)
+    return sample_index(probabilities, rng)
+
+
+@nb.njit(cache=True, inline="always")
+def _effective_to_real(state, player, n_effective, e, rng):
+    """The real action for effective action ``e`` (a random safe move for "move" / "movement")."""
     if n_effective == 6:
         return e
     if n_effective == 3:
@@ -124,16 +139,176 @@ def policy_action(state, player, weights, feature_index, scale, offset, n_effect
 
 
 @nb.njit(cache=True)
+def policy_action(state, player, weights, feature_index, scale, offset, n_effective,
+                  feature_cache, all_features, features, probabilities, rng):
+    """A real action drawn from the evolved policy of one individual in ``state``
+    (what :func:`evolved_rollout` plays at each step).
+
+    Args:
+        weights: float64[A, F] (F = len(feature_index), or 1 when unfeatured).
+        feature_index: int64[F] indices into the 8 state features; empty = unfeatured.
+        scale, offset: float64[A] (see :func:`agents.evolution.policy_probabilities`);
+        n_effective: 6, 3 or 2.
+        feature_cache: FeatureCache prepared from the decision's root.
+        all_features: float64[8], features: float64[F], probabilities: float64[A]: scratch.
+    """
+    if feature_index.shape[0] > 0:
+        rollout_features(state, player, feature_cache, all_features)
+        for j in range(feature_index.shape[0]):
+            features[j] = all_features[feature_index[j]]
+    else:
+        features[0] = 1.0
+    e = _draw_effective(weights, features, scale, offset, probabilities, rng)
+    return _effective_to_real(state, player, n_effective, e, rng)
+
+
+@nb.njit(cache=True)
 def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
                     n_effective, feature_cache, all_features, features, probabilities, joint,
-                    hidden, n_hidden, rng):
-    """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks."""
-    while depth < rollout_depth and not is_over(state):
-        action = policy_action(state, player, weights, feature_index, scale, offset, n_effective,
-                               feature_cache, all_features, features, probabilities, rng)
+                    hidden, n_hidden, rng, features_only=False):
+    """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks.
+
+    Args: those of :func:`policy_action`, plus ``joint``, ``hidden``,
+    ``n_hidden`` of :func:`~agents.pommerman._common.advance`.
+    Returns: the depth reached (int).
+
+    ``features_only``: compute the features of ``state`` into ``all_features``
+    and return without playing (:func:`rollout_features`).
+
+    The features come from the decision's ``feature_cache`` (see
+    :mod:`agents.pommerman.features`; the same values as
+    :func:`~agents.pommerman.features.state_features`, which runs instead when
+    the cache is off). Their code is written out in the loop, over arrays taken
+    out of ``state`` and the cache once per rollout: Numba updates an array's
+    reference count whenever one is bound to a (even inlined) function's
+    argument, and at eleven arrays per step that cost more than the features.
+    """
+    n_features = feature_index.shape[0]
+    cached = n_features > 0 and feature_cache.counts[C_FULL_SCAN] == 0
+    agents, board, bombs, flames, meta = state.agents, state.board, state.bombs, state.flames, state.meta
+    counts, nearest_rigid = feature_cache.counts, feature_cache.nearest_rigid
+    wood_cells, power_cells = feature_cache.wood, feature_cache.power
+    nearest_wood, nearest_power = feature_cache.nearest_wood, feature_cache.nearest_power
+    need_wood = counts[C_NEED_WOOD] != 0
+    need_flame = counts[C_NEED_FLAME] != 0
+    team = meta[M_MODE] == MODE_TEAM
+    mate = (player + 2) % 4 if team else -1
+    n_actions, features_per_action = weights.shape
+    while features_only or (depth < rollout_depth and not is_over(state)):
+        if cached:
+            pr = np.int64(agents[player, A_ROW])
+            pc = np.int64(agents[player, A_COL])
+            here = pr * BOARD_SIZE + pc
+            strength = agents[player, A_BLAST] * agents[player, A_AMMO] / (2.0 * MAX_BLAST)
+            all_features[F_BOMB_STRENGTH] = min(strength, 1.0)
+            all_features[F_CAN_KICK] = 1.0 if agents[player, A_KICK] else 0.0
+            # wood and power-ups only disappear during a decision (power-ups also
+            # appear, but only on the cache's candidate cells): the root's nearest
+            # one, if still there, is still the nearest
+            best_wood = FAR_SQ
+            if need_wood:
+                c = nearest_wood[here]
+                if c >= 0 and board[c] == WOOD:
+                    best_wood = (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2
+                else:
+                    for k in range(counts[C_N_WOOD]):
+                        c = wood_cells[k]
+                        if board[c] == WOOD:
+                            best_wood = min(best_wood, (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2)
+            best_power = FAR_SQ
+            c = nearest_power[here]
+            if c >= 0 and (board[c] == EXTRA_BOMB or board[c] == INCR_RANGE or board[c] == KICK):
+                best_power = (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2
+            else:
+                for k in range(counts[C_N_POWER]):
+                    c = power_cells[k]
+                    v = board[c]
+                    if v == EXTRA_BOMB or v == INCR_RANGE or v == KICK:
+                        best_power = min(best_power, (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2)
+            best_bomb = FAR_SQ
+            for b in range(meta[M_N_BOMBS]):
+                best_bomb = min(best_bomb, (np.int64(bombs[b, B_ROW]) - pr) ** 2
+                                + (np.int64(bombs[b, B_COL]) - pc) ** 2)
+            best_flame = FAR_SQ
+            if need_flame:
+                for f in range(meta[M_N_FLAMES]):
+                    best_flame = min(best_flame, (np.int64(flames[f, F_ROW]) - pr) ** 2
+                                     + (np.int64(flames[f, F_COL]) - pc) ** 2)
+            best_enemy = FAR_SQ
+            for i in range(N_AGENTS):
+                if i != player and i != mate and agents[i, A_ALIVE] and agents[i, A_VISIBLE]:
+                    best_enemy = min(best_enemy, (np.int64(agents[i, A_ROW]) - pr) ** 2
+                                     + (np.int64(agents[i, A_COL]) - pc) ** 2)
+            all_features[F_NEAR_BOMB] = closeness_or_far(best_bomb)
+            all_features[F_NEAR_POWERUP] = closeness_or_far(best_power)
+            all_features[F_NEAR_ENEMY] = closeness_or_far(best_enemy)
+            all_features[F_NEAR_RIGID] = closeness_or_none(nearest_rigid[here])
+            all_features[F_NEAR_FLAME] = closeness_or_far(best_flame)
+            all_features[F_NEAR_WOOD] = closeness_or_far(best_wood)
+        elif n_features > 0:
+            state_features(state, player, all_features)
+        if features_only:
+            return depth
+        # the policy: softmax over effective actions of scale * W f + offset, then
+        # one draw (the arithmetic of evolution.policy_probabilities and
+        # sample_index, written out for the reason above)
+        if n_features == 0:
+            features[0] = 1.0
+        else:
+            for j in range(n_features):
+                features[j] = all_features[feature_index[j]]
+        for a in range(n_actions):
+            z = 0.0
+            for j in range(features_per_action):
+                z += weights[a, j] * features[j]
+            probabilities[a] = z
+        top = -1e300
+        for a in range(n_actions):
+            z = scale[a] * probabilities[a] + offset[a]
+            probabilities[a] = z
+            if z > top:
+                top = z
+        total = 0.0
+        for a in range(n_actions):
+            probabilities[a] = np.exp(probabilities[a] - top)
+            total += probabilities[a]
+        for a in range(n_actions):
+            probabilities[a] /= total
+        u = rng_uniform(rng)
+        e = n_actions - 1
+        acc = 0.0
+        for a in range(n_actions):
+            acc += probabilities[a]
+            if u < acc:
+                e = a
+                break
+        if n_effective == 6:
+            action = e
+        elif e == 0:  # "move" (nEA = 3) or "movement" (nEA = 2)
+            action = safe_move_on(board, agents[player, A_ROW], agents[player, A_COL],
+                                  n_effective == 2, rng)
+        elif n_effective == 3:
+            action = STOP if e == 1 else LAY_BOMB
+        else:
+            action = LAY_BOMB
         advance(state, player, action, joint, hidden, n_hidden, rng)
         depth += 1
     return depth
+
+
+@nb.njit(cache=True)
+def rollout_features(state, player, feature_cache, out):
+    """The eight features of ``state`` for ``player`` (float64[8] ``out``) as
+    FEMCTS's rollouts compute them: from ``feature_cache``, prepared by
+    :func:`~agents.pommerman.features.prepare_feature_cache` from the root
+    ``state`` descends from, for the features it was prepared for (the others
+    0); the full board scan when the cache is off. Equal to
+    :func:`~agents.pommerman.features.state_features` (tested)."""
+    no_hidden = np.zeros(N_AGENTS, dtype=np.bool_)
+    evolved_rollout(state, player, 0, 0, np.zeros((1, 1)), ALL_FEATURES, np.ones(1), np.zeros(1),
+                    6, feature_cache, out, np.zeros(1), np.zeros(1),
+                    np.zeros(N_AGENTS, dtype=np.int64), no_hidden, 0, np.zeros(2, dtype=np.uint64),
+                    True)
 
 
 @nb.njit(cache=True)

@@ -80,13 +80,20 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
     return out
 
 
-def feature_speed(ruleset: str = "java", iterations: int = 600, games: int = 2, stride: int = 8,
-                  seed: int = 7) -> dict:
+def feature_speed(ruleset: str = "java", iterations: int = 600, games: int = 4, stride: int = 8,
+                  seed: int = 7, rounds: int = 7) -> dict:
     """CPU time per FEMCTS iteration, featured (nEA = 6, 3, 2) against unfeatured,
     at a fixed iteration budget on the same positions (seat 0 of rule-based games,
-    every ``stride``-th tick), each position searched twice per variant. Process
-    CPU time makes the ratios ``*_vs_unfeatured`` (featured iterations per
-    unfeatured iteration at equal time) robust on a shared machine."""
+    every ``stride``-th tick).
+
+    Each of ``rounds`` rounds searches every position once with every variant,
+    the variants interleaved position by position, so that a slow spell of a
+    shared machine hits all of them alike. Process CPU time is summed per round
+    and variant; ``*_vs_unfeatured`` (featured iterations per unfeatured
+    iteration at equal time) is the median over rounds of the round's ratio,
+    and ``*_us_per_iteration`` the median round's figure. Every agent keeps its
+    population from decision to decision, as in a game.
+    """
     config = PommermanConfig(ruleset=ruleset)
     variants = {"unfeatured": {"featured": False}, "nea6": {}, "nea3": {"n_effective": 3},
                 "nea2": {"n_effective": 2}}
@@ -104,21 +111,27 @@ def feature_speed(ruleset: str = "java", iterations: int = 600, games: int = 2, 
             if game.step_count % stride == 0:
                 positions.append(game.observation(0))
             game.step([players[i].act(game.observation(i)) for i in range(4)])
-    cpu = dict.fromkeys(variants, 0.0)
     for agent in agents.values():
         agent.begin_game(0, np.random.SeedSequence(1))
         agent.decide(positions[0])  # compile or load the cache
-    for _ in range(2):
-        for key, agent in agents.items():
-            t0 = time.process_time()
-            for obs in positions:
+    per_round = {key: [] for key in variants}
+    for _ in range(rounds):
+        cpu = dict.fromkeys(variants, 0.0)
+        for obs in positions:
+            for key, agent in agents.items():
+                t0 = time.process_time()
                 agent.decide(obs)
-            cpu[key] += time.process_time() - t0
-    out = {"ruleset": ruleset, "positions": len(positions), "iterations": iterations}
+                cpu[key] += time.process_time() - t0
+        for key in variants:
+            per_round[key].append(cpu[key])
+    n = len(positions) * iterations
+    out = {"ruleset": ruleset, "positions": len(positions), "iterations": iterations, "rounds": rounds}
     for key in variants:
-        out[f"{key}_us_per_iteration"] = 1e6 * cpu[key] / (2 * len(positions) * iterations)
+        out[f"{key}_us_per_iteration"] = 1e6 * statistics.median(per_round[key]) / n
     for key in ("nea6", "nea3", "nea2"):
-        out[f"{key}_vs_unfeatured"] = cpu["unfeatured"] / cpu[key]
+        ratios = [u / f for u, f in zip(per_round["unfeatured"], per_round[key])]
+        out[f"{key}_vs_unfeatured"] = statistics.median(ratios)
+        out[f"{key}_vs_unfeatured_range"] = [min(ratios), max(ratios)]
     return out
 
 
@@ -131,11 +144,12 @@ def main(argv=None) -> None:
     parser.add_argument("--ruleset", default="canonical")
     parser.add_argument("--mode", default="ffa")
     parser.add_argument("--opponent", default="rule_based")
+    parser.add_argument("--rounds", type=int, default=7, help="--feature-speed: interleaved rounds")
     parser.add_argument("--feature-speed", action="store_true",
                         help="FEMCTS featured vs unfeatured CPU time per iteration instead")
     args = parser.parse_args(argv)
     if args.feature_speed:
-        print(json.dumps(feature_speed(args.ruleset), indent=2))
+        print(json.dumps(feature_speed(args.ruleset, rounds=args.rounds), indent=2))
         return
     print(json.dumps(bench_agents(args.games, args.decisions, args.ms, args.ruleset, args.mode,
                                  opponent=args.opponent), indent=2))
