@@ -209,36 +209,40 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
             if need_wood:
                 c = nearest_wood[here]
                 if c >= 0 and board[c] == WOOD:
-                    best_wood = (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2
+                    dr, dc = c // BOARD_SIZE - pr, c % BOARD_SIZE - pc
+                    best_wood = dr * dr + dc * dc
                 else:
                     for k in range(counts[C_N_WOOD]):
                         c = wood_cells[k]
                         if board[c] == WOOD:
-                            best_wood = min(best_wood, (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2)
+                            dr, dc = c // BOARD_SIZE - pr, c % BOARD_SIZE - pc
+                            best_wood = min(best_wood, dr * dr + dc * dc)
             best_power = FAR_SQ
             c = nearest_power[here]
             if c >= 0 and (board[c] == EXTRA_BOMB or board[c] == INCR_RANGE or board[c] == KICK):
-                best_power = (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2
+                dr, dc = c // BOARD_SIZE - pr, c % BOARD_SIZE - pc
+                best_power = dr * dr + dc * dc
             else:
                 for k in range(counts[C_N_POWER]):
                     c = power_cells[k]
                     v = board[c]
                     if v == EXTRA_BOMB or v == INCR_RANGE or v == KICK:
-                        best_power = min(best_power, (c // BOARD_SIZE - pr) ** 2 + (c % BOARD_SIZE - pc) ** 2)
+                        dr, dc = c // BOARD_SIZE - pr, c % BOARD_SIZE - pc
+                        best_power = min(best_power, dr * dr + dc * dc)
             best_bomb = FAR_SQ
             for b in range(meta[M_N_BOMBS]):
-                best_bomb = min(best_bomb, (np.int64(bombs[b, B_ROW]) - pr) ** 2
-                                + (np.int64(bombs[b, B_COL]) - pc) ** 2)
+                dr, dc = np.int64(bombs[b, B_ROW]) - pr, np.int64(bombs[b, B_COL]) - pc
+                best_bomb = min(best_bomb, dr * dr + dc * dc)
             best_flame = FAR_SQ
             if need_flame:
                 for f in range(meta[M_N_FLAMES]):
-                    best_flame = min(best_flame, (np.int64(flames[f, F_ROW]) - pr) ** 2
-                                     + (np.int64(flames[f, F_COL]) - pc) ** 2)
+                    dr, dc = np.int64(flames[f, F_ROW]) - pr, np.int64(flames[f, F_COL]) - pc
+                    best_flame = min(best_flame, dr * dr + dc * dc)
             best_enemy = FAR_SQ
             for i in range(N_AGENTS):
                 if i != player and i != mate and agents[i, A_ALIVE] and agents[i, A_VISIBLE]:
-                    best_enemy = min(best_enemy, (np.int64(agents[i, A_ROW]) - pr) ** 2
-                                     + (np.int64(agents[i, A_COL]) - pc) ** 2)
+                    dr, dc = np.int64(agents[i, A_ROW]) - pr, np.int64(agents[i, A_COL]) - pc
+                    best_enemy = min(best_enemy, dr * dr + dc * dc)
             all_features[F_NEAR_BOMB] = closeness_or_far(best_bomb)
             all_features[F_NEAR_POWERUP] = closeness_or_far(best_power)
             all_features[F_NEAR_ENEMY] = closeness_or_far(best_enemy)
