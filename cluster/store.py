@@ -289,7 +289,9 @@ class ResultStore:
             payload[f"a.{name}"] = array
         payload[_LABELS_KEY] = np.asarray([seat_label])
         sink = io.BytesIO()
-        np.savez(sink, **payload)
+        # compressed: learned tables are mostly zeros (an MCTS-TD table of 4^8
+        # float64 entries is 512 KB raw, ~30 KB compressed, saved after every game)
+        np.savez_compressed(sink, **payload)
         path = directory / f"{int(index_in_series):06d}--{quote(seat_label, safe='')}.npz"
         _atomic_write(path, sink.getvalue())
         return path

@@ -228,6 +228,17 @@ def test_learned_state_round_trip(tmp_path):
             [npz[k] for k in npz.files]
 
 
+def test_learned_state_of_a_sparse_table_is_stored_small(tmp_path):
+    """A learned table that is mostly zeros (MCTS-TD's 4^8 entries, saved after
+    every game) is stored compressed and loads back exactly."""
+    table = np.zeros(4 ** 8)
+    rng = np.random.default_rng(0)
+    table[rng.choice(table.size, 2000, replace=False)] = rng.normal(size=2000)
+    path = ResultStore(tmp_path).save_learned_state(0, 0, "MCTS-TD", {"weights": table})
+    assert path.stat().st_size < table.nbytes // 10
+    np.testing.assert_array_equal(ResultStore(tmp_path).learned_state_at(0, 0)["MCTS-TD"]["weights"], table)
+
+
 def test_learned_state_rejects_objects_and_reports_corruption(tmp_path):
     store = ResultStore(tmp_path)
     with pytest.raises(StoreError, match=r"object arrays cannot be stored"):
