@@ -338,6 +338,18 @@ def not_a_study_message(path: Path) -> str:
     return f"{path}: not a study directory (no results/ inside)"
 
 
+def by_condition_markdown(df: pd.DataFrame) -> list[str]:
+    """Lines of one Markdown table per varied option of a study with conditions
+    (``design.vary``, e.g. the view range), each preceded by ``By <option>:``;
+    none for a study without conditions."""
+    parts: list[str] = []
+    for column in varied_columns(df):
+        option = column[len("vary."):]
+        parts += ["", f"By {option}:", "",
+                  to_markdown(result_table(df.rename(columns={column: option}), by=option))]
+    return parts
+
+
 def report_study(study_dir, plot: bool = True) -> str:
     """Re-read a (finished or interrupted) study's Parquet rows, rewrite its report
     directory and return the tables as Markdown text."""
@@ -351,10 +363,7 @@ def report_study(study_dir, plot: bool = True) -> str:
         return f"{study_dir}: no finished games yet"
     games = df["game_index"].nunique()
     parts = [f"{study_dir.name}: {games} games", "", to_markdown(result_table(df))]
-    for column in varied_columns(df):
-        option = column[len("vary."):]
-        parts += [f"By {option}:", "", to_markdown(result_table(df.rename(columns={column: option}),
-                                                                by=option))]
+    parts += by_condition_markdown(df)
     segments = _runs_design_segments(study_dir)
     if segments:
         from .segments import segments_markdown

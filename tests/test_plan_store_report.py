@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cluster.plan import board_seed_sequence, plan_study, seat_seed_sequence
-from cluster.report import result_table, to_markdown, wilson_interval, win_rate_plot, write_tables
+from cluster.report import by_condition_markdown, result_table, to_markdown, wilson_interval, win_rate_plot, write_tables
 from cluster.store import ResultStore, SpecMismatchError, StoreError
 from jobs.spec import load_spec
 
@@ -321,6 +321,14 @@ def test_result_table_by_column_and_plots(tmp_path):
     assert "| vr | Player |" in to_markdown(table)
     assert win_rate_plot(hand_made_results(), tmp_path / "bars.png").stat().st_size > 0
     assert win_rate_plot(hand_made_results(), tmp_path / "lines.png", by="vr").stat().st_size > 0
+
+
+def test_by_condition_tables_for_a_study_with_conditions():
+    df = hand_made_results().rename(columns={"vr": "vary.view_range"})
+    text = "\n".join(by_condition_markdown(df))
+    assert "By view_range:" in text and "| view_range | Player |" in text
+    assert text.count("| 0 | A |") == 1 and text.count("| 1 | B |") == 1
+    assert by_condition_markdown(hand_made_results().drop(columns="vr")) == []
 
 
 def test_empty_table():
