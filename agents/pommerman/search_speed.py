@@ -53,12 +53,15 @@ def _decisions(agent_name, params, budget, game_config, games, decisions_per_gam
 def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
                  ruleset: str = "canonical", mode: str = "ffa", seed: int = 0,
                  opponent: str = "rule_based") -> dict:
-    """Median speed figures of the default MCTS and RHEA.
+    """Median speed figures of the default MCTS, RHEA and FEMCTS variants.
 
     Returns a dict with ``mcts_iters_per_40ms`` (iterations per ``ms``
     decision; the key keeps its name whatever ``ms``), ``rhea_iters_per_40ms``,
-    ``ms_per_decision_mcts_200`` (wall ms of a 200-iteration MCTS decision),
-    ``rhea_ms_per_decision_200`` and the settings used.
+    ``femcts*_iters_per_40ms``, ``femcts*_vs_unfeatured`` (featured FEMCTS's
+    iterations per ``ms`` relative to unfeatured's on the same positions, see
+    :func:`paired_femcts_iterations`), ``ms_per_decision_mcts_200`` (wall ms of
+    a 200-iteration MCTS decision), ``rhea_ms_per_decision_200`` and the
+    settings used.
     """
     config = PommermanConfig(mode=mode, ruleset=ruleset)
     out = {"ruleset": ruleset, "mode": mode, "budget_ms": ms, "games": games,
@@ -72,13 +75,61 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
         recs = _decisions(name, params, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
         out[f"{key}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
         out[f"{key}_decision_ms_timed"] = 1000.0 * float(statistics.median(r[1] for r in recs))
-    for key in ("femcts", "femcts_nea3", "femcts_nea2"):
-        # featured FEMCTS's iterations relative to unfeatured's (issue 8: at least 0.9)
-        out[f"{key}_vs_unfeatured"] = out[f"{key}_iters_per_40ms"] / out["femcts_unfeatured_iters_per_40ms"]
+    # featured FEMCTS's iterations relative to unfeatured's at equal time (issue 8:
+    # at least 0.9), on the same positions: the medians above come from each
+    # variant's own games, whose positions (bombs, flames) differ in cost
+    paired = paired_femcts_iterations(config, ms, seed=seed)
+    out["femcts_paired_positions"] = paired.pop("positions")
+    for key, ratio in paired.items():
+        out[f"{key}_vs_unfeatured"] = ratio
     for name in ("mcts", "rhea"):
         recs = _decisions(name, {}, Budget(iterations=200), config, games, decisions_per_game, seed, opponent)
         key = "ms_per_decision_mcts_200" if name == "mcts" else "rhea_ms_per_decision_200"
         out[key] = 1000.0 * float(statistics.median(r[1] for r in recs))
+    return out
+
+
+def _rule_based_positions(config, games: int, stride: int, seed: int) -> list:
+    """Seat 0's observations, every ``stride``-th tick, of ``games`` games of four
+    rule-based players (until seat 0 dies or the game ends)."""
+    positions = []
+    for g in range(games):
+        game = Pommerman(config)
+        seeds = np.random.SeedSequence([seed, g]).spawn(5)
+        game.reset(seeds[0])
+        players = [make_agent("rule_based", {}, Budget(iterations=1), config) for _ in range(4)]
+        for s_, agent in enumerate(players):
+            agent.begin_game(s_, seeds[s_ + 1])
+        while not game.done and game.is_alive(0):
+            if game.step_count % stride == 0:
+                positions.append(game.observation(0))
+            game.step([players[i].act(game.observation(i)) for i in range(4)])
+    return positions
+
+
+FEMCTS_VARIANTS = {"femcts_unfeatured": {"featured": False}, "femcts": {},
+                   "femcts_nea3": {"n_effective": 3}, "femcts_nea2": {"n_effective": 2}}
+"""The FEMCTS variants the benchmarks compare (``femcts``: featured, nEA = 6)."""
+
+
+def paired_femcts_iterations(config, ms: float = 40.0, games: int = 2, stride: int = 16,
+                             seed: int = 0) -> dict:
+    """Featured FEMCTS's iterations per ``ms`` decision relative to unfeatured's,
+    on the same positions (seat 0 of rule-based games, every ``stride``-th tick),
+    the variants interleaved position by position. Returns ``{variant: total
+    iterations / unfeatured's total}`` for ``femcts``, ``femcts_nea3``,
+    ``femcts_nea2``, and ``positions``."""
+    positions = _rule_based_positions(config, games, stride, seed)
+    agents = {k: make_agent("femcts", p, Budget(ms=ms), config) for k, p in FEMCTS_VARIANTS.items()}
+    for agent in agents.values():
+        agent.begin_game(0, np.random.SeedSequence(1))
+        agent.decide(positions[0])  # compile or load the cache
+    total = dict.fromkeys(agents, 0)
+    for obs in positions:
+        for key, agent in agents.items():
+            total[key] += agent.decide(obs)[1]
+    out = {key: total[key] / total["femcts_unfeatured"] for key in ("femcts", "femcts_nea3", "femcts_nea2")}
+    out["positions"] = len(positions)
     return out
 
 
@@ -101,18 +152,7 @@ def feature_speed(ruleset: str = "java", iterations: int = 600, games: int = 4, 
                 "nea2": {"n_effective": 2}}
     agents = {k: make_agent("femcts", p, Budget(iterations=iterations), config)
               for k, p in variants.items()}
-    positions = []
-    for g in range(games):
-        game = Pommerman(config)
-        seeds = np.random.SeedSequence([seed, g]).spawn(5)
-        game.reset(seeds[0])
-        players = [make_agent("rule_based", {}, Budget(iterations=1), config) for _ in range(4)]
-        for s_, agent in enumerate(players):
-            agent.begin_game(s_, seeds[s_ + 1])
-        while not game.done and game.is_alive(0):
-            if game.step_count % stride == 0:
-                positions.append(game.observation(0))
-            game.step([players[i].act(game.observation(i)) for i in range(4)])
+    positions = _rule_based_positions(config, games, stride, seed)
     for agent in agents.values():
         agent.begin_game(0, np.random.SeedSequence(1))
         agent.decide(positions[0])  # compile or load the cache
