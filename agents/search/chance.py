@@ -51,6 +51,11 @@ def select_ucb1_legal(tree, node, legal, exploration, rng):
 
     Args: tree; node (int); legal (bool[k], k <= A: actions >= k are never
         chosen); exploration (float, e.g. sqrt(2)); rng (uint64[2]).
+
+    Not :func:`agents.search.multiplayer.select_ucb_legal` (Scotland Yard):
+    that one counts N over the children legal now (determinizations make
+    actions come and go), scales by ``2 ln N`` and leaves untried actions to
+    its caller. Here the legal set at a node is fixed by its decision state.
     """
     k = legal.shape[0]
     untried = 0

@@ -54,6 +54,10 @@ def select_ucb_legal(tree, node, legal, exploration, rng):
 
     Args: tree; node (int); legal (bool[A]); exploration (float C); rng (uint64[2]).
     Returns: int action, or -1 when no legal child is expanded.
+
+    Not :func:`agents.search.chance.select_ucb1_legal` (birds): that one takes
+    N from the node's own visits and picks untried legal actions first, since
+    a decision node there always has the same legal actions.
     """
     total = 0
     for a in range(tree.children.shape[1]):
