@@ -44,9 +44,9 @@ import numpy as np
 from agents.api import Budget
 from agents.registry import register
 from agents.search import (
-    CHANCE, DECISION, ROOT_INDEX, backup, best_mean_child, deadline_ns, expand_as, is_full,
-    monotonic_ns, most_visited_child, new_tree, reset_tree, sample_outcome,
-    select_outcome_pw_ucb, select_ucb1_legal,
+    CHANCE, DECISION, ROOT_INDEX, backup, deadline_ns, expand_as, is_full, monotonic_ns,
+    new_tree, recommend_root_action, reset_tree, sample_outcome, select_outcome_pw_ucb,
+    select_ucb1_legal,
 )
 from agents.search.clock import budget_exhausted
 from games._rng import rng_integer
@@ -310,10 +310,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
         iterations += 1
         if is_full(tree):
             break
-    if most_visited:
-        action = most_visited_child(tree, ROOT_INDEX, 1e-6, rng)
-    else:
-        action = best_mean_child(tree, ROOT_INDEX, 1e-6, rng)
+    action = recommend_root_action(tree, not most_visited, 1e-6, rng)
     return action, iterations
 
 

@@ -30,9 +30,9 @@ from games.scotland_yard.kernels import (
 from ..api import Agent
 from ..registry import register
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.multiplayer import backup_by_player, random_untried_legal, select_ucb_legal
+from ..search.multiplayer import backup_by_player, select_ucb_legal
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree
-from ..search.uct import best_mean_child, expand, most_visited_child
+from ..search.uct import expand, random_untried_legal, recommend_root_action
 from ._common import check_param, check_seat, filter_mrx_moves, playout, prepare_root
 
 
@@ -96,10 +96,7 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
             values[d] = 1.0 - escaped
         backup_by_player(tree, node, values, node_player)
         iterations += 1
-    if best_mean:
-        action = best_mean_child(tree, ROOT_INDEX, 1e-9, rng)
-    else:
-        action = most_visited_child(tree, ROOT_INDEX, 1e-9, rng)
+    action = recommend_root_action(tree, best_mean, 1e-9, rng)
     if action < 0:
         legal_moves(root, mask, filter_black, filter_double, double_distance)
         action = np.argmax(mask)

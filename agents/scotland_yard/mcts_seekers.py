@@ -48,9 +48,9 @@ from games.scotland_yard.kernels import (
 
 from ..registry import register
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.multiplayer import backup_by_player, random_untried_legal, select_ucb_legal
+from ..search.multiplayer import backup_by_player, select_ucb_legal
 from ..search.tree import ROOT_INDEX, reset_tree
-from ..search.uct import best_mean_child, expand, most_visited_child
+from ..search.uct import expand, random_untried_legal, recommend_root_action
 from ._common import (
     categorize, check_param, location_weights, playout, playout_detective_action,
     playout_mrx_action, prepare_root, roulette,
@@ -140,10 +140,7 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
         coalition_values(scratch, reduction, values)
         backup_by_player(tree, node, values, node_player)
         iterations += 1
-    if best_mean:
-        action = best_mean_child(tree, ROOT_INDEX, 1e-9, rng)
-    else:
-        action = most_visited_child(tree, ROOT_INDEX, 1e-9, rng)
+    action = recommend_root_action(tree, best_mean, 1e-9, rng)
     if action < 0:
         legal_actions_into(root, me, mask)
         action = np.argmax(mask)

@@ -24,7 +24,7 @@ import numpy as np
 from games._rng import rng_integer, rng_uniform
 
 from .tree import UNVISITED
-from .uct import expand
+from .uct import expand, random_untried_legal
 
 
 @nb.njit(cache=True)
@@ -58,22 +58,11 @@ def select_ucb1_legal(tree, node, legal, exploration, rng):
     its caller. Here the legal set at a node is fixed by its decision state.
     """
     k = legal.shape[0]
-    untried = 0
-    n_legal = 0
-    for a in range(k):
-        if legal[a]:
-            n_legal += 1
-            if tree.children[node, a] < 0:
-                untried += 1
-    if n_legal == 0:
+    if not legal.any():
         return -1
-    if untried > 0:
-        r = rng_integer(rng, untried)
-        for a in range(k):
-            if legal[a] and tree.children[node, a] < 0:
-                if r == 0:
-                    return a
-                r -= 1
+    untried = random_untried_legal(tree, node, legal, rng)
+    if untried >= 0:
+        return untried
     log_n = np.log(max(tree.node_visits[node], 1))
     start = rng_integer(rng, k)
     best = -1

@@ -17,30 +17,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer, rng_uniform
+from games._rng import rng_uniform
 
-from .tree import NO_PARENT, UNVISITED
-
-
-@nb.njit(cache=True)
-def random_untried_legal(tree, node, legal, rng):
-    """A uniformly random action with ``legal[a]`` whose child is UNVISITED, or -1.
-
-    Args: tree; node (int); legal (bool[A]); rng (uint64[2], advanced).
-    """
-    n = 0
-    for a in range(tree.children.shape[1]):
-        if legal[a] and tree.children[node, a] == UNVISITED:
-            n += 1
-    if n == 0:
-        return -1
-    k = rng_integer(rng, n)
-    for a in range(tree.children.shape[1]):
-        if legal[a] and tree.children[node, a] == UNVISITED:
-            if k == 0:
-                return a
-            k -= 1
-    return -1
+from .tree import NO_PARENT
 
 
 @nb.njit(cache=True)

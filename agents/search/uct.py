@@ -17,7 +17,7 @@ import numpy as np
 
 from games._rng import rng_integer, rng_uniform
 
-from .tree import DECISION, ILLEGAL, NO_PARENT, UNVISITED
+from .tree import DECISION, ILLEGAL, NO_PARENT, ROOT_INDEX, UNVISITED
 
 
 @nb.njit(cache=True, inline="always")
@@ -60,6 +60,29 @@ def random_untried_action(tree, node, rng):
             if k == 0:
                 return a
             k -= 1
+    return -1
+
+
+@nb.njit(cache=True)
+def random_untried_legal(tree, node, legal, rng):
+    """A uniformly random action with ``legal[a]`` whose child is UNVISITED, or -1.
+
+    Args: tree; node (int); legal (bool[k], k <= A: actions >= k are never
+        chosen); rng (uint64[2], advanced by one draw when an action qualifies).
+    """
+    k = min(legal.shape[0], tree.children.shape[1])
+    n = 0
+    for a in range(k):
+        if legal[a] and tree.children[node, a] == UNVISITED:
+            n += 1
+    if n == 0:
+        return -1
+    r = rng_integer(rng, n)
+    for a in range(k):
+        if legal[a] and tree.children[node, a] == UNVISITED:
+            if r == 0:
+                return a
+            r -= 1
     return -1
 
 
@@ -230,6 +253,17 @@ def most_visited_child(tree, root, epsilon, rng):
     if all_equal:
         return best_mean_child(tree, root, epsilon, rng)
     return best
+
+
+@nb.njit(cache=True)
+def recommend_root_action(tree, best_mean, epsilon, rng):
+    """The action a search plays: the root child with the best mean value
+    (:func:`best_mean_child`) if ``best_mean``, else the most visited
+    (:func:`most_visited_child`); -1 if the root has no expanded child and
+    ``best_mean`` (the most visited rule returns 0 then)."""
+    if best_mean:
+        return best_mean_child(tree, ROOT_INDEX, epsilon, rng)
+    return most_visited_child(tree, ROOT_INDEX, epsilon, rng)
 
 
 @nb.njit(cache=True)
