@@ -109,13 +109,6 @@ def safe_move_on(board, row, col, include_stop, rng):
     return STOP
 
 
-@nb.njit(cache=True)
-def safe_move(state, player, include_stop, rng):
-    """:func:`safe_move_on` from ``player``'s cell of ``state`` (a PommermanState)."""
-    return safe_move_on(state.board, state.agents[player, A_ROW], state.agents[player, A_COL],
-                        include_stop, rng)
-
-
 @nb.njit(cache=True, inline="always")
 def _draw_effective(weights, features, scale, offset, probabilities, rng):
     """An effective action drawn from softmax(scale * W f + offset)."""
@@ -128,13 +121,11 @@ def _effective_to_real(state, player, n_effective, e, rng):
     """The real action for effective action ``e`` (a random safe move for "move" / "movement")."""
     if n_effective == 6:
         return e
+    if e == 0:  # "move" (nEA = 3, four directions) or "movement" (nEA = 2, and stop)
+        return safe_move_on(state.board, state.agents[player, A_ROW], state.agents[player, A_COL],
+                            n_effective == 2, rng)
     if n_effective == 3:
-        if e == 0:
-            return safe_move(state, player, False, rng)
         return STOP if e == 1 else LAY_BOMB
-    # n_effective == 2
-    if e == 0:
-        return safe_move(state, player, True, rng)
     return LAY_BOMB
 
 
