@@ -62,6 +62,8 @@ class StudyResult:
     """Driver ``time.perf_counter()`` when each of those games was recorded."""
     mlflow_run_name: str | None = None
     mlflow_experiment_id: str | None = None
+    condition_tables: str = ""
+    """Markdown: the result table per varied option (``design.vary``), "" without conditions."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -191,15 +193,16 @@ def export_best_streak_populations(spec) -> list[Path]:
     return out
 
 
-def write_report(spec, store) -> list[Path]:
+def write_report(spec, rows) -> list[Path]:
     """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``,
-    replay pages under ``study_dir/replays`` (linked from ``report/replays.md``)."""
+    replay pages under ``study_dir/replays`` (linked from ``report/replays.md``),
+    from the study's result rows (``ResultStore.read()``)."""
     from . import report
 
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
     segments = report.SEGMENT if spec.design.runs_design else None
-    return report.write_study_report(store.read(), out, title=spec.study_id, segments=segments,
+    return report.write_study_report(rows, out, title=spec.study_id, segments=segments,
                                      study_dir=spec.study_dir, first_label=spec.lineup[0].label)
 
 
@@ -288,10 +291,16 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             store.compact()  # one file per game while running; one file per study at rest
         except Exception as exc:
             log.warning("compacting the results failed (they are intact): %s", exc)
-        try:
-            write_report(spec, store)
-        except Exception as exc:
-            log.warning("report failed: %s", exc)
+        try:  # the rows once, for the report, the run's description and the result
+            rows = store.read()
+        except Exception as exc:  # the report is a convenience; the store is the truth
+            log.warning("reading the results for the report failed: %s", exc)
+            rows = None
+        if rows is not None:
+            try:
+                write_report(spec, rows)
+            except Exception as exc:
+                log.warning("report failed: %s", exc)
         try:
             export_best_streak_populations(spec)
         except Exception as exc:
@@ -301,7 +310,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             counts = {"played": recorder.played, "skipped": skipped,
                       "retried": pool.retries if pool is not None else 0, "errored": recorder.errors,
                       "replayed": recorder.replayed}
-            tracker.finish(status, counts=counts, table_markdown=_table_markdown(store),
+            tracker.finish(status, counts=counts, table_markdown=_tables_markdown(rows),
                            artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
                                           "report": sdir / "report", "replays": sdir / "replays",
                                           "populations": sdir / "populations"},
@@ -309,12 +318,15 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         if started_ray:
             ray.shutdown()
 
-    from .report import result_table
+    from .report import by_condition_markdown, result_table
 
-    df = store.read()
+    if rows is None:
+        rows = store.read()  # raises the store's own error, naming the file
+    has_rows = len(rows) > 0
     return StudyResult(
         study_id=spec.study_id, study_dir=Path(spec.study_dir),
-        table=result_table(df) if len(df) else None,
+        table=result_table(rows) if has_rows else None,
+        condition_tables="\n".join(by_condition_markdown(rows)).strip() if has_rows else "",
         mlflow_run_id=tracker.run_id if tracker is not None else None,
         games_total=total, games_done=len(store.finished_games()), games_played=recorder.played,
         games_skipped=skipped, games_replayed=recorder.replayed, error_games=recorder.errors,
@@ -325,13 +337,15 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         mlflow_experiment_id=tracker.experiment_id if tracker is not None else None)
 
 
-def _table_markdown(store) -> str | None:
-    """The study's result table in Markdown (None if it cannot be read)."""
-    from .report import result_table, to_markdown
+def _tables_markdown(rows) -> str | None:
+    """The study's result table in Markdown, and its tables per condition if it
+    has conditions (None without rows)."""
+    from .report import by_condition_markdown, result_table, to_markdown
 
+    if rows is None or not len(rows):
+        return None
     try:
-        df = store.read()
-        return to_markdown(result_table(df)) if len(df) else None
+        return "\n".join([to_markdown(result_table(rows)).rstrip()] + by_condition_markdown(rows))
     except Exception as exc:  # the description is a convenience; the store is the truth
         log.warning("result table for MLflow failed: %s", exc)
         return None

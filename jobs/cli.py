@@ -274,14 +274,13 @@ def _cmd_run(args) -> int:
     context = RunContext(command=_command_line(args), overrides=tuple(args.set or ()), scale=args.scale)
     result = run_study(spec, address=args.address, num_workers=args.workers,
                        progress=not args.no_progress, tracking=not args.no_tracking, context=context)
-    from cluster.report import by_condition_markdown, to_markdown
-    from cluster.store import ResultStore
+    from cluster.report import to_markdown
 
     print()
     if result.table is not None:
         print(to_markdown(result.table).rstrip())
-        if spec.design.vary:  # the table per condition too, e.g. against the view range
-            print("\n".join(by_condition_markdown(ResultStore(result.study_dir).read())).rstrip())
+    if result.condition_tables:  # e.g. against the view range
+        print("\n" + result.condition_tables)
     print(f"\ngames: {counts_text(result.counts)}  ({result.games_done} of {result.games_total} in the store)")
     print(f"results: {result.study_dir}")
     if result.mlflow_run_id:
