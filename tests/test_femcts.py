@@ -192,5 +192,5 @@ def test_paired_speed_benchmark_compares_the_variants_on_the_same_positions():
 
     out = paired_femcts_iterations(PommermanConfig(ruleset="java"), ms=2.0, games=1, stride=60)
     assert out.pop("positions") >= 2
-    assert set(out) == {"femcts", "femcts_nea3", "femcts_nea2"}
+    assert set(out) == {"nea6", "nea3", "nea2"}
     assert all(0.2 < ratio < 5 for ratio in out.values())

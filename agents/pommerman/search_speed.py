@@ -26,6 +26,14 @@ from ..api import Budget
 from ..registry import make_agent
 
 
+FEMCTS_VARIANTS = {"unfeatured": {"featured": False}, "nea6": {}, "nea3": {"n_effective": 3},
+                   "nea2": {"n_effective": 2}}
+"""The FEMCTS variants the benchmarks compare, by short name (agent params)."""
+BENCH_KEYS = {"unfeatured": "femcts_unfeatured", "nea6": "femcts", "nea3": "femcts_nea3",
+              "nea2": "femcts_nea2"}
+"""Their names in :func:`bench_agents`'s keys (``femcts``: featured, nEA = 6)."""
+
+
 def _decisions(agent_name, params, budget, game_config, games, decisions_per_game, seed, opponent):
     """(iterations, seconds) of every timed decision of ``agent_name`` in seat 0."""
     records = []
@@ -66,11 +74,8 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
     config = PommermanConfig(mode=mode, ruleset=ruleset)
     out = {"ruleset": ruleset, "mode": mode, "budget_ms": ms, "games": games,
            "decisions_per_game": decisions_per_game, "opponent": opponent}
-    timed = [("mcts", "mcts", {}), ("rhea", "rhea", {}),
-             ("femcts", "femcts", {}),  # featured, 6 effective actions, rollout depth 12
-             ("femcts_nea3", "femcts", {"n_effective": 3}),
-             ("femcts_nea2", "femcts", {"n_effective": 2}),
-             ("femcts_unfeatured", "femcts", {"featured": False})]
+    timed = [("mcts", "mcts", {}), ("rhea", "rhea", {})]
+    timed += [(BENCH_KEYS[short], "femcts", params) for short, params in FEMCTS_VARIANTS.items()]
     for key, name, params in timed:
         recs = _decisions(name, params, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
         out[f"{key}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
@@ -80,8 +85,8 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
     # variant's own games, whose positions (bombs, flames) differ in cost
     paired = paired_femcts_iterations(config, ms, seed=seed)
     out["femcts_paired_positions"] = paired.pop("positions")
-    for key, ratio in paired.items():
-        out[f"{key}_vs_unfeatured"] = ratio
+    for short, ratio in paired.items():
+        out[f"{BENCH_KEYS[short]}_vs_unfeatured"] = ratio
     for name in ("mcts", "rhea"):
         recs = _decisions(name, {}, Budget(iterations=200), config, games, decisions_per_game, seed, opponent)
         key = "ms_per_decision_mcts_200" if name == "mcts" else "rhea_ms_per_decision_200"
@@ -107,18 +112,13 @@ def _rule_based_positions(config, games: int, stride: int, seed: int) -> list:
     return positions
 
 
-FEMCTS_VARIANTS = {"femcts_unfeatured": {"featured": False}, "femcts": {},
-                   "femcts_nea3": {"n_effective": 3}, "femcts_nea2": {"n_effective": 2}}
-"""The FEMCTS variants the benchmarks compare (``femcts``: featured, nEA = 6)."""
-
-
 def paired_femcts_iterations(config, ms: float = 40.0, games: int = 2, stride: int = 16,
                              seed: int = 0) -> dict:
     """Featured FEMCTS's iterations per ``ms`` decision relative to unfeatured's,
     on the same positions (seat 0 of rule-based games, every ``stride``-th tick),
     the variants interleaved position by position. Returns ``{variant: total
-    iterations / unfeatured's total}`` for ``femcts``, ``femcts_nea3``,
-    ``femcts_nea2``, and ``positions``."""
+    iterations / unfeatured's total}`` for ``nea6``, ``nea3``, ``nea2``, and
+    ``positions``."""
     positions = _rule_based_positions(config, games, stride, seed)
     agents = {k: make_agent("femcts", p, Budget(ms=ms), config) for k, p in FEMCTS_VARIANTS.items()}
     for agent in agents.values():
@@ -128,7 +128,7 @@ def paired_femcts_iterations(config, ms: float = 40.0, games: int = 2, stride: i
     for obs in positions:
         for key, agent in agents.items():
             total[key] += agent.decide(obs)[1]
-    out = {key: total[key] / total["femcts_unfeatured"] for key in ("femcts", "femcts_nea3", "femcts_nea2")}
+    out = {key: total[key] / total["unfeatured"] for key in ("nea6", "nea3", "nea2")}
     out["positions"] = len(positions)
     return out
 
@@ -148,8 +148,7 @@ def feature_speed(ruleset: str = "java", iterations: int = 600, games: int = 4, 
     population from decision to decision, as in a game.
     """
     config = PommermanConfig(ruleset=ruleset)
-    variants = {"unfeatured": {"featured": False}, "nea6": {}, "nea3": {"n_effective": 3},
-                "nea2": {"n_effective": 2}}
+    variants = FEMCTS_VARIANTS
     agents = {k: make_agent("femcts", p, Budget(iterations=iterations), config)
               for k, p in variants.items()}
     positions = _rule_based_positions(config, games, stride, seed)
