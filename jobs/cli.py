@@ -8,7 +8,7 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena ui arena-studies/pommerman-ffa-demo --open          # the study's run in the MLflow UI (127.0.0.1)
   arena play --agents mcts,rhea,osla,random --seed 3 --view-range 2 --show-view 0
   arena replay arena-studies/pommerman-ffa-demo 12 --html   # re-simulate a game, check it, render it
-  arena conformance pommerman ../shared/golden/pommerman/*.jsonl.gz
+  arena conformance pommerman GOLDEN/pommerman/*.jsonl.gz   # replay recorded reference trajectories
   arena bench pommerman --json                              # engine and search speed as JSON
   arena bench scotland_yard --json                          # moves and MCTS iterations per second
   arena bench birds --json                                  # random games and MCTS iterations per CPU-second

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from golden_data import POMMERMAN as GOLDEN, requires
 from jobs.cli import main
-
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden" / "pommerman"
 
 
 def test_help_lists_every_subcommand(capsys):
@@ -45,7 +44,7 @@ def test_run_check_validates_without_playing(capsys):
     assert "design.seeds: must be a positive int" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"{GOLDEN} not found (the shared golden data sits beside the repo in CI)")
+@requires(GOLDEN)
 def test_conformance_reports_mismatches_and_exit_status(tmp_path, capsys):
     source = GOLDEN / "ffa_lowbomb.jsonl.gz"
     assert main(["conformance", "pommerman", str(source)]) == 0

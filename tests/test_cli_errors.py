@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from golden_data import POMMERMAN as GOLDEN, golden, skip_reason
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "jobs" / "pommerman_ffa_demo.toml"
-GOLDEN = REPO.parent / "shared" / "golden" / "pommerman"
 INVALID, MISMATCHES = 2, 1
 
 
@@ -80,6 +81,7 @@ def test_report_population_and_play_errors(tmp_path):
     assert_one_line_error(arena("play", "--agents", "mcts:depth,rhea,osla,random"), INVALID, "key=value")
 
 
+@golden  # its mismatch half replays a golden trajectory
 def test_conformance_invalid_input_is_2_and_mismatches_are_1(tmp_path):
     not_gzip = tmp_path / "plain.jsonl.gz"
     not_gzip.write_text('{"states": []}\n')
@@ -90,7 +92,7 @@ def test_conformance_invalid_input_is_2_and_mismatches_are_1(tmp_path):
         fh.write("{not json\n")
     assert_one_line_error(arena("conformance", "pommerman", bad_json), INVALID, str(bad_json))
     if not GOLDEN.is_dir():
-        pytest.skip(f"{GOLDEN} not found: the mismatch half needs the shared golden data beside the repo")
+        pytest.skip(skip_reason(GOLDEN))
     with gzip.open(GOLDEN / "ffa_lowbomb.jsonl.gz", "rt") as fh:
         traj = json.loads(fh.readline())
     traj["states"][3]["agents"][1]["ammo"] += 1

@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from golden_data import GOLDEN_ROOT, golden, skip_reason
+
 from games.pommerman.kernels import (
     inaccessible_passages, generate_canonical, step_canonical,
 )
@@ -19,7 +21,7 @@ from games.pommerman.kernels import (
     empty_state,
 )
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden"
+GOLDEN = GOLDEN_ROOT
 GOLDEN_FILES = ("ffa_lowbomb", "team_lowbomb", "ffa_simple", "fuzz_ffa", "fuzz_team")
 
 # --------------------------------------------------------------------------
@@ -27,11 +29,12 @@ GOLDEN_FILES = ("ffa_lowbomb", "team_lowbomb", "ffa_simple", "fuzz_ffa", "fuzz_t
 # --------------------------------------------------------------------------
 
 
+@golden
 @pytest.mark.parametrize("name", GOLDEN_FILES)
 def test_golden_conformance(name):
     path = GOLDEN / "pommerman" / f"{name}.jsonl.gz"
     if not GOLDEN.exists():
-        pytest.skip(f"../shared/golden not found: {GOLDEN}")
+        pytest.skip(skip_reason(GOLDEN))
     if not path.exists():
         pytest.skip(f"golden file not found: {path}")
     from games.pommerman.conformance import check_files

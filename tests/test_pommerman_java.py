@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from golden_data import POMMERMAN_JAVA, golden, skip_reason
+
 from games.pommerman.kernels import generate_java, step_java
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT0, BOARD_SIZE, BOMB,
@@ -14,7 +16,7 @@ from games.pommerman.kernels import (
     RIGHT, RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STOP, WOOD, empty_state,
 )
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden" / "pommerman-java"
+GOLDEN = POMMERMAN_JAVA
 GOLDEN_FILES = sorted(GOLDEN.glob("*.jsonl.gz")) if GOLDEN.is_dir() else []
 
 ASCII = {".": PASSAGE, "#": RIGID, "W": WOOD, "B": BOMB, "F": FLAMES,
@@ -93,6 +95,7 @@ OPEN = """
 
 # ---------------------------------------------------------------- conformance
 
+@golden
 @pytest.mark.parametrize("path", GOLDEN_FILES, ids=[p.name for p in GOLDEN_FILES])
 def test_golden_conformance(path):
     from games.pommerman.conformance import check_files
@@ -101,9 +104,10 @@ def test_golden_conformance(path):
     assert not report.mismatches, "\n".join(str(m) for m in report.mismatches[:5])
 
 
+@golden
 def test_golden_folder_present():
     if not GOLDEN_FILES:
-        pytest.skip(f"golden java trajectories not found at {GOLDEN}")
+        pytest.skip(skip_reason(GOLDEN))
     assert len(GOLDEN_FILES) == 14
 
 

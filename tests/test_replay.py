@@ -205,15 +205,10 @@ def test_study_records_every_game_and_logs_replays(tmp_path, ray_local):
     assert bad.returncode == 2 and "no record of game 7" in bad.stderr and "Traceback" not in bad.stderr
 
 
-SY_DATA = next((p / "shared" / "data" / "scotland_yard" for p in Path(__file__).resolve().parents
-                if (p / "shared" / "data" / "scotland_yard").is_dir()), None)
-
-
 @pytest.mark.parametrize("name,options", [
     ("birds", {}),
     ("xcom", {"board": "mini"}),
-    pytest.param("scotland_yard", {}, marks=pytest.mark.skipif(
-        SY_DATA is None, reason="../shared/data/scotland_yard (the board file) is not next to this clone")),
+    ("scotland_yard", {}),
 ])
 def test_every_game_replays_and_renders(name, options, tmp_path):
     """Each game's record replays step by step and its renderer draws every frame,
@@ -221,8 +216,6 @@ def test_every_game_replays_and_renders(name, options, tmp_path):
     from cluster.play import acting_players
     from games.registry import make_game
 
-    if name == "scotland_yard":
-        options = {"board_file": str(SY_DATA / "scotland_yard_edges.csv")}
     game = make_game(name, **options)
     board_seed = np.random.SeedSequence(4, spawn_key=(0,))
     game.reset(board_seed)

@@ -7,22 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-_HERE = Path(__file__).resolve()
-# <repo>/../shared/data/scotland_yard (a worktree sits one level deeper: look further up too)
-DATA = next((p / "shared" / "data" / "scotland_yard" for p in _HERE.parents[1:4]
-             if (p / "shared" / "data" / "scotland_yard").is_dir()),
-            _HERE.parents[2] / "shared" / "data" / "scotland_yard")
-BOARD = DATA / "scotland_yard_edges.csv"
-pytestmark = pytest.mark.skipif(not BOARD.is_file(),
-                                reason=f"shared Scotland Yard board not found at {BOARD}")
-
-if BOARD.is_file():
-    from games.scotland_yard import ScotlandYard, ScotlandYardConfig
-    from games.scotland_yard import kernels as K
+from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD, DEFAULT_DATA_DIR as DATA
+from games.scotland_yard import ScotlandYard, ScotlandYardConfig
+from games.scotland_yard import kernels as K
 
 
 def new_game(seed=0, **options) -> "ScotlandYard":
-    game = ScotlandYard(ScotlandYardConfig(board_file=str(BOARD), **options))
+    game = ScotlandYard(ScotlandYardConfig(**options))
     game.reset(seed)
     return game
 

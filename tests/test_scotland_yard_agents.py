@@ -8,35 +8,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-_HERE = Path(__file__).resolve()
-DATA = next((p / "shared" / "data" / "scotland_yard" for p in _HERE.parents[1:4]
-             if (p / "shared" / "data" / "scotland_yard").is_dir()),
-            _HERE.parents[2] / "shared" / "data" / "scotland_yard")
-BOARD = DATA / "scotland_yard_edges.csv"
-pytestmark = pytest.mark.skipif(not BOARD.is_file(),
-                                reason=f"shared Scotland Yard board not found at {BOARD}")
-REPO = _HERE.parents[1]
+from agents.api import Budget
+from agents.registry import make_agent
+from agents.scotland_yard._common import (
+    category_of, filter_mrx_moves, location_weights, roulette,
+)
+from agents.scotland_yard.mcts_seekers import coalition_values, empty_tables
+from games._rng import make_rng
+from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD
+from games.scotland_yard import ScotlandYard, ScotlandYardConfig
+from games.scotland_yard import kernels as K
 
-if BOARD.is_file():
-    from agents.api import Budget
-    from agents.registry import make_agent
-    from agents.scotland_yard._common import (
-        category_of, filter_mrx_moves, location_weights, roulette,
-    )
-    from agents.scotland_yard.mcts_seekers import coalition_values, empty_tables
-    from games._rng import make_rng
-    from games.scotland_yard import ScotlandYard, ScotlandYardConfig
-    from games.scotland_yard import kernels as K
+REPO = Path(__file__).resolve().parents[1]
 
 
 def new_game(seed=0) -> "ScotlandYard":
-    game = ScotlandYard(ScotlandYardConfig(board_file=str(BOARD)))
+    game = ScotlandYard(ScotlandYardConfig())
     game.reset(seed)
     return game
 
 
 def agent(name, iterations=300, **params):
-    game_config = ScotlandYardConfig(board_file=str(BOARD))
+    game_config = ScotlandYardConfig()
     a = make_agent(name, params, Budget(iterations=iterations), game_config)
     a.begin_game(0 if "mrx" in name else 1, np.random.SeedSequence(99))
     return a
@@ -219,7 +212,7 @@ def test_online_tables_carried_across_a_series():
 
     spec = build_spec({
         "study": {"name": "sy-online", "seed": 3},
-        "game": {"name": "scotland_yard", "board_file": str(BOARD)},
+        "game": {"name": "scotland_yard"},
         "budget": {"iterations": 30},
         "design": {"runs": 1, "rounds": 3, "series_by": "run", "rotate_seats": False},
         "lineup": [{"agent": "sy_greedy_mrx", "label": "MrX"},
@@ -307,7 +300,7 @@ def test_same_game_across_processes():
 
 
 def test_agents_refuse_the_wrong_seat():
-    a = make_agent("sy_mcts_seekers", {}, Budget(iterations=5), ScotlandYardConfig(board_file=str(BOARD)))
+    a = make_agent("sy_mcts_seekers", {}, Budget(iterations=5), ScotlandYardConfig())
     with pytest.raises(ValueError, match="seat 1"):
         a.begin_game(0, np.random.SeedSequence(0))
 

@@ -23,9 +23,10 @@ from games.pommerman.kernels import (
     DOWN, KICK, LAY_BOMB, LEFT, RIGHT, STOP, UP, observe, state_from_dict,
 )
 
+from golden_data import POMMERMAN_JAVA, requires
 from test_profiles import java_state
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden" / "pommerman-java"
+GOLDEN = POMMERMAN_JAVA
 FIXED_DIRS = np.array([UP, DOWN, LEFT, RIGHT], dtype=np.int64)
 
 
@@ -51,7 +52,7 @@ def board(rows: dict[int, str]) -> str:
 
 
 # --------------------------------------------------------------------- golden replay
-@pytest.mark.skipif(not (GOLDEN / "ffa_simple_collapse.jsonl.gz").exists(), reason="golden files absent")
+@requires(GOLDEN / "ffa_simple_collapse.jsonl.gz")
 def test_recorded_framework_decisions_are_ones_simple_takes():
     with gzip.open(GOLDEN / "ffa_simple_collapse.jsonl.gz", "rt") as fh:
         records = [json.loads(next(fh)) for _ in range(2)]

@@ -2,7 +2,7 @@
 
 The study gave every agent 40 ms per decision in the Java framework. On this
 machine type the framework does 1,270 MCTS iterations (rollout depth 12) and
-676 RHEA iterations in 40 ms (``../shared/reference/pommerman-agents.md``).
+676 RHEA iterations in 40 ms (the project's reference notes on the framework's agents).
 FEMCTS gets the same forward-model work as that MCTS: its iteration budget is
 ``round(1270 * mcts_ticks_per_iteration / femcts_ticks_per_iteration)``,
 with both ratios measured here on the same positions::

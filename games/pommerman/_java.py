@@ -3,8 +3,8 @@
 ``step_java`` reproduces ``ForwardModel.next(actions, tick)`` of
 GAIGResearch/java-pommerman @58d27f4 followed by ``GameState.next``'s tick
 increment and time-out, with ``OriginalGameConfig``'s end-of-game rules
-(see ``shared/golden/pommerman-java/FORMAT.md`` for the step order and the
-quirks matched here). ``generate_java`` makes a board under the constraints
+(see ``pommerman-java/FORMAT.md`` of the golden trajectories, not shipped, for
+the step order and the quirks matched here). ``generate_java`` makes a board under the constraints
 of the framework's ``LevelGenerator`` (not bit-equal to ``java.util.Random``).
 
 Internally positions are flat cell indices (row * 11 + col). The objects'

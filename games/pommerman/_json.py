@@ -1,6 +1,6 @@
 """Pommerman states to and from the JSON shape of the golden trajectories.
 
-The shape is the one in ``shared/golden/pommerman/FORMAT.md`` (and, for the
+The shape is the one in ``pommerman/FORMAT.md`` of the golden trajectories (and, for the
 ``java`` ruleset, the extra ``results`` / ``agents[i].result`` keys of
 ``pommerman-java/FORMAT.md``). ``state_from_dict`` validates what it reads and
 raises :class:`StateFormatError` naming the offending field.

@@ -1,7 +1,7 @@
 """Replay golden Pommerman trajectories and diff every state, field by field.
 
 A trajectory file is gzip JSON Lines in the shape of
-``shared/golden/pommerman/FORMAT.md``; the ruleset comes from the line's
+``pommerman/FORMAT.md`` of the golden trajectories; the ruleset comes from the line's
 ``scenario`` (``"rules": "java"`` selects the Java ruleset, with its
 ``collapse`` switch; anything else is ``canonical``).
 """

@@ -1,7 +1,7 @@
 """Scotland Yard: Mr X (seat 0) against five detectives (seat 1) on the 199-station board.
 
     >>> from games.scotland_yard import ScotlandYard, ScotlandYardConfig
-    >>> game = ScotlandYard(ScotlandYardConfig())      # the shared board by default
+    >>> game = ScotlandYard(ScotlandYardConfig())      # the built-in board by default
     >>> game.reset(seed=7)
     >>> game.acting_players()                           # Mr X moves first
     [0]
@@ -9,9 +9,11 @@
 A 2-player game for the cluster: seat 0 is Mr X, seat 1 the seekers' side,
 which moves its detectives one at a time (``acting_players()`` names the seat
 to ask; ``observation(1)["meta"][M_TO_MOVE]`` says which detective). The
-board is read from ``board_file`` (CSV: station_a, station_b, transport) and
-the start cards from ``setup_file`` (JSON, default: beside the board); neither
-is part of the repository. Rules: see ``_rules.py``; kernels: ``kernels.py``.
+board ships with the package (``board/``: the published game's 199 stations and
+468 connections, and its setup; see ``board/PROVENANCE.md``); ``board_file``
+(CSV: station_a, station_b, transport) and ``setup_file`` (JSON, default:
+beside the board) select a custom one. Rules: see ``_rules.py``; kernels:
+``kernels.py``.
 """
 from __future__ import annotations
 
@@ -29,18 +31,8 @@ from . import kernels as K
 
 __all__ = ["ScotlandYard", "ScotlandYardConfig", "DEFAULT_BOARD_FILE", "board_for"]
 
-def _default_data_dir() -> Path:
-    """``<repo>/../shared/data/scotland_yard`` (the nearest such folder above the package)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents[2:]:
-        candidate = parent / "shared" / "data" / "scotland_yard"
-        if candidate.is_dir():
-            return candidate
-    return here.parents[3] / "shared" / "data" / "scotland_yard"
-
-
-#: The shared board outside the repository (``<repo>/../shared/data/scotland_yard``).
-DEFAULT_DATA_DIR = _default_data_dir()
+#: The built-in board of the published game, shipped as package data.
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "board"
 DEFAULT_BOARD_FILE = DEFAULT_DATA_DIR / "scotland_yard_edges.csv"
 SETUP_FILE_NAME = "scotland_yard_setup.json"
 
@@ -65,8 +57,8 @@ class ScotlandYardConfig:
     """Options of a Scotland Yard game (defaults: the published game)."""
 
     board_file: str | None = None
-    """Path of the board CSV (``station_a,station_b,transport``); None = the shared
-    board in ``../shared/data/scotland_yard/``."""
+    """Path of the board CSV (``station_a,station_b,transport``); None = the built-in
+    board of the published game (``games/scotland_yard/board/``)."""
     setup_file: str | None = None
     """Path of the setup JSON with the start cards; None = ``scotland_yard_setup.json``
     beside the board file."""
