@@ -26,7 +26,10 @@ the games' results only, never on the order they arrived in or on how many
 hosts played them, and a resumed (or killed and restarted) study recomputes the
 same decision from the stored games. Games in flight when the bound is crossed
 finish and are recorded; units after the deciding one are stored but not part
-of the test. ``max_games`` (default: the design's games) caps the test: the
+of the test. While the test runs the scheduler starts no game more than
+``2 x hosts`` games past the first incomplete unit (:meth:`SequentialMonitor.admits`),
+so a slow game cannot let the others run far ahead of the decision.
+``max_games`` (default: the design's games) caps the test: the
 games after it are never dispatched, and a test that has not crossed a bound
 by then ends undecided.
 
@@ -316,6 +319,17 @@ class SequentialMonitor:
         """Decided, or every unit up to the cap is in: dispatch no more games."""
         return self.decision != RUNNING
 
+    @property
+    def frontier(self) -> int:
+        """The first game of the first unit not yet complete (the cap when all are)."""
+        return self.units[self.prefix][0] if self.prefix < len(self.units) else self.cap
+
+    def admits(self, game_index: int, window: int) -> bool:
+        """Whether to start ``game_index`` now: at most ``window`` games past the
+        frontier, so that a decision wastes at most ``window`` games however
+        unevenly the games finish."""
+        return game_index < self.frontier + window
+
     def result(self) -> SequentialResult:
         sprt = self.stop.sprt
         used = self.units[:self.prefix]
@@ -435,3 +449,38 @@ def simulate_sprt(elo: float, elo0: float, elo1: float, alpha: float, beta: floa
         done_units += steps
     return decisions, used
 
+
+
+def write_sequential_report(result: SequentialResult, out, title: str | None = None) -> list[Path]:
+    """``sprt.md`` (the outcome, :func:`sequential_markdown`), ``sprt_llr.csv`` and
+    ``sprt_llr.png`` (the LLR curve) in ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    md = out / "sprt.md"
+    md.write_text((f"# {title}\n\n" if title else "") + sequential_markdown(result), encoding="utf-8")
+    csv = out / "sprt_llr.csv"
+    unit = "pair" if result.scoring == "pairs" else "game"
+    csv.write_text(f"{unit},llr\n" + "".join(f"{i + 1},{v:.6f}\n" for i, v in enumerate(result.llr)),
+                   encoding="utf-8")
+    return [md, csv, llr_plot(result, out / "sprt_llr.png",
+                              title=f"{title}: SPRT {result.decision}" if title else None)]
+
+
+def sequential_of_study(study_dir, rows) -> SequentialResult | None:
+    """The sequential test of a stored study (its ``spec.json`` has ``design.stop``) from
+    its rows, None when it has no test (or its spec cannot be rebuilt here)."""
+    import json
+
+    from .spec import StudySpec
+
+    spec_path = Path(study_dir) / "spec.json"
+    try:
+        data = json.loads(spec_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (data.get("design") or {}).get("stop"):
+        return None
+    spec = StudySpec.from_dict(data)
+    monitor = SequentialMonitor.from_spec(spec)
+    monitor.add_frame(rows)
+    return monitor.result()

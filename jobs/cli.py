@@ -265,6 +265,12 @@ def _cmd_run(args) -> int:
         more = f", {len(conditions)} conditions" if design.vary else ""
         print(f"{args.spec}: valid: {design.total_games} games{more}")
         print(f"  per condition: {design.shape(spec.num_players)}")
+        if design.stop is not None:
+            stop, sprt = design.stop, design.stop.sprt
+            cap = min(stop.max_games or design.total_games, design.total_games)
+            print(f"  sequential stop: SPRT {stop.between[0]} vs {stop.between[1]}, elo0 = {sprt.elo0:g}, "
+                  f"elo1 = {sprt.elo1:g}, alpha = {sprt.alpha:g}, beta = {sprt.beta:g}, scored by "
+                  f"{stop.scoring}; at most {cap} games")
         if design.vary:
             for i in range(len(conditions)):
                 print(f"  {spec.condition_label(i)}: {design.games_per_condition} games")
@@ -282,6 +288,10 @@ def _cmd_run(args) -> int:
         print(to_markdown(result.table).rstrip())
     if result.condition_tables:  # e.g. against the view range
         print("\n" + result.condition_tables)
+    if result.sequential is not None:
+        from cluster.sequential import sequential_markdown
+
+        print("\n" + sequential_markdown(result.sequential).rstrip())
     print(f"\ngames: {counts_text(result.counts)}  ({result.games_done} of {result.games_total} in the store)")
     print(f"results: {result.study_dir}")
     if result.mlflow_run_id:
