@@ -157,7 +157,7 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
             reference = (study, table)
         else:
             ref_study, ref_table = reference
-            for key in sorted(set(ref_table) | set(table)):
+            for key in sorted(set(ref_table) | set(table), key=lambda k: (k != "name", k)):
                 if ref_table.get(key) != table.get(key):
                     what = "games" if key == "name" else f"game.{key}"
                     raise RatingError(f"{what}: {ref_study} has {ref_table.get(key)!r}, {study} has "
@@ -181,23 +181,27 @@ def pairwise_results(rows: pd.DataFrame) -> pd.DataFrame:
     ``game_index``, ``first``, ``second`` (players) and ``score`` of the first
     (1 win, 0.5 tie, 0 loss), see the module docstring. ``rows`` need ``player``
     (or ``label``), ``result``, ``seat``, ``game_index`` and optionally ``team``."""
-    out = []
     keyed = rows.assign(player=rows["player"] if "player" in rows else rows["label"])
-    study = keyed["study_id"] if "study_id" in keyed else pd.Series([""] * len(keyed), index=keyed.index)
-    keyed = keyed.assign(study_id=study)
-    for (study_id, game_index), game in keyed.groupby(["study_id", "game_index"], sort=True):
-        if (game["result"] == "error").any():
-            continue
-        seats = game.sort_values("seat").to_dict("records")
-        for i in range(len(seats)):
-            for j in range(i + 1, len(seats)):
-                a, b = seats[i], seats[j]
-                if a.get("team") is not None and a.get("team") == b.get("team"):
-                    continue  # teammates
-                ra, rb = RESULT_RANK[a["result"]], RESULT_RANK[b["result"]]
-                score = 1.0 if ra > rb else 0.0 if ra < rb else 0.5
-                out.append((study_id, int(a["board_seed"]), int(game_index), a["player"], b["player"], score))
-    return pd.DataFrame(out, columns=["study_id", "board_seed", "game_index", "first", "second", "score"])
+    if "study_id" not in keyed:
+        keyed = keyed.assign(study_id="")
+    if "team" not in keyed:
+        keyed = keyed.assign(team=keyed["seat"])
+    errored = keyed.loc[keyed["result"] == "error", ["study_id", "game_index"]].drop_duplicates()
+    if len(errored):
+        keyed = keyed.merge(errored.assign(_error=True), how="left", on=["study_id", "game_index"])
+        keyed = keyed[keyed["_error"].isna()]
+    keyed = keyed.assign(rank=keyed["result"].map(RESULT_RANK))
+    columns = ["study_id", "game_index", "board_seed", "seat", "team", "player", "rank"]
+    pairs = keyed[columns].merge(keyed[columns], on=["study_id", "game_index"], suffixes=("_a", "_b"))
+    pairs = pairs[(pairs["seat_a"] < pairs["seat_b"])
+                  & ~(pairs["team_a"].notna() & (pairs["team_a"] == pairs["team_b"]))]  # teammates
+    score = np.where(pairs["rank_a"] > pairs["rank_b"], 1.0, np.where(pairs["rank_a"] < pairs["rank_b"], 0.0, 0.5))
+    out = pd.DataFrame({"study_id": pairs["study_id"].to_numpy(),
+                        "board_seed": pairs["board_seed_a"].astype(np.int64).to_numpy(),
+                        "game_index": pairs["game_index"].astype(np.int64).to_numpy(),
+                        "first": pairs["player_a"].to_numpy(), "second": pairs["player_b"].to_numpy(),
+                        "score": score})
+    return out.sort_values(["study_id", "game_index", "first", "second"], kind="stable").reset_index(drop=True)
 
 
 # --- the model --------------------------------------------------------------------------
@@ -297,11 +301,14 @@ def rate(rows: pd.DataFrame, anchor: str | None = None, anchor_rating: float = 0
     rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
     n_units = wins_by_unit.shape[0]
     draws = np.empty((bootstrap, len(players)))
-    for k in range(bootstrap):
-        weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units)).astype(np.float64)
-        w = np.tensordot(weights, wins_by_unit, axes=1)
-        t = np.tensordot(weights, ties_by_unit, axes=1)
-        draws[k] = relative(fit_davidson(w, t, start=optimum)[0])
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):  # tiny fits: BLAS threads only add overhead (10-30x here)
+        for k in range(bootstrap):
+            weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units)).astype(np.float64)
+            w = np.tensordot(weights, wins_by_unit, axes=1)
+            t = np.tensordot(weights, ties_by_unit, axes=1)
+            draws[k] = relative(fit_davidson(w, t, start=optimum)[0])
     lo, hi = (np.percentile(draws, [2.5, 97.5], axis=0) if bootstrap else
               (np.full(len(players), np.nan), np.full(len(players), np.nan)))
     games = rows.drop_duplicates(["player", "study_id", "game_index"]).groupby("player").size()
