@@ -601,12 +601,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="arena-studies/compare", help="directory for the table and plot")
     p.set_defaults(func=_cmd_compare)
 
-    p = sub.add_parser("rate", help="Bradley-Terry ratings with 95% bootstrap intervals over studies "
+    p = sub.add_parser("rate", help="Bradley-Terry ratings with 95%% bootstrap intervals over studies "
                                     "of one game",
                        description="Rate every player (agent label + config hash) over the finished "
                                    "games of one or more studies of one game and condition: "
                                    "Bradley-Terry with ties (Davidson) by maximum likelihood, an FFA "
-                                   "game counted as the pairwise results it implies, 95%% intervals "
+                                   "game counted as the pairwise results it implies, 95% intervals "
                                    "from a bootstrap over boards. Prints the table, writes it as "
                                    "Markdown/CSV with a plot, and logs them to MLflow.")
     p.add_argument("studies", nargs="+", metavar="STORE_OR_STUDY",
