@@ -49,6 +49,16 @@ Designs (see :class:`DesignSpec`):
   "sets of 50 games" with one population carried through each: ``seeds = 20,
   games_per_seed = 5, seeds_per_set = 10``.
 
+Sequential stop (``design.stop``, :class:`StopSpec`, run by :mod:`cluster.sequential`):
+``stop = { sprt = { elo0 = 0, elo1 = 20, alpha = 0.05, beta = 0.05 }, between = ["A", "B"],
+max_games = 400, scoring = "pairs" }`` ends the study once an SPRT comparing lineup labels
+A and B is decided. ``scoring = "pairs"`` (default) needs a two-player game whose boards
+are each played with the seats swapped (seeds design, rotate_seats, even games_per_seed);
+``"games"`` scores single games. Not with ``design.vary``. Errors name the field::
+
+    design.stop.sprt.elo1: must be greater than elo0 (0), got -5
+    design.stop.between[1]: no lineup label 'MCST'; labels: ['MCTS', 'Random']
+
 ``--scale F`` (:func:`apply_scale`, the same rule for ``arena run`` and
 ``arena sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a
 runs x rounds design), to ``ceil(count * F)``, at least one; each board keeps
