@@ -26,9 +26,10 @@ the games' results only, never on the order they arrived in or on how many
 hosts played them, and a resumed (or killed and restarted) study recomputes the
 same decision from the stored games. Games in flight when the bound is crossed
 finish and are recorded; units after the deciding one are stored but not part
-of the test. While the test runs the scheduler starts no game more than
-``2 x hosts`` games past the first incomplete unit (:meth:`SequentialMonitor.admits`),
-so a slow game cannot let the others run far ahead of the decision.
+of the test. While the test runs the scheduler starts no series more than
+``hosts x max(2, longest series)`` games past the first incomplete unit
+(:meth:`SequentialMonitor.admits`; 2 games per host when every game is its own
+series), so a slow game cannot let the others run far ahead of the decision.
 ``max_games`` (default: the design's games) caps the test: the
 games after it are never dispatched, and a test that has not crossed a bound
 by then ends undecided.

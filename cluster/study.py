@@ -307,8 +307,8 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
                             max_in_flight=spec.max_in_flight)
             if monitor is None:
                 pool.run(runs, recorder)
-            else:  # plan order, at most 2 games per host past the test's frontier
-                window = 2 * pool.size
+            else:  # plan order, at most 2 games (or one series) per host past the test's frontier
+                window = pool.size * max(2, max(len(series.games) for series in plan))
                 pool.run(runs, recorder, stop_when=lambda: monitor.finished,
                          admit=lambda task: monitor.admits(task.game_index, window))
     except KeyboardInterrupt:
