@@ -29,6 +29,9 @@ large but finite, and the table says so. Ratings are on the Elo scale
 relative to ``anchor`` (its rating is ``anchor_rating``), or centred on their
 mean when there is no anchor.
 
+**Connected.** Players that never met, not even through other players, cannot
+be rated on one scale: such a set of studies is refused, naming the groups.
+
 **Intervals.** 95% percentile intervals from a bootstrap that resamples whole
 boards (a study's board seed with all its games: every seat rotation stays
 together, and the pairwise results of one FFA game are never split), or single
@@ -285,6 +288,7 @@ def rate(rows: pd.DataFrame, anchor: str | None = None, anchor_rating: float = 0
     if pairs.empty:
         raise RatingError("no pairwise results to rate (no finished games between opponents)")
     players = sorted(set(pairs["first"]) | set(pairs["second"]))
+    _check_connected(pairs, players)
     if anchor is not None:
         anchor = _resolve_anchor(anchor, players)
     unit_keys = (["study_id", "board_seed"] if resample == "boards" else ["study_id", "game_index"])
@@ -334,6 +338,24 @@ def rate(rows: pd.DataFrame, anchor: str | None = None, anchor_rating: float = 0
                         "seed": int(seed), "bootstrap": int(bootstrap), "resample": resample,
                         "resampling_units": int(n_units), "pairwise_results": int(len(pairs))})
     return table
+
+
+def _check_connected(pairs: pd.DataFrame, players: list[str]) -> None:
+    """Refuse players that fall into groups that never met (directly or through others):
+    the likelihood says nothing about how such groups compare, only the prior would."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    index = {p: i for i, p in enumerate(players)}
+    a = pairs["first"].map(index).to_numpy()
+    b = pairs["second"].map(index).to_numpy()
+    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(len(players), len(players)))
+    count, labels = connected_components(graph, directed=False)
+    if count > 1:
+        groups = [[p for p, g in zip(players, labels) if g == k] for k in range(count)]
+        raise RatingError(f"the players fall into {count} groups that never played each other "
+                          f"(not even through others): {groups}; their ratings are not comparable, "
+                          f"rate each group's studies on their own")
 
 
 def _resolve_anchor(anchor: str, players: list[str]) -> str:

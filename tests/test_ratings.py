@@ -136,3 +136,10 @@ def test_rate_pools_studies_and_one_player_per_label_and_config(tmp_path, capsys
     assert list(table.index) == ["A [hA]", "B [hB]", "C [hC]"]
     assert table.loc["B [hB]", "games"] == 12 and table.loc["C [hC]", "rating"] == 0
     assert (out / "ratings.png").is_file() and "| A [hA] |" in (out / "ratings.md").read_text()
+
+
+def test_players_that_never_met_are_refused():
+    rows = pd.DataFrame(_game_rows("s", 0, 0, [("A", "win"), ("B", "loss")])
+                        + _game_rows("s", 1, 1, [("C", "win"), ("D", "loss")]))
+    with pytest.raises(RatingError, match=r"^the players fall into 2 groups .*\[\['A \[hA\]', 'B \[hB\]'\]"):
+        rate(rows, bootstrap=0)
