@@ -82,7 +82,9 @@ class PooledRows:
     """The result rows of several studies of one game and condition."""
 
     rows: pd.DataFrame
-    """Rows of every study (``player`` column added), errored games dropped."""
+    """Rows of every study, errored games dropped, with ``player`` added and ``study_id``
+    set to the study directory (the id itself moves to ``study_name``): two stores may
+    hold studies of one id."""
     studies: list[str]
     """Study directories, in the order read."""
     game: dict
@@ -115,10 +117,10 @@ def _study_dirs(paths: Sequence) -> list[Path]:
 
 
 def _game_of(study: Path) -> dict:
+    """The study's ``[game]`` table from its ``spec.json``."""
     spec_path = study / "spec.json"
     try:
-        data = json.loads(spec_path.read_text(encoding="utf-8"))
-        return dict(data["game"]), dict(data.get("design", {}).get("vary", {}) or {})
+        return dict(json.loads(spec_path.read_text(encoding="utf-8"))["game"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise RatingError(f"{spec_path}: cannot read the study's game ({type(exc).__name__}: {exc})") from None
 
@@ -133,7 +135,7 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
     studies = _study_dirs(paths)
     frames, kept, reference = [], [], None
     for study in studies:
-        table, vary = _game_of(study)
+        table = _game_of(study)
         if game is not None and table.get("name") != game:
             continue
         df = ResultStore(study).read()
@@ -148,14 +150,9 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
         elif len(conditions) > 1:
             raise RatingError(f"{study}: games of {len(conditions)} conditions {conditions}; rate one "
                               f"at a time with --condition (e.g. --condition {conditions[0]})")
-        chosen = condition if condition is not None else conditions[0]
-        if chosen:  # the condition's options over the base game table
-            for item in chosen.split(","):
-                key, _, _value = item.partition("=")
-                column = f"vary.{key}"
-                if column in df.columns and df[column].notna().any():
-                    table[key] = df[column].dropna().iloc[0]
-                    table[key] = table[key].item() if hasattr(table[key], "item") else table[key]
+        for column in (c for c in df.columns if c.startswith("vary.") and df[c].notna().any()):
+            value = df[column].dropna().iloc[0]  # the condition's option over the base game table
+            table[column[len("vary."):]] = value.item() if hasattr(value, "item") else value
         if reference is None:
             reference = (study, table)
         else:
@@ -165,7 +162,8 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
                     what = "games" if key == "name" else f"game.{key}"
                     raise RatingError(f"{what}: {ref_study} has {ref_table.get(key)!r}, {study} has "
                                       f"{table.get(key)!r}; rate studies of one game and condition")
-        frames.append(df.assign(study_dir=str(study)))
+        # games are told apart by study directory (two stores may hold studies of one id)
+        frames.append(df.assign(study_name=df["study_id"], study_id=str(study)))
         kept.append(str(study))
     if not frames:
         which = f" of game {game!r}" if game else ""
