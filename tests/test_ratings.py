@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cluster.ratings import (ELO_PER_NATURAL, RatingError, fit_davidson, load_rows, pairwise_results,
+from cluster.ratings import (ELO_PER_NATURAL, RatingError, load_rows, pairwise_results,
                              rate, ratings_markdown)
 from cluster.store import ResultStore
 from jobs.cli import main

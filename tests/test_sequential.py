@@ -15,7 +15,6 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import binomtest
 
-from cluster.plan import plan_study
 from cluster.sequential import (GAME_SCORES, PAIR_SCORES, SequentialMonitor, elo_to_score,
                                 fixed_sample_units, gsprt_llr, outcome_probabilities, simulate_sprt,
                                 sprt_bounds)
