@@ -160,8 +160,9 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
             for key in sorted(set(ref_table) | set(table), key=lambda k: (k != "name", k)):
                 if ref_table.get(key) != table.get(key):
                     what = "games" if key == "name" else f"game.{key}"
+                    hint = " (--game NAME keeps one game's studies)" if key == "name" else ""
                     raise RatingError(f"{what}: {ref_study} has {ref_table.get(key)!r}, {study} has "
-                                      f"{table.get(key)!r}; rate studies of one game and condition")
+                                      f"{table.get(key)!r}; rate studies of one game and condition{hint}")
         # games are told apart by study directory (two stores may hold studies of one id)
         frames.append(df.assign(study_name=df["study_id"], study_id=str(study)))
         kept.append(str(study))
