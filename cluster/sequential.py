@@ -52,6 +52,7 @@ for the bias of a sequential stop, like fishtest's plain estimate).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -472,7 +473,7 @@ def sequential_of_study(study_dir, rows) -> SequentialResult | None:
     its rows, None when it has no test (or its spec cannot be rebuilt here)."""
     import json
 
-    from .spec import StudySpec
+    from .spec import SpecError, StudySpec
 
     spec_path = Path(study_dir) / "spec.json"
     try:
@@ -481,7 +482,11 @@ def sequential_of_study(study_dir, rows) -> SequentialResult | None:
         return None
     if not (data.get("design") or {}).get("stop"):
         return None
-    spec = StudySpec.from_dict(data)
+    try:
+        spec = StudySpec.from_dict(data)
+    except SpecError as exc:  # e.g. a game or agent registered by a plugin not imported here
+        warnings.warn(f"{spec_path}: the sequential test is not reported ({exc})", RuntimeWarning, stacklevel=2)
+        return None
     monitor = SequentialMonitor.from_spec(spec)
     monitor.add_frame(rows)
     return monitor.result()
