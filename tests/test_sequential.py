@@ -205,6 +205,9 @@ def test_study_stops_early_and_a_resume_honours_the_decision(ray_local, tmp_path
     assert result.games_played == len(ResultStore(spec.study_dir).finished_games())
     assert seq.games_used <= result.games_played <= seq.games_used + 2 * 2
     assert (spec.study_dir / "report" / "sprt.md").read_text().count("H1 accepted") == 1
+    from cluster.report import report_study
+
+    assert f"Games used: {seq.games_used} " in report_study(spec.study_dir, plot=False)  # arena report
     again = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
     assert again.games_played == 0 and again.sequential.decision == "H1"
     assert again.sequential.games_used == seq.games_used and again.sequential.llr == seq.llr
