@@ -22,18 +22,34 @@ from jobs.spec import load_spec
 SPECS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "xcom").glob("*.toml"))
 
 
+#: Each board's study family: (humans, aliens) labels of its specs; the learner against the
+#: three opponents and the reward-only control, plus the two controls against MCTS.
+PAIRINGS = {("Conv-AE+FA", "MCTS"), ("Conv-AE+FA", "MCTS-TD"), ("Conv-AE+FA", "MF+FA"),
+            ("Conv-AE+FA", "MCTS+R"), ("MCTS+R", "MCTS"), ("MCTS-10x", "MCTS")}
+
+
 @pytest.mark.parametrize("path", SPECS, ids=[p.name for p in SPECS])
 def test_every_xcom_spec_validates(path):
     spec = load_spec(path)
-    assert spec.game == "xcom" and spec.lineup[0].label == "Conv-AE+FA"
+    assert spec.game == "xcom" and spec.labels in PAIRINGS
     assert spec.design.rounds == 40 and spec.design.series_by == "run"
     assert spec.design.runs == (20 if spec.game_config.board == "mini" else 10)
     assert not spec.design.rotate_seats and spec.budget.iterations == 100
+    # the 10x reference has its own budget; every other seat plays 100 iterations
+    budgets = [spec.budget_for(i).iterations for i in range(2)]
+    assert budgets == ([1000, 100] if spec.labels[0] == "MCTS-10x" else [100, 100])
     # rounds of a run are one series; round k plays board seed k (first mover alternates)
     plan = plan_study(spec)
     assert len(plan) == spec.design.runs
     assert [g.board_seed for g in plan[0].games] == list(range(40))
-    assert len(SPECS) == 6
+
+
+def test_every_board_has_the_whole_study_family():
+    for board in ("mini", "large"):
+        family = [load_spec(p) for p in SPECS if p.name.startswith(f"{board}_")]
+        assert {s.labels for s in family} == PAIRINGS
+        assert {s.game_config.board for s in family} == {board}
+    assert len(SPECS) == 2 * len(PAIRINGS)
 
 
 # --- statistics ---------------------------------------------------------------
