@@ -179,3 +179,24 @@ def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
     assert main(["compare", str(study), "--out", str(tmp_path / "cmp")]) == 0
     assert "| s1 | B | 4 | 3 | 1 | 1.333 |" in capsys.readouterr().out
     assert (tmp_path / "cmp" / "win_ratios.png").is_file()
+
+
+SWEEPS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob("xcom_*.toml"))
+
+
+@pytest.mark.parametrize("path", SWEEPS, ids=[p.name for p in SWEEPS])
+def test_xcom_value_sweeps_validate(path):
+    from jobs.spec import load_sweep
+
+    sweep = load_sweep(path)
+    board = path.name.split("_")[1]
+    assert sweep.objective_label == "Conv-AE+FA" and sweep.grid_size == 36
+    assert {p.path for p in sweep.search} == {f"lineup.0.params.{k}" for k in
+                                              ("value_weight", "alpha", "gamma")}
+    # each grid starts with the default, so --scale keeps the default setting
+    assert [p.values[0] for p in sweep.search] == [0.05, 5e-4, 0.9]
+    spec = sweep.trial_spec({p.path: p.values[0] for p in sweep.search})
+    assert spec.labels == ("Conv-AE+FA", "MCTS") and spec.game_config.board == board
+    assert spec.design.runs == 4 and spec.design.rounds == 40
+    assert load_sweep(path, scale=0.5).grid_size == 8
+    assert len(SWEEPS) == 2
