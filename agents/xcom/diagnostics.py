@@ -15,7 +15,11 @@ statistics of ``mcts.xcom_search`` (``search_stats``):
 * ``share_reading_v``: either of the two.
 * ``share_differs_from_mcts``: decisions in which plain MCTS (no value term), searching the
   same observation with the same budget from the same generator state, chooses another
-  command. The two searches draw the same random numbers until a selection differs.
+  command. The two searches draw the same random numbers until a selection differs; after
+  that their rollouts differ, so this share includes the search's own noise:
+* ``share_mcts_differs_from_mcts``: the noise floor, decisions in which plain MCTS from
+  that generator state and plain MCTS from an independent one (a stream of its own per
+  run) choose different commands.
 * ``median_legal_commands``: of the agent at its decisions.
 
 and the agent's wins / draws / losses (humans' seat) over the rounds. The agent learns and
@@ -33,6 +37,7 @@ import time
 
 import numpy as np
 
+from games._rng import make_rng
 from games.xcom.kernels import legal_actions
 
 from ..search.tree import new_tree
@@ -43,6 +48,7 @@ from .mcts import (
 )
 
 BOARDS = {"6x6": "mini", "18x18": "large"}
+NOISE_STREAM = 1  # spawn_key of the independent generator of the noise floor, per run
 
 
 class PlainReference:
@@ -75,14 +81,13 @@ def diagnose(board: str, agent_name: str = "xcom_convae_fa", params: dict | None
     from agents.registry import make_agent
     from games.registry import make_game
 
-    if not (isinstance(runs, int) and runs >= 1 and isinstance(rounds, int) and rounds >= 1):
-        raise ValueError(f"runs, rounds: must be ints >= 1, got {runs!r}, {rounds!r}")
-    if not (isinstance(iterations, int) and iterations >= 1):
-        raise ValueError(f"iterations: must be an int >= 1, got {iterations!r}")
+    for name, value in (("runs", runs), ("rounds", rounds), ("iterations", iterations)):
+        if not (isinstance(value, int) and value >= 1):
+            raise ValueError(f"{name}: must be an int >= 1, got {value!r}")
     game = make_game("xcom", board=board)
     budget = Budget(iterations=iterations)
     root_seeds = np.random.SeedSequence(seed).spawn(runs)
-    at_root = deeper = either = differs = decisions = 0
+    at_root = deeper = either = differs = noise = decisions = 0
     legal_counts: list[int] = []
     results = {"wins": 0, "draws": 0, "losses": 0}
     t0 = time.perf_counter()
@@ -90,6 +95,7 @@ def diagnose(board: str, agent_name: str = "xcom_convae_fa", params: dict | None
         agent = make_agent(agent_name, dict(params or {}), budget, game.config)
         rival = make_agent("xcom_mcts", {}, budget, game.config)
         reference = PlainReference(agent)
+        noise_rng = make_rng(np.random.SeedSequence(seed, spawn_key=(run, NOISE_STREAM)))
         round_seeds = root_seeds[run].spawn(rounds)
         for k in range(rounds):
             game.reset(k)
@@ -109,6 +115,7 @@ def diagnose(board: str, agent_name: str = "xcom_convae_fa", params: dict | None
                     deeper += stats[STAT_OWN_SELECTIONS_BELOW] > 0
                     either += (stats[STAT_ROOT_SELECTIONS] + stats[STAT_OWN_SELECTIONS_BELOW]) > 0
                     differs += plain != action
+                    noise += plain != reference.choose(observation, noise_rng)
                     legal_counts.append(int(legal_actions(observation, 0).sum()))
                 else:
                     action = rival.act(observation)
@@ -124,6 +131,7 @@ def diagnose(board: str, agent_name: str = "xcom_convae_fa", params: dict | None
         "rounds": rounds, "iterations": iterations, "seed": seed, "decisions": decisions,
         "share_reading_v_at_root": share(at_root), "share_reading_v_deeper": share(deeper),
         "share_reading_v": share(either), "share_differs_from_mcts": share(differs),
+        "share_mcts_differs_from_mcts": share(noise),
         "median_legal_commands": float(np.median(legal_counts)) if legal_counts else float("nan"),
         **results, "seconds": round(time.perf_counter() - t0, 1),
     }
