@@ -22,18 +22,34 @@ from jobs.spec import load_spec
 SPECS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "xcom").glob("*.toml"))
 
 
+#: Each board's study family: (humans, aliens) labels of its specs; the learner against the
+#: three opponents and the reward-only control, plus the two controls against MCTS.
+PAIRINGS = {("Conv-AE+FA", "MCTS"), ("Conv-AE+FA", "MCTS-TD"), ("Conv-AE+FA", "MF+FA"),
+            ("Conv-AE+FA", "MCTS+R"), ("MCTS+R", "MCTS"), ("MCTS-10x", "MCTS")}
+
+
 @pytest.mark.parametrize("path", SPECS, ids=[p.name for p in SPECS])
 def test_every_xcom_spec_validates(path):
     spec = load_spec(path)
-    assert spec.game == "xcom" and spec.lineup[0].label == "Conv-AE+FA"
+    assert spec.game == "xcom" and spec.labels in PAIRINGS
     assert spec.design.rounds == 40 and spec.design.series_by == "run"
     assert spec.design.runs == (20 if spec.game_config.board == "mini" else 10)
     assert not spec.design.rotate_seats and spec.budget.iterations == 100
+    # the 10x reference has its own budget; every other seat plays 100 iterations
+    budgets = [spec.budget_for(i).iterations for i in range(2)]
+    assert budgets == ([1000, 100] if spec.labels[0] == "MCTS-10x" else [100, 100])
     # rounds of a run are one series; round k plays board seed k (first mover alternates)
     plan = plan_study(spec)
     assert len(plan) == spec.design.runs
     assert [g.board_seed for g in plan[0].games] == list(range(40))
-    assert len(SPECS) == 6
+
+
+def test_every_board_has_the_whole_study_family():
+    for board in ("mini", "large"):
+        family = [load_spec(p) for p in SPECS if p.name.startswith(f"{board}_")]
+        assert {s.labels for s in family} == PAIRINGS
+        assert {s.game_config.board for s in family} == {board}
+    assert len(SPECS) == 2 * len(PAIRINGS)
 
 
 # --- statistics ---------------------------------------------------------------
@@ -163,3 +179,24 @@ def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
     assert main(["compare", str(study), "--out", str(tmp_path / "cmp")]) == 0
     assert "| s1 | B | 4 | 3 | 1 | 1.333 |" in capsys.readouterr().out
     assert (tmp_path / "cmp" / "win_ratios.png").is_file()
+
+
+SWEEPS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob("xcom_*.toml"))
+
+
+@pytest.mark.parametrize("path", SWEEPS, ids=[p.name for p in SWEEPS])
+def test_xcom_value_sweeps_validate(path):
+    from jobs.spec import load_sweep
+
+    sweep = load_sweep(path)
+    board = path.name.split("_")[1]
+    assert sweep.objective_label == "Conv-AE+FA" and sweep.grid_size == 36
+    assert {p.path for p in sweep.search} == {f"lineup.0.params.{k}" for k in
+                                              ("value_weight", "alpha", "gamma")}
+    # each grid starts with the default, so --scale keeps the default setting
+    assert [p.values[0] for p in sweep.search] == [0.05, 5e-4, 0.9]
+    spec = sweep.trial_spec({p.path: p.values[0] for p in sweep.search})
+    assert spec.labels == ("Conv-AE+FA", "MCTS") and spec.game_config.board == board
+    assert spec.design.runs == 4 and spec.design.rounds == 40
+    assert load_sweep(path, scale=0.5).grid_size == 8
+    assert len(SWEEPS) == 2

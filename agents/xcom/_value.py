@@ -17,6 +17,21 @@ An *afterstate* is the state right after one of the agent's own commands
 
 TD(0): ``w <- w + alpha * (r + gamma * V(s') - V(s)) * phi(s)`` (for the
 table, ``phi`` is the one-hot of the key).
+
+The value of a command in the search (:func:`command_value`), chosen by the
+``target`` reading (data as well):
+
+* ``TARGET_TD`` (``value_target = "td_target"``, the default): the command's
+  TD target, on the reward scale::
+
+      Q(s, c) = r(s, c) + gamma * V(s')      (V(s') = 0 when s' ends the round)
+
+  with ``r(s, c)`` the searching side's reward gained by the command itself
+  (+10 for a kill, else 0) and ``s'`` its afterstate. With ``VALUE_NONE``
+  (no learned V) it is the reward alone: the reward-only control.
+* ``TARGET_NEXT_STATE`` (``value_target = "next_state"``, the reading before
+  issue 23): ``V(s')`` alone, terminal afterstates included; the command's own
+  reward is left out.
 """
 from __future__ import annotations
 
@@ -24,12 +39,15 @@ import numba as nb
 import numpy as np
 
 from games.xcom.kernels import (
-    EMPTY, M_MAX_MOVE, M_SIZE, M_UNITS, U_ALIVE, U_COL, U_ROW, WALL, reachable,
+    EMPTY, M_DONE, M_MAX_MOVE, M_SIZE, M_UNITS, U_ALIVE, U_COL, U_ROW, WALL, reachable,
 )
 
 from .encoder import encode_state
 
 VALUE_NONE, VALUE_TABLE, VALUE_MANUAL, VALUE_CONV = 0, 1, 2, 3
+TARGET_NEXT_STATE, TARGET_TD = 0, 1
+VALUE_TARGETS = {"td_target": TARGET_TD, "next_state": TARGET_NEXT_STATE}
+"""The ``value_target`` readings of the TD agents (see the module docstring)."""
 TABLE_SIZE = 4 ** 8
 MANUAL_FEATURES = 5
 NO_KEY = -1
@@ -151,6 +169,30 @@ def afterstate_value(state, player, unit, kind, weights, enc, cells, dist, board
         return 0.0
     key = features(state, player, unit, kind, enc, cells, dist, board_scratch, phi)
     return linear_value(weights, phi, key)
+
+
+@nb.njit(cache=True)
+def command_value(afterstate, player, unit, reward, target, gamma, kind, weights, enc, cells,
+                  dist, board_scratch, phi):
+    """The value of one of ``player``'s commands, read from its afterstate.
+
+    Args:
+        afterstate: XcomState right after the command (``unit`` of ``player`` acted).
+        reward: float, ``player``'s reward gained by the command (+10 per kill).
+        target: TARGET_TD (``reward + gamma * V(afterstate)``, V = 0 when the round is
+            over) or TARGET_NEXT_STATE (``V(afterstate)``).
+        kind, weights, enc: the value term (VALUE_NONE: V = 0).
+        cells, dist, board_scratch, phi: scratch for the features (overwritten).
+    Returns: float, on the reward scale.
+    """
+    if target == TARGET_NEXT_STATE:
+        return afterstate_value(afterstate, player, unit, kind, weights, enc, cells, dist,
+                                board_scratch, phi)
+    v = 0.0
+    if kind != VALUE_NONE and afterstate.meta[M_DONE] == 0:
+        v = afterstate_value(afterstate, player, unit, kind, weights, enc, cells, dist,
+                             board_scratch, phi)
+    return reward + gamma * v
 
 
 @nb.njit(cache=True)

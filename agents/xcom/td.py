@@ -1,9 +1,22 @@
 """MCTS guided by TD(0)-learned values: MCTS-TD, MF+FA and Conv-AE+FA.
 
 All three are the one driver of ``mcts.py`` with a value term (``_value.py``):
-when the search expands a child of one of the agent's own decision nodes,
-``V(afterstate)`` is stored as the child's ``node_bonus`` and added,
-times ``value_weight``, to its UCT score.
+when the search expands a child of one of the agent's own decision nodes (the
+command ``c`` from state ``s`` to the afterstate ``s'``), the command's value
+is stored as the child's ``node_bonus`` and added, times ``value_weight``, to
+its UCT score. ``value_target`` says how the value is read:
+
+* ``"td_target"`` (default): the command's TD target on the reward scale,
+  ``node_bonus = r(s, c) + gamma * V(s')``, where ``r(s, c)`` is the agent's
+  reward from the command itself (+10 for a kill, else 0) and ``V(s') = 0``
+  when the command ends the round: the quantity the learning below moves
+  ``V`` of the previous afterstate towards, so a kill's child carries its +10;
+* ``"next_state"``: ``node_bonus = V(s')`` alone (the reading before issue 23;
+  the command's own reward is left out). Recorded games of this reading replay
+  with it unchanged.
+
+UCT selection at the agent's own nodes then scores
+``q_norm + K * sqrt(log(N + 1) / n) + value_weight * node_bonus``.
 
 Learning (online, once per decision, in numba): after each of its commands
 the agent computes the features of the afterstate ``x_t`` and makes one
@@ -42,7 +55,7 @@ from games.xcom.kernels import (
 
 from ..registry import register
 from ._value import (
-    MANUAL_FEATURES, TABLE_SIZE, VALUE_CONV, VALUE_MANUAL, VALUE_TABLE, features,
+    MANUAL_FEATURES, TABLE_SIZE, VALUE_CONV, VALUE_MANUAL, VALUE_TABLE, VALUE_TARGETS, features,
     linear_value, td_update,
 )
 from .encoder import (
@@ -83,8 +96,14 @@ class TDConfig:
     gamma: float = 0.9
     """TD(0) discount of the next afterstate's value, in [0, 1]."""
     value_weight: float = 0.05
-    """Weight of V(afterstate) added to a child's UCT score (rewards are +-10 per kill,
-    UCT's mean values are normalised to [0, 1]); 0 disables the guidance."""
+    """Weight of the command's value (``value_target``) added to a child's UCT score
+    (rewards are +-10 per kill, UCT's mean values are normalised to [0, 1]); 0 disables
+    the guidance."""
+    value_target: str = "td_target"
+    """How the search reads a command ``c`` from ``s`` to the afterstate ``s'``:
+    ``"td_target"``: ``r(s, c) + gamma * V(s')`` (the command's own reward plus the
+    discounted learned value; ``V = 0`` when ``s'`` ends the round); ``"next_state"``:
+    ``V(s')`` alone (the reading before issue 23)."""
 
     def __post_init__(self):
         check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
@@ -99,6 +118,9 @@ class TDConfig:
                     and 0 <= self.gamma <= 1, "gamma", f"must be in [0, 1], got {self.gamma!r}")
         check_param(isinstance(self.value_weight, (int, float)) and 0 <= self.value_weight <= 100,
                     "value_weight", f"must be in [0, 100], got {self.value_weight!r}")
+        check_param(isinstance(self.value_target, str) and self.value_target in VALUE_TARGETS,
+                    "value_target",
+                    f"must be one of {sorted(VALUE_TARGETS)}, got {self.value_target!r}")
 
 
 @dataclass(frozen=True)
@@ -142,6 +164,8 @@ class TDAgent(XcomSearchAgent):
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
         self._value_weight = float(config.value_weight)
+        self._value_target = VALUE_TARGETS[config.value_target]
+        self._gamma = float(config.gamma)
         self._weights = None
         self._afterstate: XcomState = self._scratch.__class__(*(a.copy() for a in self._scratch))
         self._phi = np.zeros(max(self.weight_count(), 1))
