@@ -64,7 +64,9 @@ are known once the game is over.
 Diagnostic (``game_metrics``): at every seeker decision, the probability the
 determinization gives Mr X's true station (known at the end of the game), averaged
 over the game's decisions (``p_true_location``), beside the uniform sampler's
-1 / |possible locations| at the same decisions (``p_true_uniform``).
+1 / |possible locations| at the same decisions (``p_true_uniform``), the share of
+decisions that in effect ruled the truth out (``p_true_ruled_out``: under 1/1000 of
+the uniform probability) and the number of decisions scored (``p_true_decisions``).
 """
 from __future__ import annotations
 
@@ -442,6 +444,11 @@ def true_categories(final, detective_positions, rounds, num_categories, out):
         out[i] = min(max(best, 1), num_categories)
 
 
+#: The diagnostic ``p_true_ruled_out`` counts the decisions whose sampler gave Mr X's
+#: true station less than this fraction of the uniform sampler's probability.
+RULED_OUT = 1e-3
+
+
 @nb.njit(cache=True)
 def true_location_probabilities(final, rounds, detective_positions, possible, weights, totals,
                                 num_categories, out):
@@ -551,6 +558,7 @@ class SeekersMCTSAgent(ScotlandYardAgent):
                                     self.config.categories, p)
         self._metrics = {"p_true_location": float(p.mean()),
                          "p_true_uniform": float((1.0 / sizes).mean()),
+                         "p_true_ruled_out": float((p * sizes < RULED_OUT).mean()),
                          "p_true_decisions": float(len(d))}
         self._decisions = []
 
