@@ -8,7 +8,8 @@ the family::
 
     python -m jobs.scotland_yard.compare determinization      # uniform vs LC general/detailed, offline/online
     python -m jobs.scotland_yard.compare coalition            # r in {0, 0.1, 0.25, 0.5}
-    python -m jobs.scotland_yard.compare trees                # shared vs separate trees
+    python -m jobs.scotland_yard.compare trees                # one tree vs a tree per determinization
+    python -m jobs.scotland_yard.compare mrx                  # Mr X by playout policy vs as tree nodes
     python -m jobs.scotland_yard.compare trees --games 40 --set budget.iterations=300
 
 Beside the win rates the table gives the determinization diagnostic: the mean
@@ -30,7 +31,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FAMILIES = ("determinization", "coalition", "trees")
+FAMILIES = ("determinization", "coalition", "trees", "mrx")
 SEEKERS_SIDE = 1
 
 
