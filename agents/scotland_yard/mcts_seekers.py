@@ -417,8 +417,9 @@ def check_tables(categories: int, arrays: dict) -> None:
 @nb.njit(cache=True)
 def update_tables(general_n, general_a, detailed_n, detailed_a, counts, combos, truth_categories):
     """Add the records of one game: ``counts[i]`` (float64[L]) the possible
-    locations per category at decision i, ``combos[i]`` their category mask,
-    ``truth_categories[i]`` Mr X's true category (1..L)."""
+    locations per category at record i (one per hider move, or per detective
+    decision with ``lc_record = "every_decision"``), ``combos[i]`` their category
+    mask, ``truth_categories[i]`` Mr X's true category (1..L)."""
     for i in range(counts.shape[0]):
         c = truth_categories[i] - 1
         for k in range(counts.shape[1]):
