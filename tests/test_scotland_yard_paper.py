@@ -6,34 +6,23 @@ capture, separate trees per determinization and how they are combined, Mr X in
 the tree, and the per-decision diagnostic in result rows and reports."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-_HERE = Path(__file__).resolve()
-DATA = next((p / "shared" / "data" / "scotland_yard" for p in _HERE.parents[1:4]
-             if (p / "shared" / "data" / "scotland_yard").is_dir()),
-            _HERE.parents[2] / "shared" / "data" / "scotland_yard")
-BOARD = DATA / "scotland_yard_edges.csv"
-pytestmark = pytest.mark.skipif(not BOARD.is_file(),
-                                reason=f"shared Scotland Yard board not found at {BOARD}")
-
-if BOARD.is_file():
-    from agents.api import Budget
-    from agents.registry import make_agent, make_agent_config
-    from agents.scotland_yard._common import (
-        LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
-        PRIOR_MEAN_FLOOR, categorize, category_of, location_weights, presence_counts,
-    )
-    from agents.scotland_yard.mcts_seekers import (
-        coalition_values, coalition_values_root, combined_root_action, empty_tables,
-        update_tables,
-    )
-    from agents.search.tree import ROOT_INDEX
-    from games._rng import make_rng
-    from games.scotland_yard import ScotlandYard, ScotlandYardConfig
-    from games.scotland_yard import kernels as K
+from agents.api import Budget
+from agents.registry import make_agent, make_agent_config
+from agents.scotland_yard._common import (
+    LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
+    PRIOR_MEAN_FLOOR, categorize, category_of, location_weights, presence_counts,
+)
+from agents.scotland_yard.mcts_seekers import (
+    coalition_values, coalition_values_root, combined_root_action, empty_tables, update_tables,
+)
+from agents.search.tree import ROOT_INDEX
+from games._rng import make_rng
+from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD
+from games.scotland_yard import ScotlandYard, ScotlandYardConfig
+from games.scotland_yard import kernels as K
 
 L = 3  # small enough to count by hand: categories 1, 2, 3+ (bit c - 1 of a combination)
 
