@@ -111,6 +111,13 @@ class Agent(ABC):
     def end_game(self, observation, returns: np.ndarray) -> None:
         """Called after each game with the final observation (learning hook)."""
 
+    def game_metrics(self) -> dict[str, float]:
+        """Figures the agent measured about its own play in the last game (name ->
+        float, read after ``end_game``), e.g. a diagnostic of its search. The
+        cluster writes each into the seat's result row as ``metric.<name>`` and
+        reports their means per player. Default: none."""
+        return {}
+
     def learned_state(self) -> dict[str, np.ndarray] | None:
         """Arrays this agent carries from game to game (None if it learns nothing)."""
         return None

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import config_hash, make_agent
+from cluster.store import METRIC_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,10 @@ ROW_COLUMNS = (
     "condition", "profile",
 )
 #: Besides these, a study with conditions (``design.vary``) adds one ``vary.<option>``
-#: column per varied game option, and a game with scores (``Game.scores()``, optional)
-#: adds ``score`` and ``score_margin`` (own score minus the best other seat's).
+#: column per varied game option, a game with scores (``Game.scores()``, optional)
+#: adds ``score`` and ``score_margin`` (own score minus the best other seat's), and an
+#: agent that reports figures about its play (``Agent.game_metrics()``) adds one
+#: ``metric.<name>`` column per figure (null in the rows of other seats).
 
 
 def worker_name() -> str:
@@ -160,6 +163,8 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         for seat, agent in enumerate(seats):
             culprit = labels[seat]
             agent.end_game(game.observation(seat), returns)
+        metrics = [{f"{METRIC_PREFIX}{k}": float(v) for k, v in agent.game_metrics().items()}
+                   for agent in seats]
         outcomes = list(game.outcomes())
         scores = _scores(game)
         died_at = death_ticks(game)
@@ -170,6 +175,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         outcomes = [ERROR] * n
         scores = None
         died_at = [None] * n
+        metrics = [{} for _ in seats]
         recorder = None
 
     try:
@@ -215,6 +221,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             "condition": spec.condition_label(condition),
             "profile": getattr(agent, "profile", "") or None,
             **{f"vary.{k}": v for k, v in spec.design.conditions[condition].items()},
+            **metrics[seat],
         })
         if scores is not None:
             others = [x for i, x in enumerate(scores) if i != seat]

@@ -15,7 +15,10 @@ rates. Intervals are 95% Wilson score intervals. When the rows carry
 ``death_rate``, ``death_lo``, ``death_hi``) and ``mean_died_at`` (mean tick of
 death over the games it died in); games with scores (rows with a
 ``score_margin``) add ``Score diff``: the mean margin over the best other seat
-with a 95% normal interval.
+with a 95% normal interval. Rows with ``metric.<name>`` columns (figures an agent
+reports about its own play, ``Agent.game_metrics``) add, per player, the mean
+over its games that carry the figure (column ``metric.<name>``; the Markdown table
+shows it as ``<name>``).
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .store import METRIC_PREFIX
 
 __all__ = ["wilson_interval", "result_table", "to_markdown", "write_tables", "win_rate_plot",
            "OUTCOMES", "TABLE_COLUMNS", "Z95", "NotAStudyError", "report_study"]
@@ -119,7 +124,15 @@ def _summary(rows: pd.DataFrame) -> dict:
         half = Z95 * float(margins.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
         out["score_diff"], out["score_diff_lo"], out["score_diff_hi"] = mean, mean - half, mean + half
         out["Score diff"] = "n/a" if not k else f"{mean:+.2f} ({mean - half:+.2f} to {mean + half:+.2f})"
+    for column in metric_columns(rows):
+        values = pd.to_numeric(rows.loc[results != "error", column], errors="coerce").dropna()
+        out[column] = float(values.mean()) if len(values) else math.nan
     return out
+
+
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    """The ``metric.<name>`` columns of the rows (agents' own figures), in order."""
+    return [c for c in df.columns if c.startswith(METRIC_PREFIX)]
 
 
 def result_table(df: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
@@ -142,7 +155,8 @@ def result_table(df: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
             records.append(_summary(rows))
             index.append(label if by is None else (key, label))
     table = pd.DataFrame.from_records(records)
-    table = table[[c for c in TABLE_COLUMNS if c in table.columns]]
+    table = table[[c for c in TABLE_COLUMNS if c in table.columns]
+                  + [c for c in table.columns if c.startswith(METRIC_PREFIX)]]
     if by is None:
         table.index = pd.Index(index, name="Player")
     else:
@@ -170,10 +184,13 @@ def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss", "Sc
     if "errors" in table.columns and len(table) and int(table["errors"].sum()) > 0 \
             and "errors" not in columns:
         columns.append("errors")
+    columns += [c for c in table.columns if c.startswith(METRIC_PREFIX) and c not in columns
+                and table[c].notna().any()]
     index_names = [n if n is not None else "" for n in table.index.names]
     if index_names == [""]:
         index_names = ["Player"]
-    titles = {"games": "Games", "errors": "Errors"}
+    titles = {"games": "Games", "errors": "Errors",
+              **{c: c[len(METRIC_PREFIX):] for c in columns if c.startswith(METRIC_PREFIX)}}
     header = index_names + [titles.get(c, c) for c in columns]
     align = ["---"] * len(index_names) + ["---:"] * len(columns)
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]

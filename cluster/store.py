@@ -21,7 +21,8 @@ duplicate (game_index, seat) rows within a batch), so replaying results after a
 resume never duplicates a game; ``read`` also deduplicates defensively.
 
 One row per seat per game, with the columns of :data:`SCHEMA` (extra columns
-are kept, with inferred types).
+are kept, with inferred types: ``vary.<option>``, ``score``, ``score_margin``, and
+``metric.<name>``, :data:`METRIC_PREFIX`, the figures an agent reports about its play).
 """
 from __future__ import annotations
 
@@ -41,8 +42,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError",
+__all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX",
            "RESULT_RELEVANT_PREFIXES"]
+
+#: Prefix of the extra columns that hold an agent's per-game figures (``Agent.game_metrics``).
+METRIC_PREFIX = "metric."
 
 #: The outcome labels a row may carry.
 RESULTS = ("win", "tie", "loss", "error")

@@ -35,7 +35,8 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
   error, as in the report table), ``W_hi/<label>`` and ``W_lo/<label>`` (95%
   Wilson interval of the win rate), ``error_rate/<label>``,
   ``death_rate/<label>`` (share of its games the seat died in, from the rows'
-  ``died_at``), then
+  ``died_at``), ``metric.<name>/<label>`` (the mean of an agent's per-game figure,
+  rows' ``metric.<name>``, over the label's games without error), then
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``.
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .report import wilson_interval
+from .store import METRIC_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -299,11 +301,18 @@ class Tally:
     def __init__(self):
         self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.deaths: dict[str, int] = defaultdict(int)
+        self.figures: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
         self.games: set[int] = set()
 
     def add(self, rows: Iterable[dict]) -> None:
         for row in rows:
             self.counts[row["label"]][row["result"]] += 1
+            if row["result"] != "error":
+                for key, value in row.items():
+                    if key.startswith(METRIC_PREFIX) and value is not None and value == value:
+                        total = self.figures[(key, row["label"])]
+                        total[0] += float(value)
+                        total[1] += 1
             died_at = row.get("died_at")
             if row["result"] != "error" and died_at is not None and died_at == died_at:
                 self.deaths[row["label"]] += 1
@@ -325,6 +334,8 @@ class Tally:
             out[metric_key("W_hi", label)] = hi
             out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
             out[metric_key("death_rate", label)] = self.deaths.get(label, 0) / n if n else 0.0
+        for (key, label), (total, k) in self.figures.items():
+            out[metric_key(key, label)] = total / k
         return dict(sorted(out.items()))
 
     def wtl(self, label: str) -> str:

@@ -85,6 +85,8 @@ def test_seeker_observation_hides_mrx():
 
 # --- determinization by roulette wheel ----------------------------------------------
 def test_roulette_matches_category_weights():
+    from agents.scotland_yard._common import LC_DETAILED_RATIO, LC_N_LOCATIONS, PRIOR_MEAN_FLOOR
+
     game = seekers_turn(seed=5, rounds=2)
     s = game.observation(1)
     s.possible[:] = False
@@ -96,7 +98,9 @@ def test_roulette_matches_category_weights():
     a = np.array([1.0, 4, 2, 2, 1])
     buf_s = np.zeros(200, dtype=np.int32)
     buf_c = np.zeros(200)
-    m = location_weights(s, 1, L, n, a, np.zeros((32, L)), np.zeros((32, L)), buf_s, buf_c)
+    old_rules = (LC_N_LOCATIONS, LC_DETAILED_RATIO, PRIOR_MEAN_FLOOR)  # today's a / n, by name
+    m = location_weights(s, 1, L, n, a, np.zeros((32, L)), np.zeros((32, L)), *old_rules,
+                         buf_s, buf_c, np.zeros(L))
     assert m == len(stations)
     cats = {v: category_of(s, v, L) for v in stations}
     expected = np.zeros(L)
@@ -112,16 +116,20 @@ def test_roulette_matches_category_weights():
     sd = np.sqrt(expected * (1 - expected) / draws)
     assert np.all(np.abs(observed - expected) <= 5 * sd + 1e-9), (observed, expected)
     # uniform mode: every possible location equally likely
-    m = location_weights(s, 0, L, n, a, np.zeros((32, L)), np.zeros((32, L)), buf_s, buf_c)
+    m = location_weights(s, 0, L, n, a, np.zeros((32, L)), np.zeros((32, L)), *old_rules,
+                         buf_s, buf_c, np.zeros(L))
     assert np.allclose(np.diff(np.concatenate([[0.0], buf_c[:m]])), 1.0)
 
 
 def test_detailed_table_weights_by_combination():
+    """Today's detailed rule (ratio, mean-and-floor prior), by name."""
     game = seekers_turn(seed=5, rounds=2)
     s = game.observation(1)
     L = 5
     counts = np.zeros(L)
-    from agents.scotland_yard._common import categorize
+    from agents.scotland_yard._common import (
+        LC_DETAILED_RATIO, LC_N_LOCATIONS, PRIOR_MEAN_FLOOR, categorize,
+    )
 
     combo = categorize(s, L, counts)
     dn = np.zeros((32, L))
@@ -131,7 +139,8 @@ def test_detailed_table_weights_by_combination():
     da[combo, present[0]] = 1.0  # only the first present category ever held Mr X
     buf_s = np.zeros(200, dtype=np.int32)
     buf_c = np.zeros(200)
-    m = location_weights(s, 2, L, np.ones(L), np.ones(L), dn, da, buf_s, buf_c)
+    m = location_weights(s, 2, L, np.ones(L), np.ones(L), dn, da, LC_N_LOCATIONS,
+                         LC_DETAILED_RATIO, PRIOR_MEAN_FLOOR, buf_s, buf_c, np.zeros(L))
     rng = make_rng(1)
     hits = [category_of(s, roulette(buf_s, buf_c, m, rng), L) - 1 for _ in range(2000)]
     share = np.mean(np.array(hits) == present[0])

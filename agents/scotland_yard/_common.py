@@ -225,11 +225,30 @@ def categorize(state, num_categories, counts):
     return mask
 
 
+#: How the general table's n counts (``lc_general_n``): the paper's n, the number of
+#: records in which the category held at least one possible location (``presence``),
+#: or the number of possible locations it held, summed (``locations``, Arena's first rule).
+LC_N_PRESENCE = 0
+LC_N_LOCATIONS = 1
+#: The detailed table's weights (``lc_detailed``): the paper's stored vector of Mr X's
+#: categories itself (``counts``), or the same counts divided by the location counts
+#: (``ratio``, Arena's first rule).
+LC_DETAILED_COUNTS = 0
+LC_DETAILED_RATIO = 1
+#: What an empty category weighs (``lc_prior``): add-one counts (``add_one``: a
+#: ratio a / n becomes (a + 1) / (n + 2), Laplace's rule of succession; a count
+#: vector a becomes a + 1), so every category and every possible location keeps a
+#: positive weight; or Arena's first rule (``mean_floor``): the mean of the
+#: categories with data, every weight floored at 1e-6.
+PRIOR_ADD_ONE = 0
+PRIOR_MEAN_FLOOR = 1
+
+
 @nb.njit(cache=True)
 def category_weights(n, a, out):
-    """``out[c] = a[c] / n[c]``; categories without data get the mean of the others
-    (1 when no category has data). Every weight is at least 1e-6, so a location
-    is never ruled out."""
+    """Arena's first rule (``lc_prior = "mean_floor"``): ``out[c] = a[c] / n[c]``;
+    categories without data get the mean of the others (1 when no category has
+    data). Every weight is at least 1e-6 (in effect, a = 0 rules a category out)."""
     total = 0.0
     seen = 0
     for c in range(n.shape[0]):
@@ -246,25 +265,89 @@ def category_weights(n, a, out):
 
 
 @nb.njit(cache=True)
+def ratio_weights(n, a, prior, out):
+    """Category weights ``a / n`` under ``prior``: PRIOR_ADD_ONE gives
+    ``(a[c] + 1) / (n[c] + 2)`` (> 0 for any counts), PRIOR_MEAN_FLOOR
+    :func:`category_weights`."""
+    if prior == PRIOR_ADD_ONE:
+        for c in range(n.shape[0]):
+            out[c] = (a[c] + 1.0) / (n[c] + 2.0)
+    else:
+        category_weights(n, a, out)
+
+
+@nb.njit(cache=True)
+def count_weights(a, prior, out):
+    """Category weights from a count vector used directly (the paper's detailed
+    table): PRIOR_ADD_ONE gives ``a[c] + 1``; PRIOR_MEAN_FLOOR gives ``a[c]``
+    floored at 1e-6, all 1 when the vector is empty."""
+    total = 0.0
+    for c in range(a.shape[0]):
+        total += a[c]
+    for c in range(a.shape[0]):
+        if prior == PRIOR_ADD_ONE:
+            out[c] = a[c] + 1.0
+        elif total <= 0:
+            out[c] = 1.0
+        else:
+            out[c] = max(a[c], 1e-6)
+
+
+@nb.njit(cache=True)
+def presence_counts(detailed_a, out):
+    """The paper's general-table n from the detailed table: ``out[c]`` = the number
+    of records in which category c held a possible location. Every record adds 1 to
+    ``detailed_a[combo, truth]`` for the combination ``combo`` of categories present,
+    so that is the sum of ``detailed_a[combo]`` over the combinations with bit c."""
+    for c in range(out.shape[0]):
+        out[c] = 0.0
+    for combo in range(detailed_a.shape[0]):
+        records = 0.0
+        for k in range(detailed_a.shape[1]):
+            records += detailed_a[combo, k]
+        if records > 0:
+            for c in range(out.shape[0]):
+                if combo >> c & 1:
+                    out[c] += records
+
+
+@nb.njit(cache=True)
 def location_weights(state, mode, num_categories, general_n, general_a, detailed_n,
-                     detailed_a, stations, cumulative):
-    """The determinization distribution over the possible locations.
+                     detailed_a, general_count, detailed_rule, prior, stations, cumulative,
+                     weights):
+    """The determinization distribution over the possible locations: each possible
+    location weighs its category's weight (roulette wheel).
 
     Args:
         state: the seekers' observation; mode: 0 uniform, 1 LC general table,
             2 LC detailed table; num_categories: L;
-        general_n, general_a: float64[L]; detailed_n, detailed_a: float64[2**L, L];
+        general_n, general_a: float64[L]; detailed_n, detailed_a: float64[2**L, L]
+            (n: possible locations counted per category, a: Mr X's category
+            counted; one record per update, see ``mcts_seekers``);
+        general_count: LC_N_PRESENCE (the paper: n = records with the category
+            present, from :func:`presence_counts`) or LC_N_LOCATIONS (``general_n``);
+        detailed_rule: LC_DETAILED_COUNTS (the paper: ``detailed_a[combo]``) or
+            LC_DETAILED_RATIO (``detailed_a[combo] / detailed_n[combo]``);
+        prior: PRIOR_ADD_ONE or PRIOR_MEAN_FLOOR (see the constants);
         stations: int32[S + 1] (out: the possible locations);
-        cumulative: float64[S + 1] (out: their cumulative weights).
+        cumulative: float64[S + 1] (out: their cumulative weights);
+        weights: float64[L] (out: the category weights used; 1 when uniform).
     Returns: int, the number of possible locations (0 if the set is empty).
     """
-    weights = np.empty(num_categories, dtype=np.float64)
     if mode == 1:
-        category_weights(general_n, general_a, weights)
+        if general_count == LC_N_PRESENCE:
+            n = np.empty(num_categories, dtype=np.float64)
+            presence_counts(detailed_a, n)
+            ratio_weights(n, general_a, prior, weights)
+        else:
+            ratio_weights(general_n, general_a, prior, weights)
     elif mode == 2:
         counts = np.empty(num_categories, dtype=np.float64)
         combo = categorize(state, num_categories, counts)
-        category_weights(detailed_n[combo], detailed_a[combo], weights)
+        if detailed_rule == LC_DETAILED_COUNTS:
+            count_weights(detailed_a[combo], prior, weights)
+        else:
+            ratio_weights(detailed_n[combo], detailed_a[combo], prior, weights)
     else:
         for c in range(num_categories):
             weights[c] = 1.0
@@ -309,6 +392,8 @@ def check_param(cond: bool, field: str, message: str) -> None:
 __all__ = [
     "BLACK_WASTED_ROUNDS", "categorize", "category_of", "category_weights", "check_param",
     "check_seat", "filter_mrx_moves", "greedy_detective_action", "greedy_mrx_action",
-    "location_weights", "mean_detective_distance", "nearest_detective_distance",
+    "location_weights", "mean_detective_distance", "count_weights", "ratio_weights",
+    "presence_counts", "LC_N_PRESENCE", "LC_N_LOCATIONS", "LC_DETAILED_COUNTS",
+    "LC_DETAILED_RATIO", "PRIOR_ADD_ONE", "PRIOR_MEAN_FLOOR", "nearest_detective_distance",
     "playout", "playout_detective_action", "playout_mrx_action", "prepare_root", "roulette",
 ]

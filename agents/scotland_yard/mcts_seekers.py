@@ -1,37 +1,72 @@
-"""MCTS for the seekers: determinization per iteration, Location Categorization,
-Coalition Reduction, one shared tree or one tree per detective.
+"""MCTS for the seekers: determinization, Location Categorization, Coalition
+Reduction, and three tree layouts.
 
 The seekers never know where Mr X is: the search starts from their observation
-(Mr X's station HIDDEN, the possible-locations set) and every iteration places
-him on one possible location (*determinization*): uniformly, or by roulette
-wheel over the *Location Categorization* weights (a location's category is its
-distance to the nearest detective, 1..L, L a catch-all; the general table
-weighs category c by a_c / n_c, the detailed table by the same ratio counted per
-combination of categories present). The kernel overwrites Mr X's station in
-its copy of the observation before anything reads it, so two observations that
-differ only there give the same decision (tested).
+(Mr X's station HIDDEN, the possible-locations set) and places him on one
+possible location (*determinization*): uniformly, or by roulette wheel over the
+*Location Categorization* weights (a location's category is its distance to the
+nearest detective, 1..L, L a catch-all; every possible location weighs its
+category's weight). The kernel overwrites Mr X's station in its copy of the
+observation before anything reads it, so two observations that differ only there
+give the same decision (tested).
 
-The tree holds the detectives' moves only (Mr X moves inside the simulation by
-his epsilon-greedy policy: his moves depend on the guessed location, so they
-cannot be shared across iterations). With ``shared_tree`` every detective's
-move is a tree node (max^n over detectives, each node from its own detective's
-point of view); otherwise the tree holds the moves of the detective to move
-only and the others move by the playout policy (one tree per detective).
-Playouts: detectives epsilon-greedy toward the guessed location, Mr X
-epsilon-greedy away from the nearest detective.
+Location Categorization (the paper's definitions are the defaults; Arena's first
+rules are named options, see ``_common``):
 
-*Coalition Reduction*: a detective scores 1 when it catches Mr X itself,
-1 - r when another detective does, 0 when Mr X escapes.
+* general table (``determinization = "lc_general"``): category c weighs a_c / n_c,
+  a_c the number of records in which Mr X's true location was in c, n_c
+  (``lc_general_n = "presence"``) the number of records in which c held at least
+  one possible location; ``"locations"``: n_c = the possible locations c held, summed;
+* detailed table (``"lc_detailed"``): for the combination of categories present, the
+  stored vector of Mr X's categories is the weight vector itself
+  (``lc_detailed = "counts"``); ``"ratio"``: that vector divided by the location counts;
+* empty categories (``lc_prior``): ``"add_one"`` counts, (a + 1) / (n + 2) for a ratio
+  and a + 1 for a count vector, so no possible location ever has weight 0;
+  ``"mean_floor"``: the mean of the other categories, floored at 1e-6;
+* records (``lc_record``): one per hider move (``"hider_move"``: at the seekers' first
+  decision after Mr X moved, a double move being one record since the seekers see
+  only its end) or one per detective decision (``"every_decision"``, five a round).
+
+Tree layouts (``trees``):
+
+* ``"single"``: one tree shared by all determinizations, every detective's move a
+  node; each iteration draws a new determinization (open loop: the legal moves are
+  those of the iteration's state);
+* ``"per_determinization"``: ``determinizations`` = K locations drawn at the root, one
+  tree per location (each gets 1/K of the budget, Mr X fixed there), the root
+  decision combined across trees (``combine = "visits"``: the move with the most
+  visits summed over the trees; ``"vote"``: the move most trees recommend by
+  ``final_move``, ties by summed visits);
+* ``"per_detective"``: one tree over the moves of the detective to move (the others
+  and Mr X move by the playout policy), a new determinization per iteration.
+
+Mr X moves inside the simulation by his epsilon-greedy playout policy, or, with
+``mrx_in_tree`` (the Java reference's choice), as tree nodes (his legal moves with the
+study's filters, valued by his escape) in every layout.
+
+*Coalition Reduction* (``coalition_reduction`` r): the seekers are one player; a
+capture scores 1 when the root player (the detective to move) makes it, 1 - r when
+another detective does, 0 when Mr X escapes, for every detective's node
+(``coalition_view = "root"``, the paper); ``"own"``: each detective's node scores from
+its own detective's point of view (1 for its own capture, 1 - r for another's).
 
 Learned state (Location Categorization tables): ``lc_general_n/_a`` (float64[L])
-and ``lc_detailed_n/_a`` (float64[2**L, L]). Offline: load a table file (the
-lineup's ``seed_population``, a path or an MLflow artifact URI; written by
+and ``lc_detailed_n/_a`` (float64[2**L, L]): per record, n adds the possible
+locations per category, a adds 1 at Mr X's true category (so the paper's presence
+counts are the detailed table's record counts, ``_common.presence_counts``, and one
+table file serves every definition). Offline: load a table file (the lineup's
+``seed_population``, a path or an MLflow artifact URI; written by
 ``jobs/scotland_yard/lc_tables.py``) and keep it fixed (``lc_update = false``).
-Online: start empty and update at the end of every game of a series
-(``lc_update = true``; the cluster carries the tables from game to game). An
-update counts, for every seeker decision of the game, each possible location
-in its category (n) and Mr X's true location at that time (a), known once the
-game is over.
+Online: start empty and update at the end of every game of a series (``lc_update =
+true``; the cluster carries the tables from game to game); Mr X's true locations
+are known once the game is over.
+
+Diagnostic (``game_metrics``): at every seeker decision, the probability the
+determinization gives Mr X's true station (known at the end of the game), averaged
+over the game's decisions (``p_true_location``), beside the uniform sampler's
+1 / |possible locations| at the same decisions (``p_true_uniform``), the share of
+decisions that in effect ruled the truth out (``p_true_ruled_out``: under 1/1000 of
+the uniform probability) and the number of decisions scored (``p_true_decisions``).
 """
 from __future__ import annotations
 
@@ -40,6 +75,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from games._rng import rng_uniform
 from games.scotland_yard.kernels import (
     HIDDEN, MAX_DETECTIVES, MRX, M_CAPTURER, M_NUM_DETECTIVES, M_RESULT, M_ROUND, M_TO_MOVE,
     NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into, copy_into, is_terminal, legal_actions_into,
@@ -52,19 +88,37 @@ from ..search.multiplayer import backup_by_player, select_ucb_legal
 from ..search.tree import ROOT_INDEX, reset_tree
 from ..search.uct import expand, random_untried_legal, recommend_root_action
 from ._common import (
-    categorize, check_param, location_weights, playout, playout_detective_action,
-    playout_mrx_action, prepare_root, roulette,
+    LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
+    PRIOR_MEAN_FLOOR, categorize, check_param, filter_mrx_moves, location_weights, playout,
+    playout_detective_action, playout_mrx_action, prepare_root, roulette,
 )
 from .mcts_mrx import ScotlandYardAgent
 
 DETERMINIZATIONS = {"uniform": 0, "lc_general": 1, "lc_detailed": 2}
+LC_GENERAL_N = {"presence": LC_N_PRESENCE, "locations": LC_N_LOCATIONS}
+LC_DETAILED = {"counts": LC_DETAILED_COUNTS, "ratio": LC_DETAILED_RATIO}
+LC_PRIORS = {"add_one": PRIOR_ADD_ONE, "mean_floor": PRIOR_MEAN_FLOOR}
+LC_RECORDS = ("hider_move", "every_decision")
+COALITION_VIEWS = {"root": True, "own": False}
+#: Tree layouts (see the module docstring).
+TREES_SINGLE = 0
+TREES_PER_DETERMINIZATION = 1
+TREES_PER_DETECTIVE = 2
+TREES = {"single": TREES_SINGLE, "per_determinization": TREES_PER_DETERMINIZATION,
+         "per_detective": TREES_PER_DETECTIVE}
+COMBINE = {"visits": 0, "vote": 1}
+#: Mr X's moves as tree nodes are his legal moves with the study's filters
+#: (``sy_mcts_mrx``'s defaults: black tickets filtered, the double move only
+#: within this mean distance of the detectives).
+MRX_TREE_DOUBLE_DISTANCE = 3.0
 
 
 @nb.njit(cache=True)
 def coalition_values(state, reduction, values):
     """Fill ``values`` (float64[MAX_DETECTIVES + 1]) for a finished simulation:
-    ``values[0]`` Mr X's (1 on escape), ``values[d]`` detective d's: 1 if d caught
-    him, ``1 - reduction`` if another detective did (or he could not move), 0 on escape."""
+    ``values[0]`` Mr X's (1 on escape), ``values[d]`` detective d's own view: 1 if d
+    caught him, ``1 - reduction`` if another detective did (or he could not move),
+    0 on escape."""
     if state.meta[M_RESULT] == RESULT_MRX_WINS:
         values[0] = 1.0
         for d in range(1, MAX_DETECTIVES + 1):
@@ -77,25 +131,111 @@ def coalition_values(state, reduction, values):
 
 
 @nb.njit(cache=True)
-def seekers_decide(observation, tree, node_player, root, scratch, stations, cumulative,
+def coalition_values_root(state, reduction, root_player, values):
+    """:func:`coalition_values` with the seekers as one player seen from
+    ``root_player`` (the detective deciding): every ``values[d]`` is 1 if the root
+    player caught Mr X, ``1 - reduction`` if another detective did (or he could not
+    move), 0 on escape; ``values[0]`` is Mr X's."""
+    coalition_values(state, reduction, values)
+    v = values[root_player]
+    for d in range(1, MAX_DETECTIVES + 1):
+        values[d] = v
+
+
+@nb.njit(cache=True)
+def seekers_iteration(scratch, tree, node_player, me, mask, values, exploration, epsilon_mrx,
+                      epsilon_detectives, reduction, root_view, all_detectives, mrx_in_tree, rng):
+    """One iteration from ``scratch`` (the root with Mr X placed; played out in
+    place): descend by UCB over the legal moves of the tree's players, expand one
+    untried move, play out, back up the Coalition Reduction values."""
+    node = ROOT_INDEX
+    expanded = False
+    while not is_terminal(scratch) and not expanded:
+        p = scratch.meta[M_TO_MOVE]
+        if p == MRX:
+            if not mrx_in_tree:
+                step(scratch, playout_mrx_action(scratch, epsilon_mrx, mask, rng))
+                continue
+            legal_actions_into(scratch, p, mask)
+            filter_mrx_moves(scratch, mask, True, True, MRX_TREE_DOUBLE_DISTANCE)
+        elif not all_detectives and p != me:
+            step(scratch, playout_detective_action(scratch, p, scratch.positions[MRX],
+                                                   epsilon_detectives, mask, rng))
+            continue
+        else:
+            legal_actions_into(scratch, p, mask)
+        a = random_untried_legal(tree, node, mask, rng)
+        if a >= 0:
+            child = expand(tree, node, a)
+            if child >= 0:
+                node_player[child] = p
+                node = child
+            expanded = True
+        else:
+            a = select_ucb_legal(tree, node, mask, exploration, rng)
+            node = tree.children[node, a]
+        step(scratch, a)
+    playout(scratch, epsilon_mrx, epsilon_detectives, mask, rng)
+    if root_view:
+        coalition_values_root(scratch, reduction, me, values)
+    else:
+        coalition_values(scratch, reduction, values)
+    backup_by_player(tree, node, values, node_player)
+
+
+@nb.njit(cache=True)
+def combined_root_action(visits, value_sums, votes, combine, rng):
+    """The move of a per-determinization search: ``combine`` 0, the most summed
+    visits (ties: the higher summed mean, then at random); 1, the most votes
+    (ties: the most summed visits, then at random). -1 if no move was visited."""
+    total = 0.0
+    for a in range(visits.shape[0]):
+        total += visits[a]
+    best = -1
+    best_score = -np.inf
+    for a in range(visits.shape[0]):
+        if visits[a] <= 0 and votes[a] <= 0:
+            continue
+        mean = value_sums[a] / visits[a] if visits[a] > 0 else 0.0
+        if combine == 0:
+            score = visits[a] + 1e-3 * mean
+        else:
+            score = votes[a] + 0.5 * visits[a] / max(total, 1.0)
+        score += 1e-9 * rng_uniform(rng)
+        if score > best_score:
+            best_score = score
+            best = a
+    return best
+
+
+@nb.njit(cache=True)
+def seekers_decide(observation, tree, node_player, root, scratch, stations, cumulative, weights,
                    max_iterations, time_limit, exploration, epsilon_mrx, epsilon_detectives,
-                   reduction, shared_tree, determinization, num_categories, general_n,
-                   general_a, detailed_n, detailed_a, best_mean, rng):
+                   reduction, root_view, trees, num_trees, combine, mrx_in_tree,
+                   determinization, num_categories, general_n, general_a, detailed_n,
+                   detailed_a, general_count, detailed_rule, prior, best_mean, rng):
     """One decision of the detective to move.
 
     Args:
         observation: ScotlandYardState, the seekers' view (Mr X's station is never
-            read: it is overwritten per iteration by a determinization).
+            read: it is overwritten by a determinization).
         tree: Tree over NUM_ACTIONS actions; node_player: int8[capacity].
         root, scratch: preallocated states on the board (overwritten).
-        stations: int32[S + 1], cumulative: float64[S + 1]: work buffers.
+        stations: int32[S + 1], cumulative: float64[S + 1]: work buffers (out: the
+            possible locations and their cumulative weights); weights: float64[L]
+            (out: the category weights used).
         max_iterations: int; time_limit: float seconds (0 = none).
         exploration: UCB C; epsilon_mrx, epsilon_detectives: playout randomness;
-        reduction: Coalition Reduction r in [0, 1]; shared_tree: bool;
+        reduction: Coalition Reduction r in [0, 1]; root_view: bool (the root
+            player's point of view for every detective, else each its own);
+        trees: TREES_SINGLE, TREES_PER_DETERMINIZATION or TREES_PER_DETECTIVE;
+        num_trees: K (per determinization); combine: 0 summed visits, 1 votes;
+        mrx_in_tree: bool;
         determinization: 0 uniform, 1 LC general, 2 LC detailed; num_categories: L;
         general_n, general_a: float64[L]; detailed_n, detailed_a: float64[2**L, L];
+        general_count, detailed_rule, prior: the LC definitions (``_common``);
         best_mean: bool (else most visited); rng: uint64[2] (advanced).
-    Returns: (action, iterations).
+    Returns: (action, iterations, possible locations m).
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
@@ -103,53 +243,70 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
     root.positions[MRX] = HIDDEN
     me = root.meta[M_TO_MOVE]
     m = location_weights(root, determinization, num_categories, general_n, general_a,
-                         detailed_n, detailed_a, stations, cumulative)
+                         detailed_n, detailed_a, general_count, detailed_rule, prior,
+                         stations, cumulative, weights)
     reset_tree(tree)
     node_player[ROOT_INDEX] = -1
     mask = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     values = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
+    all_detectives = trees != TREES_PER_DETECTIVE
     iterations = 0
     copy_into(scratch, root)
-    while m > 0 and not budget_exhausted(iterations, max_iterations, start, deadline):
-        copy_dynamic_into(scratch, root)
-        scratch.positions[MRX] = roulette(stations, cumulative, m, rng)
-        node = ROOT_INDEX
-        expanded = False
-        while not is_terminal(scratch) and not expanded:
-            p = scratch.meta[M_TO_MOVE]
-            if p == MRX:
-                step(scratch, playout_mrx_action(scratch, epsilon_mrx, mask, rng))
+    if trees != TREES_PER_DETERMINIZATION:
+        while m > 0 and not budget_exhausted(iterations, max_iterations, start, deadline):
+            copy_dynamic_into(scratch, root)
+            scratch.positions[MRX] = roulette(stations, cumulative, m, rng)
+            seekers_iteration(scratch, tree, node_player, me, mask, values, exploration,
+                              epsilon_mrx, epsilon_detectives, reduction, root_view,
+                              all_detectives, mrx_in_tree, rng)
+            iterations += 1
+        action = recommend_root_action(tree, best_mean, 1e-9, rng)
+    else:
+        visits = np.zeros(NUM_ACTIONS, dtype=np.float64)
+        value_sums = np.zeros(NUM_ACTIONS, dtype=np.float64)
+        votes = np.zeros(NUM_ACTIONS, dtype=np.float64)
+        share = max_iterations // num_trees
+        extra = max_iterations % num_trees
+        for k in range(num_trees if m > 0 else 0):
+            limit = share * (k + 1) + min(k + 1, extra)  # iterations done after tree k
+            tree_deadline = deadline
+            if deadline >= 0:
+                tree_deadline = start + (deadline - start) * (k + 1) // num_trees
+            if iterations >= limit or (deadline >= 0 and monotonic_ns() >= tree_deadline):
                 continue
-            if not shared_tree and p != me:
-                step(scratch, playout_detective_action(scratch, p, scratch.positions[MRX],
-                                                       epsilon_detectives, mask, rng))
-                continue
-            legal_actions_into(scratch, p, mask)
-            a = random_untried_legal(tree, node, mask, rng)
-            if a >= 0:
-                child = expand(tree, node, a)
+            guess = roulette(stations, cumulative, m, rng)
+            reset_tree(tree)
+            node_player[ROOT_INDEX] = -1
+            done = 0
+            tree_iterations = limit - iterations
+            tree_start = monotonic_ns()
+            while not budget_exhausted(done, tree_iterations, tree_start, tree_deadline):
+                copy_dynamic_into(scratch, root)
+                scratch.positions[MRX] = guess
+                seekers_iteration(scratch, tree, node_player, me, mask, values, exploration,
+                                  epsilon_mrx, epsilon_detectives, reduction, root_view, True,
+                                  mrx_in_tree, rng)
+                done += 1
+            iterations += done
+            for a in range(NUM_ACTIONS):
+                child = tree.children[ROOT_INDEX, a]
                 if child >= 0:
-                    node_player[child] = p
-                    node = child
-                expanded = True
-            else:
-                a = select_ucb_legal(tree, node, mask, exploration, rng)
-                node = tree.children[node, a]
-            step(scratch, a)
-        playout(scratch, epsilon_mrx, epsilon_detectives, mask, rng)
-        coalition_values(scratch, reduction, values)
-        backup_by_player(tree, node, values, node_player)
-        iterations += 1
-    action = recommend_root_action(tree, best_mean, 1e-9, rng)
+                    visits[a] += tree.node_visits[child]
+                    value_sums[a] += tree.node_value_sum[child]
+            vote = recommend_root_action(tree, best_mean, 1e-9, rng)
+            if vote >= 0:
+                votes[vote] += 1.0
+        action = combined_root_action(visits, value_sums, votes, combine, rng)
     if action < 0:
         legal_actions_into(root, me, mask)
         action = np.argmax(mask)
-    return action, iterations
+    return action, iterations, m
 
 
 @dataclass(frozen=True)
 class SeekersMCTSConfig:
-    """MCTS for the seekers (defaults: the study's; the reference uses C = 2, r = 0.25)."""
+    """MCTS for the seekers (defaults: the study's and the paper's definitions;
+    the reference uses C = 2, r = 0.25)."""
 
     exploration: float = 2.0
     """UCB constant C in ``mean + C sqrt(2 ln N / n)``."""
@@ -159,12 +316,38 @@ class SeekersMCTSConfig:
     """Playout randomness of Mr X's moves (greedy: away from the nearest detective)."""
     coalition_reduction: float = 0.25
     """r: another detective's capture scores 1 - r (0: no reduction)."""
-    shared_tree: bool = True
-    """One tree over all detectives' moves; false: a tree over the moving detective's own moves."""
+    coalition_view: str = "root"
+    """``root`` (the paper: the seekers are one player, every detective's node scores
+    from the root player's point of view) or ``own`` (each detective's node from its
+    own detective's, Arena's first rule)."""
+    trees: str = "single"
+    """``single`` (one tree shared by all determinizations), ``per_determinization``
+    (one tree per determinization, root decision combined by ``combine``) or
+    ``per_detective`` (a tree over the moving detective's own moves)."""
+    shared_tree: bool | None = None
+    """Legacy alias of ``trees``: true is ``single``, false ``per_detective`` (None: not given)."""
+    determinizations: int = 10
+    """K, the trees of ``trees = "per_determinization"`` (each gets 1/K of the budget)."""
+    combine: str = "visits"
+    """How ``per_determinization`` picks the move: ``visits`` (summed over the trees)
+    or ``vote`` (each tree's ``final_move`` choice one vote; ties by summed visits)."""
+    mrx_in_tree: bool = False
+    """Mr X's moves as tree nodes (the Java reference); false: by his playout policy."""
     determinization: str = "uniform"
-    """How each iteration places Mr X: ``uniform``, ``lc_general`` or ``lc_detailed``."""
+    """How Mr X is placed: ``uniform``, ``lc_general`` or ``lc_detailed``."""
     categories: int = 5
     """L: Location Categorization categories (distances 1..L-1 and a catch-all L)."""
+    lc_general_n: str = "presence"
+    """General table n: ``presence`` (the paper: records in which the category held a
+    possible location) or ``locations`` (the possible locations it held, summed)."""
+    lc_detailed: str = "counts"
+    """Detailed table weights: ``counts`` (the paper: the stored vector itself) or
+    ``ratio`` (divided by the location counts)."""
+    lc_prior: str = "add_one"
+    """Empty categories: ``add_one`` counts (no location ever weighs 0) or
+    ``mean_floor`` (the mean of the others, floored at 1e-6)."""
+    lc_record: str = "hider_move"
+    """Table records: one per hider move (the paper) or ``every_decision``."""
     lc_update: bool = False
     """Update the tables at the end of every game (online learning; the cluster
     carries them through a series). Offline tables are loaded through the
@@ -181,14 +364,28 @@ class SeekersMCTSConfig:
             v = getattr(self, name)
             check_param(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
                         name, f"must be in [0, 1], got {v!r}")
-        for name in ("shared_tree", "lc_update"):
+        for name in ("lc_update", "mrx_in_tree"):
             check_param(isinstance(getattr(self, name), bool), name, "must be true or false")
-        check_param(self.determinization in DETERMINIZATIONS, "determinization",
-                    f"must be one of {sorted(DETERMINIZATIONS)}, got {self.determinization!r}")
+        choices = {"coalition_view": COALITION_VIEWS, "trees": TREES, "combine": COMBINE,
+                   "determinization": DETERMINIZATIONS, "lc_general_n": LC_GENERAL_N,
+                   "lc_detailed": LC_DETAILED, "lc_prior": LC_PRIORS, "lc_record": LC_RECORDS,
+                   "final_move": ("best_mean", "most_visited")}
+        for name, allowed in choices.items():
+            v = getattr(self, name)
+            check_param(isinstance(v, str) and v in allowed, name,
+                        f"must be one of {sorted(allowed)}, got {v!r}")
+        if self.shared_tree is not None:
+            check_param(isinstance(self.shared_tree, bool), "shared_tree",
+                        "must be true or false (legacy; use trees)")
+            implied = "single" if self.shared_tree else "per_detective"
+            check_param(self.trees in ("single", implied), "shared_tree",
+                        f"= {str(self.shared_tree).lower()} contradicts trees = {self.trees!r}")
+            object.__setattr__(self, "trees", implied)
+        check_param(isinstance(self.determinizations, int) and not isinstance(self.determinizations, bool)
+                    and 1 <= self.determinizations <= 10_000, "determinizations",
+                    f"must be an int in [1, 10000], got {self.determinizations!r}")
         check_param(isinstance(self.categories, int) and 2 <= self.categories <= 10, "categories",
                     f"must be an int in [2, 10], got {self.categories!r}")
-        check_param(self.final_move in ("best_mean", "most_visited"), "final_move",
-                    f"must be 'best_mean' or 'most_visited', got {self.final_move!r}")
         check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
                     "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
 
@@ -220,8 +417,9 @@ def check_tables(categories: int, arrays: dict) -> None:
 @nb.njit(cache=True)
 def update_tables(general_n, general_a, detailed_n, detailed_a, counts, combos, truth_categories):
     """Add the records of one game: ``counts[i]`` (float64[L]) the possible
-    locations per category at decision i, ``combos[i]`` their category mask,
-    ``truth_categories[i]`` Mr X's true category (1..L)."""
+    locations per category at record i (one per hider move, or per detective
+    decision with ``lc_record = "every_decision"``), ``combos[i]`` their category
+    mask, ``truth_categories[i]`` Mr X's true category (1..L)."""
     for i in range(counts.shape[0]):
         c = truth_categories[i] - 1
         for k in range(counts.shape[1]):
@@ -247,6 +445,39 @@ def true_categories(final, detective_positions, rounds, num_categories, out):
         out[i] = min(max(best, 1), num_categories)
 
 
+#: The diagnostic ``p_true_ruled_out`` counts the decisions whose sampler gave Mr X's
+#: true station less than this fraction of the uniform sampler's probability.
+RULED_OUT = 1e-3
+
+
+@nb.njit(cache=True)
+def true_location_probabilities(final, rounds, detective_positions, possible, weights, totals,
+                                num_categories, out):
+    """The probability each recorded decision's sampler gave Mr X's true station.
+
+    Args: final (the end-of-game observation: his path shown); rounds: int64[D]
+        (the round of each decision); detective_positions: int64[D, MAX_DETECTIVES];
+        possible: bool[D, S + 1] (the possible locations then); weights: float64[D, L]
+        (the category weights used); totals: float64[D] (their sum over the possible
+        locations); num_categories: L; out: float64[D] (0 where the truth was not
+        possible: the rules never allow it).
+    """
+    for i in range(rounds.shape[0]):
+        truth = final.mrx_path[rounds[i]]
+        if truth <= 0 or not possible[i, truth] or totals[i] <= 0:
+            out[i] = 0.0
+            continue
+        best = 1 << 20
+        for d in range(detective_positions.shape[1]):
+            v = detective_positions[i, d]
+            if v > 0:
+                dist = final.dist_detective[v, truth]
+                if dist < best:
+                    best = dist
+        c = min(max(best, 1), num_categories)
+        out[i] = weights[i, c - 1] / totals[i]
+
+
 @register
 class SeekersMCTSAgent(ScotlandYardAgent):
     """MCTS for the detectives with determinization, LC and Coalition Reduction."""
@@ -261,37 +492,78 @@ class SeekersMCTSAgent(ScotlandYardAgent):
         s = self._root.possible.shape[0]
         self._stations = np.zeros(s, dtype=np.int32)
         self._cumulative = np.zeros(s, dtype=np.float64)
+        self._weights = np.zeros(config.categories, dtype=np.float64)
         self._mode = DETERMINIZATIONS[config.determinization]
         self.tables = empty_tables(config.categories)
         self._records: list[tuple] = []
+        self._decisions: list[tuple] = []
+        self._metrics: dict[str, float] = {}
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)
         self._records = []
+        self._decisions = []
+        self._metrics = {}
 
     def decide(self, observation):
         c = self.config
-        if c.lc_update:
+        n = int(observation.meta[M_NUM_DETECTIVES])
+        detectives = observation.positions[1:n + 1].copy()
+        rnd = int(observation.meta[M_ROUND])
+        if c.lc_update and (c.lc_record == "every_decision" or not self._records
+                            or self._records[-1][0] != rnd):
             counts = np.zeros(c.categories)
             combo = categorize(observation, c.categories, counts)
-            n = int(observation.meta[M_NUM_DETECTIVES])
-            self._records.append((int(observation.meta[M_ROUND]), combo, counts,
-                                  observation.positions[1:n + 1].copy()))
+            self._records.append((rnd, combo, counts, detectives))
         max_iterations, seconds = self.budget.kernel_args()
         t = self.tables
-        action, iterations = seekers_decide(
+        action, iterations, m = seekers_decide(
             observation, self._tree, self._node_player, self._root, self._scratch,
-            self._stations, self._cumulative, max_iterations, seconds, float(c.exploration),
-            float(c.epsilon_mrx), float(c.epsilon), float(c.coalition_reduction), c.shared_tree,
-            self._mode, c.categories, t["lc_general_n"], t["lc_general_a"], t["lc_detailed_n"],
-            t["lc_detailed_a"], c.final_move == "best_mean", self._rng)
+            self._stations, self._cumulative, self._weights, max_iterations, seconds,
+            float(c.exploration), float(c.epsilon_mrx), float(c.epsilon),
+            float(c.coalition_reduction), COALITION_VIEWS[c.coalition_view], TREES[c.trees],
+            int(c.determinizations), COMBINE[c.combine], c.mrx_in_tree, self._mode,
+            c.categories, t["lc_general_n"], t["lc_general_a"], t["lc_detailed_n"],
+            t["lc_detailed_a"], LC_GENERAL_N[c.lc_general_n], LC_DETAILED[c.lc_detailed],
+            LC_PRIORS[c.lc_prior], c.final_move == "best_mean", self._rng)
+        if m > 0:
+            self._decisions.append((rnd, detectives, observation.possible.copy(),
+                                    self._weights.copy(), float(self._cumulative[m - 1]), int(m)))
         return int(action), int(iterations)
 
     def end_game(self, observation, returns):
-        if not self.config.lc_update or not self._records:
-            return
+        self._metrics = {}
         if observation.positions[MRX] == HIDDEN:  # the path is shown only after the game
+            self._records = []
             return
+        self._score_decisions(observation)
+        if self.config.lc_update and self._records:
+            self._update_tables(observation)
+        self._records = []
+
+    def _score_decisions(self, observation):
+        """The diagnostic of the module docstring, from the game's decisions."""
+        if not self._decisions:
+            return
+        d = self._decisions
+        rounds = np.array([r[0] for r in d], dtype=np.int64)
+        positions = np.zeros((len(d), MAX_DETECTIVES), dtype=np.int64)
+        for i, r in enumerate(d):
+            positions[i, :len(r[1])] = r[1]
+        possible = np.stack([r[2] for r in d])
+        weights = np.stack([r[3] for r in d])
+        totals = np.array([r[4] for r in d])
+        sizes = np.array([r[5] for r in d], dtype=np.float64)
+        p = np.zeros(len(d))
+        true_location_probabilities(observation, rounds, positions, possible, weights, totals,
+                                    self.config.categories, p)
+        self._metrics = {"p_true_location": float(p.mean()),
+                         "p_true_uniform": float((1.0 / sizes).mean()),
+                         "p_true_ruled_out": float((p * sizes < RULED_OUT).mean()),
+                         "p_true_decisions": float(len(d))}
+        self._decisions = []
+
+    def _update_tables(self, observation):
         L = self.config.categories
         rounds = np.array([r[0] for r in self._records], dtype=np.int64)
         combos = np.array([r[1] for r in self._records], dtype=np.int64)
@@ -304,7 +576,9 @@ class SeekersMCTSAgent(ScotlandYardAgent):
         t = self.tables
         update_tables(t["lc_general_n"], t["lc_general_a"], t["lc_detailed_n"],
                       t["lc_detailed_a"], counts, combos, truth)
-        self._records = []
+
+    def game_metrics(self):
+        return dict(self._metrics)
 
     def learned_state(self):
         if self.config.determinization == "uniform" and not self.config.lc_update:
@@ -321,4 +595,6 @@ class SeekersMCTSAgent(ScotlandYardAgent):
 
 
 __all__ = ["SeekersMCTSAgent", "SeekersMCTSConfig", "seekers_decide", "coalition_values",
+           "coalition_values_root", "combined_root_action", "seekers_iteration",
+           "true_location_probabilities", "TREES",
            "empty_tables", "check_tables", "update_tables", "true_categories", "TABLE_KEYS"]

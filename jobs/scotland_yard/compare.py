@@ -8,8 +8,13 @@ the family::
 
     python -m jobs.scotland_yard.compare determinization      # uniform vs LC general/detailed, offline/online
     python -m jobs.scotland_yard.compare coalition            # r in {0, 0.1, 0.25, 0.5}
-    python -m jobs.scotland_yard.compare trees                # shared vs separate trees
+    python -m jobs.scotland_yard.compare trees                # one tree vs a tree per determinization
+    python -m jobs.scotland_yard.compare mrx                  # Mr X by playout policy vs as tree nodes
     python -m jobs.scotland_yard.compare trees --games 40 --set budget.iterations=300
+
+Beside the win rates the table gives the determinization diagnostic: the mean
+probability the seekers' sampling gave Mr X's true station per decision (uniform
+vs Location Categorization), which shows LC's effect with far fewer games.
 
 ``--games`` / ``--scale`` / ``--set`` apply to every setting; the study ids then get a suffix
 (a hash of them) so scaled runs never mix with full ones. The report is printed
@@ -26,7 +31,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FAMILIES = ("determinization", "coalition", "trees")
+FAMILIES = ("determinization", "coalition", "trees", "mrx")
 SEEKERS_SIDE = 1
 
 
@@ -78,6 +83,36 @@ def seeker_record(df) -> tuple[int, int]:
     return int((rows["result"] == "win").sum()), int(len(rows))
 
 
+#: The seekers' per-game diagnostic columns (``sy_mcts_seekers.game_metrics``).
+P_TRUE, P_UNIFORM, P_DECISIONS = "metric.p_true_location", "metric.p_true_uniform", "metric.p_true_decisions"
+
+
+def seeker_diagnostic(df) -> dict | None:
+    """The probability the seekers' sampling gave Mr X's true station, from a
+    study's rows: ``p`` the mean over all scored decisions (each game's mean
+    weighted by its decisions), ``lo``/``hi`` a 95% normal interval from the
+    per-game means (games are the independent units), ``uniform`` the uniform
+    sampler's mean at the same decisions, ``ratio`` p / uniform, ``games`` and
+    ``decisions``. None when the rows carry no diagnostic (older studies)."""
+    import numpy as np
+
+    rows = df[(df["seat"] == SEEKERS_SIDE) & (df["result"] != "error")]
+    if P_TRUE not in rows.columns:
+        return None
+    rows = rows[rows[P_TRUE].notna()]
+    if rows.empty:
+        return None
+    p = rows[P_TRUE].to_numpy(float)
+    u = rows[P_UNIFORM].to_numpy(float)
+    w = rows[P_DECISIONS].to_numpy(float) if P_DECISIONS in rows.columns else np.ones(len(p))
+    mean = float((p * w).sum() / w.sum())
+    uniform = float((u * w).sum() / w.sum())
+    half = 1.959963984540054 * float(p.std(ddof=1)) / math.sqrt(len(p)) if len(p) > 1 else math.nan
+    return {"p": mean, "lo": mean - half, "hi": mean + half, "uniform": uniform,
+            "ratio": mean / uniform if uniform > 0 else math.nan, "games": int(len(p)),
+            "decisions": int(w.sum())}
+
+
 def games_overrides(design, games: int) -> list[str]:
     """``--set`` items that make a study play ``games`` games (about, for runs x rounds)."""
     if games < 1:
@@ -89,15 +124,26 @@ def games_overrides(design, games: int) -> list[str]:
     return [f"design.seeds={math.ceil(games / design.games_per_seed)}"]
 
 
-def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05) -> str:
-    """A markdown report: win rates with Wilson intervals, then pairwise tests."""
+def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05,
+            diagnostics: dict[str, dict | None] | None = None) -> str:
+    """A markdown report: win rates with Wilson intervals and, where the rows carry
+    it, the diagnostic of :func:`seeker_diagnostic` (P(true): the mean probability
+    the seekers' sampling gave Mr X's true station per decision, its 95% interval
+    over games, the uniform sampler's at the same decisions and the ratio), then
+    pairwise tests of the win rates."""
     from cluster.report import wilson_interval
 
-    lines = ["| setting | games | seekers' wins | win rate | 95% CI |", "|---|---:|---:|---:|---|"]
+    diagnostics = diagnostics or {}
+    lines = ["| setting | games | seekers' wins | win rate | 95% CI | P(true) | P(true) 95% CI "
+             "| P(true), uniform | ratio | decisions |",
+             "|---|---:|---:|---:|---|---:|---|---:|---:|---:|"]
     for name, (wins, n) in records.items():
         lo, hi = wilson_interval(wins, n)
         rate = wins / n if n else float("nan")
-        lines.append(f"| {name} | {n} | {wins} | {rate:.3f} | [{lo:.3f}, {hi:.3f}] |")
+        d = diagnostics.get(name)
+        extra = (f"{d['p']:.4f} | [{d['lo']:.4f}, {d['hi']:.4f}] | {d['uniform']:.4f} | "
+                 f"{d['ratio']:.3f} | {d['decisions']}" if d else "n/a | | | |")
+        lines.append(f"| {name} | {n} | {wins} | {rate:.3f} | [{lo:.3f}, {hi:.3f}] | {extra} |")
     names = list(records)
     pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
     raw = []
@@ -143,6 +189,7 @@ def main(argv=None) -> int:
         blob = json.dumps({"set": args.set, "scale": args.scale, "games": args.games}, sort_keys=True)
         suffix = "-" + hashlib.sha1(blob.encode()).hexdigest()[:6]
     records: dict[str, tuple[int, int]] = {}
+    diagnostics: dict[str, dict | None] = {}
     results_dir = None
     for path in files:
         try:
@@ -159,11 +206,13 @@ def main(argv=None) -> int:
                       tracking=not args.no_tracking)
         store = ResultStore(Path(spec.study_dir))
         setting = path.stem.removeprefix(f"{family}_")
-        records[setting] = seeker_record(store.read())
+        rows = store.read()
+        records[setting] = seeker_record(rows)
+        diagnostics[setting] = seeker_diagnostic(rows)
     report = (f"# Scotland Yard: {family}{suffix}\n\nSeekers' win rate against the MCTS Mr X "
               f"(settings: {', '.join(f.name for f in files)}; overrides: {args.set or 'none'}; "
               f"scale: {args.scale or 1}; games per setting: {args.games or 'as specified'}).\n\n"
-              + compare(records))
+              + compare(records, diagnostics=diagnostics))
     out = Path(results_dir or "arena-studies") / f"sy-compare-{family}{suffix}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(report + "\n")

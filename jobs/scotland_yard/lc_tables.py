@@ -51,8 +51,18 @@ def collect_tables(spec) -> tuple[dict[str, np.ndarray], int]:
     return total, series
 
 
-def general_weights(tables: dict[str, np.ndarray]) -> np.ndarray:
-    n, a = tables["lc_general_n"], tables["lc_general_a"]
+def general_weights(tables: dict[str, np.ndarray], rule: str = "presence") -> np.ndarray:
+    """The general table's raw weights a_c / n_c (0 where n_c = 0; the agents add
+    their prior): ``rule = "presence"`` (the paper's n, the records in which c held
+    a possible location, from the detailed table) or ``"locations"``."""
+    from agents.scotland_yard._common import presence_counts
+
+    a = np.asarray(tables["lc_general_a"], dtype=np.float64)
+    if rule == "presence":
+        n = np.zeros_like(a)
+        presence_counts(np.asarray(tables["lc_detailed_a"], dtype=np.float64), n)
+    else:
+        n = np.asarray(tables["lc_general_n"], dtype=np.float64)
     return np.divide(a, n, out=np.zeros_like(a), where=n > 0)
 
 
@@ -68,6 +78,8 @@ def log_to_mlflow(spec, out: Path, tables: dict, series: int, games: int) -> str
                            "budget": spec.budget.describe()})
         mlflow.log_metrics({f"lc_weight_{c + 1}": float(w)
                             for c, w in enumerate(general_weights(tables))})
+        mlflow.log_metrics({f"lc_weight_per_location_{c + 1}": float(w)
+                            for c, w in enumerate(general_weights(tables, "locations"))})
         mlflow.log_artifact(str(out), artifact_path="lc_tables")
         return f"runs:/{run.info.run_id}/lc_tables/{out.name}"
 
@@ -98,7 +110,10 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out, **tables)
     print(f"tables of {series} series ({result.games_done} games): {out}")
-    print("general weights a/n per category:", np.round(general_weights(tables), 3).tolist())
+    print("general weights a/n per category (n = records with the category present):",
+          np.round(general_weights(tables), 3).tolist())
+    print("  (n = possible locations, summed):",
+          np.round(general_weights(tables, "locations"), 3).tolist())
     if not args.no_tracking and spec.tracking.enabled:
         try:
             print("MLflow artifact:", log_to_mlflow(spec, out, tables, series, result.games_done))
