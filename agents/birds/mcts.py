@@ -56,7 +56,7 @@ from games.birds.kernels import (
     empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
 )
 
-from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights
+from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights, shipped_policy_id, shipped_weights
 from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
 
 TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
@@ -331,12 +331,15 @@ class BirdsMCTSConfig:
     chance_selection: str = "sample"
     """At chance nodes: ``sample`` outcomes by probability, or ``pw_ucb``
     (probability-weighted UCB, see ``agents.search.chance``)."""
-    opponent: str = "random"
-    """Opponent model in the tree and rollouts: ``random``, ``greedy`` or ``policy`` (the
-    trained linear policy; its weights come as learned state, e.g. a spec's
-    ``seed_population`` .npz with an array ``weights``)."""
+    opponent: str = "policy"
+    """Opponent model in the tree and rollouts: ``policy`` (the trained linear policy,
+    the default: it reads the opponent's own hand in the determinized state), ``random``
+    (uniform over the legal moves) or ``greedy``. The policy's weights are the seat's
+    learned state when it has one (a spec's ``seed_population`` .npz with an array
+    ``weights``), else the shipped policy (``agents/birds/weights/birds_policy.npz``)."""
     rollout: str = "random"
-    """The searcher's own rollout moves: ``random``, ``greedy`` or ``policy``."""
+    """The searcher's own rollout moves: ``random``, ``greedy`` or ``policy`` (weights as
+    for ``opponent``)."""
     final: str = "most_visited"
     """Root choice: ``most_visited`` or ``best_mean``."""
 
@@ -373,8 +376,8 @@ class BirdsMCTSAgent(BirdsAgent):
         self.max_iterations, self.time_limit = budget.kernel_args()
         capacity = self.max_iterations + 1 if budget.iterations is not None else MAX_TIMED_NODES
         self.tree = new_tree(capacity, TREE_WIDTH)
-        self.weights = np.zeros(N_FEATURES, dtype=np.float64)
-        self.has_weights = False
+        self.weights = shipped_weights()
+        self.has_weights = False  # True once learned state (a seed population) replaced them
         self._cards_shape = None
 
     def _scratch(self, observation):
@@ -392,12 +395,6 @@ class BirdsMCTSAgent(BirdsAgent):
             self.sim = self.sim._replace(cards=observation.cards)
             self.det = self.det._replace(cards=observation.cards)
 
-    def begin_game(self, seat, seed):
-        super().begin_game(seat, seed)
-        if self.config.needs_weights and not self.has_weights:
-            raise ValueError(f"params.opponent/rollout = 'policy' needs policy weights: give the "
-                             f"seat a seed_population .npz with an array {WEIGHTS_KEY!r}")
-
     def decide(self, observation):
         self._scratch(observation)
         c = self.config
@@ -409,7 +406,8 @@ class BirdsMCTSAgent(BirdsAgent):
             self.time_limit, self.rng)
         return int(action), int(iterations)
 
-    # the policy weights of the opponent / rollout model travel as learned state
+    # the policy weights of the opponent / rollout model travel as learned state (the
+    # shipped default is part of the agent, not learned state: None then)
     def learned_state(self):
         return {WEIGHTS_KEY: self.weights.copy()} if self.has_weights else None
 
@@ -420,3 +418,8 @@ class BirdsMCTSAgent(BirdsAgent):
     @classmethod
     def check_learned_state(cls, config, arrays):
         check_weights(arrays)
+
+    @classmethod
+    def resolved_params(cls, config, game_config):
+        """The shipped policy a seat without learned state uses (MLflow parameters)."""
+        return {"default_policy": shipped_policy_id()} if config.needs_weights else {}
