@@ -35,7 +35,8 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
   error, as in the report table), ``W_hi/<label>`` and ``W_lo/<label>`` (95%
   Wilson interval of the win rate), ``error_rate/<label>``,
   ``death_rate/<label>`` (share of its games the seat died in, from the rows'
-  ``died_at``), then
+  ``died_at``), ``score/<label>`` (mean result, win 1, tie 0.5) and, in games with
+  scores (rows with ``score_margin``), ``margin/<label>`` (mean score margin), then
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``.
@@ -299,6 +300,8 @@ class Tally:
     def __init__(self):
         self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.deaths: dict[str, int] = defaultdict(int)
+        self.margin_sum: dict[str, float] = defaultdict(float)
+        self.margin_count: dict[str, int] = defaultdict(int)
         self.games: set[int] = set()
 
     def add(self, rows: Iterable[dict]) -> None:
@@ -307,6 +310,10 @@ class Tally:
             died_at = row.get("died_at")
             if row["result"] != "error" and died_at is not None and died_at == died_at:
                 self.deaths[row["label"]] += 1
+            margin = row.get("score_margin")
+            if row["result"] != "error" and margin is not None and margin == margin:
+                self.margin_sum[row["label"]] += float(margin)
+                self.margin_count[row["label"]] += 1
             self.games.add(int(row["game_index"]))
 
     def metrics(self) -> dict[str, float]:
@@ -325,6 +332,10 @@ class Tally:
             out[metric_key("W_hi", label)] = hi
             out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
             out[metric_key("death_rate", label)] = self.deaths.get(label, 0) / n if n else 0.0
+            out[metric_key("score", label)] = \
+                (counts.get("win", 0) + 0.5 * counts.get("tie", 0)) / n if n else 0.0
+            if self.margin_count.get(label):
+                out[metric_key("margin", label)] = self.margin_sum[label] / self.margin_count[label]
         return dict(sorted(out.items()))
 
     def wtl(self, label: str) -> str:

@@ -91,7 +91,7 @@ def test_sample_outcome_follows_the_weights():
     assert np.allclose(freq, weights / 10, atol=0.015)
 
 
-@pytest.mark.parametrize("selection", ["sample", "pw_ucb"])
+@pytest.mark.parametrize("selection", ["sample", "proportional"])
 def test_chance_node_outcomes_follow_unseen_card_probabilities(selection):
     game = mid_game()
     p = game.acting_players()[0]

@@ -45,14 +45,14 @@ from agents.api import Budget
 from agents.registry import register
 from agents.search import (
     CHANCE, DECISION, ROOT_INDEX, backup, deadline_ns, expand_as, is_full, monotonic_ns,
-    new_tree, recommend_root_action, reset_tree, sample_outcome, select_outcome_pw_ucb,
-    select_ucb1_legal,
+    new_tree, recommend_root_action, reset_tree, sample_outcome, select_outcome_proportional,
+    select_outcome_pw_ucb, select_ucb1_legal,
 )
 from agents.search.clock import budget_exhausted
 from games._rng import rng_integer
 from games.birds.kernels import (
     DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
-    N_PLAYERS, P_BOARD, P_HAND, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
+    N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
     empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
 )
 
@@ -64,7 +64,10 @@ TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
 MAX_TIMED_NODES = 100_000
 
 CHANCE_SAMPLE = 0
-CHANCE_PW_UCB = 1
+CHANCE_PROPORTIONAL = 1
+CHANCE_PW_UCB = 2
+BACKUP_RESULT = 0
+BACKUP_MARGIN = 1
 PENDING_NONE = 0
 PENDING_DRAW = 1
 PENDING_REFILL = 2
@@ -216,20 +219,37 @@ def resolve_chance(sim, player, pending, outcome, count, opp_model, weights, fea
 
 
 @nb.njit(cache=True)
-def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, rng):
-    """Play ``sim`` to the end; returns ``player``'s reward (1 / 0.5 / 0)."""
+def leaf_value(sim, player, backup_kind, margin_scale):
+    """The value a finished ``sim`` backs up, in [0, 1] from ``player``'s view:
+
+    * BACKUP_RESULT: the result, 1 / 0.5 / 0;
+    * BACKUP_MARGIN: the point differential ``d`` = own board points minus the
+      opponent's, scaled to [-1, 1] by ``margin_scale`` and mapped onto the
+      tree's value range: ``(1 + clip(d / margin_scale, -1, 1)) / 2`` (a tie is
+      0.5, a lead of ``margin_scale`` points or more is 1).
+    """
+    if backup_kind == BACKUP_MARGIN:
+        d = float(sim.player[player, P_SCORE] - sim.player[1 - player, P_SCORE]) / margin_scale
+        return 0.5 * (1.0 + min(1.0, max(-1.0, d)))
+    return returns(sim)[player]
+
+
+@nb.njit(cache=True)
+def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, backup_kind,
+            margin_scale, rng):
+    """Play ``sim`` to the end; returns its :func:`leaf_value` for ``player``."""
     while not is_terminal(sim):
         p = sim.meta[M_TO_MOVE]
         model = rollout_model if p == player else opp_model
         step(sim, model_action(sim, p, model, weights, feats, probs, rng))
-    return returns(sim)[player]
+    return leaf_value(sim, player, backup_kind, margin_scale)
 
 
 # --- the search -------------------------------------------------------------------
 @nb.njit(cache=True)
 def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
            exploration, chance_nodes, chance_selection, opp_model, rollout_model,
-           most_visited, max_iterations, time_limit, rng):
+           most_visited, backup_kind, margin_scale, max_iterations, time_limit, rng):
     """Search from ``root`` (the observation of the player to move) and return
     ``(action, iterations)``.
 
@@ -241,9 +261,11 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
         feats: float64[N_ACTIONS, N_FEATURES]; probs: float64[N_ACTIONS] (scratch).
         weights: float64[N_FEATURES], the policy of MODEL_POLICY models.
         exploration: UCB1 constant; chance_nodes: bool (False: one
-        determinization, no chance nodes); chance_selection: CHANCE_SAMPLE or
-        CHANCE_PW_UCB; opp_model / rollout_model: MODEL_* of the opponent and
-        of the searcher's own rollout moves; most_visited: bool (else best mean).
+        determinization, no chance nodes); chance_selection: CHANCE_SAMPLE,
+        CHANCE_PROPORTIONAL or CHANCE_PW_UCB; opp_model / rollout_model: MODEL_*
+        of the opponent and of the searcher's own rollout moves; most_visited:
+        bool (else best mean); backup_kind: BACKUP_RESULT or BACKUP_MARGIN, with
+        margin_scale (points; see :func:`leaf_value`).
         max_iterations: int; time_limit: seconds (0 = none); rng: uint64[2].
     """
     player = root.meta[M_TO_MOVE]
@@ -268,6 +290,8 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
                 total = unseen_class_counts(sim, player, counts)
                 if chance_selection == CHANCE_PW_UCB:
                     k = select_outcome_pw_ucb(tree, node, counts, total, exploration, rng)
+                elif chance_selection == CHANCE_PROPORTIONAL:
+                    k = select_outcome_proportional(tree, node, counts, total, exploration, rng)
                 else:
                     k = sample_outcome(counts, total, rng)
                 resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
@@ -284,7 +308,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
                     break
             else:
                 if is_terminal(sim):
-                    value = returns(sim)[player]
+                    value = leaf_value(sim, player, backup_kind, margin_scale)
                     break
                 legal_actions_into(sim, player, legal)
                 a = select_ucb1_legal(tree, node, legal, exploration, rng)
@@ -305,7 +329,8 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
                 k = sample_outcome(counts, total, rng)
                 resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
                                feats, probs, rng)
-            value = rollout(sim, player, rollout_model, opp_model, weights, feats, probs, rng)
+            value = rollout(sim, player, rollout_model, opp_model, weights, feats, probs,
+                            backup_kind, margin_scale, rng)
         backup(tree, node, value)
         iterations += 1
         if is_full(tree):
@@ -316,7 +341,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
 
 # --- the agent ------------------------------------------------------------------
 OPPONENT_MODELS = {"random": MODEL_RANDOM, "policy": MODEL_POLICY, "greedy": MODEL_GREEDY}
-CHANCE_SELECTIONS = {"sample": CHANCE_SAMPLE, "pw_ucb": CHANCE_PW_UCB}
+CHANCE_SELECTIONS = {"sample": CHANCE_SAMPLE, "proportional": CHANCE_PROPORTIONAL,
+                     "pw_ucb": CHANCE_PW_UCB}
+BACKUPS = {"result": BACKUP_RESULT, "margin": BACKUP_MARGIN}
 
 
 @dataclass(frozen=True)
@@ -329,8 +356,12 @@ class BirdsMCTSConfig:
     """True: re-determinize every iteration and branch on drawn cards at chance
     nodes; False: the single-determinization baseline (no chance nodes)."""
     chance_selection: str = "sample"
-    """At chance nodes: ``sample`` outcomes by probability, or ``pw_ucb``
-    (probability-weighted UCB, see ``agents.search.chance``)."""
+    """The outcome an iteration follows at a chance node (``agents.search.chance``):
+    ``sample`` (drawn by probability p_k, the default); ``proportional`` (value-free:
+    the outcome whose visit share lags furthest behind p_k, the rule this option
+    called ``pw_ucb`` before); ``pw_ucb`` (the seed's probability-weighted UCB: the
+    outcome maximising p_k * (Q_k + exploration * sqrt(ln N / n_k)), untried outcomes
+    first, the most probable first)."""
     opponent: str = "policy"
     """Opponent model in the tree and rollouts: ``policy`` (the trained linear policy,
     the default: it reads the opponent's own hand in the determinized state), ``random``
@@ -342,6 +373,13 @@ class BirdsMCTSConfig:
     for ``opponent``)."""
     final: str = "most_visited"
     """Root choice: ``most_visited`` or ``best_mean``."""
+    backup: str = "result"
+    """What a finished game backs up (in [0, 1], the searcher's view): ``result``
+    (1 / 0.5 / 0, the default) or ``margin`` (the point differential d scaled to
+    [-1, 1] and mapped onto [0, 1]: (1 + clip(d / margin_scale, -1, 1)) / 2)."""
+    margin_scale: float = 20.0
+    """Points of differential that count as a sure win (value 1) with ``backup =
+    "margin"``; board scores run 0 to 45, MCTS margins against random about +5 to +10."""
 
     def __post_init__(self):
         if isinstance(self.exploration, bool) or not isinstance(self.exploration, (int, float)) \
@@ -358,6 +396,11 @@ class BirdsMCTSConfig:
             raise ValueError(f"rollout: must be one of {sorted(OPPONENT_MODELS)}, got {self.rollout!r}")
         if self.final not in ("most_visited", "best_mean"):
             raise ValueError(f"final: must be 'most_visited' or 'best_mean', got {self.final!r}")
+        if self.backup not in BACKUPS:
+            raise ValueError(f"backup: must be one of {sorted(BACKUPS)}, got {self.backup!r}")
+        if isinstance(self.margin_scale, bool) or not isinstance(self.margin_scale, (int, float)) \
+                or not (0.0 < float(self.margin_scale) <= 1000.0):
+            raise ValueError(f"margin_scale: must be a number in (0, 1000], got {self.margin_scale!r}")
 
     @property
     def needs_weights(self) -> bool:
@@ -402,8 +445,8 @@ class BirdsMCTSAgent(BirdsAgent):
             observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,
             self.feats, self.probs, self.weights, float(c.exploration), bool(c.chance_nodes),
             CHANCE_SELECTIONS[c.chance_selection], OPPONENT_MODELS[c.opponent],
-            OPPONENT_MODELS[c.rollout], c.final == "most_visited", self.max_iterations,
-            self.time_limit, self.rng)
+            OPPONENT_MODELS[c.rollout], c.final == "most_visited", BACKUPS[c.backup],
+            float(c.margin_scale), self.max_iterations, self.time_limit, self.rng)
         return int(action), int(iterations)
 
     # the policy weights of the opponent / rollout model travel as learned state (the
