@@ -136,8 +136,10 @@ def swap_hidden_cards(game: Birds, p: int, seed: int) -> Birds:
     return other
 
 
-@pytest.mark.parametrize("chance_nodes", [True, False])
-def test_information_set_search_ignores_hidden_cards(chance_nodes):
+@pytest.mark.parametrize("params", [{}, {"chance_nodes": False}, {"chance_grouping": "none"},
+                                    {"chance_grouping": "coarse", "chance_selection": "pw_ucb"}],
+                         ids=["class", "single", "none", "coarse-pw_ucb"])
+def test_information_set_search_ignores_hidden_cards(params):
     game = mid_game()
     p = game.acting_players()[0]
     twin = swap_hidden_cards(game, p, seed=1)
@@ -148,7 +150,7 @@ def test_information_set_search_ignores_hidden_cards(chance_nodes):
     trees = []
     actions = []
     for state in (game.state, twin.state, game.observation(p), twin.observation(p)):
-        agent = mcts({"chance_nodes": chance_nodes}, iterations=3000, seed=7, seat=p)
+        agent = mcts(params, iterations=3000, seed=7, seat=p)
         actions.append(agent.act(state))
         n = agent.tree.num_nodes[0]
         trees.append((agent.tree.node_visits[:n].copy(), agent.tree.node_value_sum[:n].copy(),

@@ -14,16 +14,26 @@ One search per decision, a new tree each time, on the shared core
    in this determinization. An action that reveals a card leads to a CHANCE
    node: drawing from the deck (outcome: the class of the drawn card), taking a
    tray card (outcome: the class of the card refilling the tray). The outcome
-   is drawn with probability = the share of that class among the unseen cards
-   (deck plus the opponent's hidden cards, as the searcher knows them at that
-   point), then a card of that class is moved to the top of the deck (a swap
-   that keeps the determinization uniform given the outcome). The opponent's
-   turn is not enumerated: it is played by the opponent model (uniform random
-   or a trained policy) on the determinized state, then the next DECISION
-   node follows. Decision and chance nodes need not alternate.
+   has probability p_k = the share of that class among the unseen cards (deck
+   plus the opponent's hidden cards, as the searcher knows them at that
+   point); the iteration follows an outcome by ``chance_selection``
+   (``sample``: drawn with p_k; ``proportional``: value-free, visits kept in
+   proportion to p_k; ``pw_ucb``: the seed's max of p_k x UCB value), then a
+   card of that class is moved to the top of the deck (a swap that keeps the
+   determinization uniform given the outcome). ``chance_grouping`` sets what an
+   outcome is: the card class (``class``), one of 8 wider classes
+   (``coarse``), or nothing (``none``: no chance node, the card the
+   determinization holds); ``widening_alpha`` > 0 widens chance nodes
+   progressively. The opponent's turn is not enumerated: it is played by the
+   opponent model on the determinized state (by default the trained policy,
+   which reads the opponent's own determinized hand; or uniform random, or
+   the greedy rule), then the next DECISION node follows. Decision and chance
+   nodes need not alternate.
 3. **Expand** one node, **roll out** to the end (the searching player by the
    rollout model, the opponent by the opponent model) and **back up** the
-   result (1 / 0.5 / 0) from the searching player's view.
+   end state's value from the searching player's view (``backup``: the result
+   1 / 0.5 / 0, or the point differential mapped onto [0, 1]; see
+   :func:`leaf_value`).
 
 With ``chance_nodes = false`` the agent is the single-determinization baseline:
 one determinization per decision, fixed for all iterations, and no chance
@@ -31,7 +41,12 @@ nodes (the tree sees that sampled deck order, as the public project's tree saw
 the true one).
 
 Chance outcomes are indexed by card class (``points * 4 + cost``, 40
-classes), so the tree's action axis is ``max(N_ACTIONS, N_CLASSES)`` wide.
+classes; :func:`outcome_map` for the groupings), so the tree's action axis is
+``max(N_ACTIONS, N_CLASSES)`` wide.
+
+Today's options under their names replay the games recorded before issue 25's
+options existed (``tests/test_birds_chance.py``): ``opponent = "random"`` (the
+old default), ``chance_selection = "proportional"`` (what ``pw_ucb`` meant).
 """
 from __future__ import annotations
 
@@ -52,7 +67,7 @@ from agents.search.clock import budget_exhausted
 from games._rng import rng_integer
 from games.birds.kernels import (
     DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
-    N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
+    N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
     empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
 )
 
@@ -68,6 +83,15 @@ CHANCE_PROPORTIONAL = 1
 CHANCE_PW_UCB = 2
 BACKUP_RESULT = 0
 BACKUP_MARGIN = 1
+GROUPING_CLASS = 0
+GROUPING_COARSE = 1
+GROUPING_NONE = 2
+#: Search statistics (``BirdsMCTSAgent.stats``, summed over a decision's search).
+STAT_DETERMINIZATIONS = 0
+STAT_CHANCE_VISITS = 1
+N_STATS = 2
+#: Points bands of the ``coarse`` grouping (0-2, 3-4, 5-6, 7-9), indexed by points.
+COARSE_POINTS_BAND = (0, 0, 0, 1, 1, 2, 2, 3, 3, 3)
 PENDING_NONE = 0
 PENDING_DRAW = 1
 PENDING_REFILL = 2
@@ -143,16 +167,52 @@ def unseen_class_counts(sim, player, counts):
     return total
 
 
+def outcome_map(grouping: str) -> np.ndarray:
+    """int64[N_CLASSES]: the chance outcome of each card class under ``grouping``:
+
+    * ``class``: the class itself (``points * 4 + cost``; 40 outcomes, 26 with cards in
+      the generated set);
+    * ``coarse``: ``band * 2 + (cost >= 2)`` with the points bands 0-2, 3-4, 5-6, 7-9
+      (8 outcomes: cheap or dear birds of low to high points);
+    * ``none``: no chance node is made (the map is unused; the class map is returned).
+    """
+    classes = np.arange(N_CLASSES, dtype=np.int64)
+    if grouping != "coarse":
+        return classes
+    points, cost = classes // N_COSTS, classes % N_COSTS
+    return np.asarray(COARSE_POINTS_BAND, dtype=np.int64)[points] * 2 + (cost >= 2)
+
+
 @nb.njit(cache=True)
-def force_top_card(sim, player, outcome, count, rng):
-    """Move a uniformly chosen unseen card of class ``outcome`` (``count`` of them)
-    to the top of the deck by a swap (with another deck position or an opponent's
-    hidden card), so the next card drawn is of that class."""
+def unseen_outcome_counts(sim, player, outcome_of, counts):
+    """:func:`unseen_class_counts` summed into chance outcomes: ``counts[o]`` :=
+    unseen cards whose class ``k`` has ``outcome_of[k] == o``; returns the total."""
+    counts[:] = 0
+    cards = sim.cards
+    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
+        counts[outcome_of[card_class(cards, sim.deck[pos])]] += 1
+    q = 1 - player
+    for i in range(sim.player[q, P_HAND]):
+        if sim.hand_public[q, i] == 0:
+            counts[outcome_of[card_class(cards, sim.hand[q, i])]] += 1
+    total = 0
+    for k in range(counts.shape[0]):
+        total += counts[k]
+    return total
+
+
+@nb.njit(cache=True)
+def force_top_card(sim, player, outcome, count, outcome_of, rng):
+    """Move a uniformly chosen unseen card of outcome ``outcome`` (a class, or a
+    group of classes by ``outcome_of``; ``count`` such cards) to the top of the
+    deck by a swap (with another deck position or an opponent's hidden card), so
+    the next card drawn has that outcome (the determinization stays uniform
+    given the outcome)."""
     r = rng_integer(rng, count)
     top = sim.meta[M_DECK_POS]
     cards = sim.cards
     for pos in range(top, sim.deck.shape[0]):
-        if card_class(cards, sim.deck[pos]) == outcome:
+        if outcome_of[card_class(cards, sim.deck[pos])] == outcome:
             if r == 0:
                 t = sim.deck[top]
                 sim.deck[top] = sim.deck[pos]
@@ -161,7 +221,7 @@ def force_top_card(sim, player, outcome, count, rng):
             r -= 1
     q = 1 - player
     for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0 and card_class(cards, sim.hand[q, i]) == outcome:
+        if sim.hand_public[q, i] == 0 and outcome_of[card_class(cards, sim.hand[q, i])] == outcome:
             if r == 0:
                 t = sim.deck[top]
                 sim.deck[top] = sim.hand[q, i]
@@ -181,9 +241,10 @@ def opponent_turn(sim, player, opp_model, weights, feats, probs, rng):
 
 
 @nb.njit(cache=True)
-def pending_after(sim, action, chance_nodes):
-    """Which chance event (PENDING_*) ``action`` of the player to move leads to."""
-    if not chance_nodes or sim.meta[M_DECK_POS] >= sim.deck.shape[0]:
+def pending_after(sim, action, split):
+    """Which chance event (PENDING_*) ``action`` of the player to move leads to
+    (none unless ``split``: the search makes chance nodes)."""
+    if not split or sim.meta[M_DECK_POS] >= sim.deck.shape[0]:
         return PENDING_NONE
     if action == DRAW_DECK:
         return PENDING_DRAW
@@ -207,11 +268,12 @@ def begin_action(sim, player, action, pending, opp_model, weights, feats, probs,
 
 
 @nb.njit(cache=True)
-def resolve_chance(sim, player, pending, outcome, count, opp_model, weights, feats, probs, rng):
-    """Finish a turn whose chance event has ``outcome`` (a card class with ``count``
-    unseen cards): that card is drawn (or refills the tray), the turn ends and
-    the opponent replies."""
-    force_top_card(sim, player, outcome, count, rng)
+def resolve_chance(sim, player, pending, outcome, count, outcome_of, opp_model, weights, feats,
+                   probs, rng):
+    """Finish a turn whose chance event has ``outcome`` (a card class, or a group by
+    ``outcome_of``, with ``count`` unseen cards): such a card is drawn (or refills
+    the tray), the turn ends and the opponent replies."""
+    force_top_card(sim, player, outcome, count, outcome_of, rng)
     if pending == PENDING_DRAW:
         apply_action(sim, DRAW_DECK)
     end_turn(sim)
@@ -247,9 +309,44 @@ def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, backup
 
 # --- the search -------------------------------------------------------------------
 @nb.njit(cache=True)
-def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
-           exploration, chance_nodes, chance_selection, opp_model, rollout_model,
-           most_visited, backup_kind, margin_scale, max_iterations, time_limit, rng):
+def widen(tree, node, counts, total, widening_alpha):
+    """Progressive widening at a chance node: once ``node`` has
+    ``ceil(N(node) ** widening_alpha)`` outcome children, the outcomes without a
+    child are left out of ``counts`` (in place; the total of the rest is
+    returned). If no outcome with a child has cards in this iteration, nothing
+    is left out. ``widening_alpha`` 0 is off (``total`` unchanged)."""
+    if widening_alpha <= 0.0:
+        return total
+    limit = math.ceil(max(tree.node_visits[node], 1) ** widening_alpha)
+    children = 0
+    kept = 0
+    for k in range(counts.shape[0]):
+        if tree.children[node, k] >= 0:
+            children += 1
+            kept += counts[k]
+    if children < limit or kept <= 0:
+        return total
+    for k in range(counts.shape[0]):
+        if tree.children[node, k] < 0:
+            counts[k] = 0
+    return kept
+
+
+@nb.njit(cache=True)
+def select_outcome(tree, node, counts, total, chance_selection, exploration, rng):
+    """The outcome this iteration follows at a chance node (CHANCE_* rule)."""
+    if chance_selection == CHANCE_PW_UCB:
+        return select_outcome_pw_ucb(tree, node, counts, total, exploration, rng)
+    if chance_selection == CHANCE_PROPORTIONAL:
+        return select_outcome_proportional(tree, node, counts, total, exploration, rng)
+    return sample_outcome(counts, total, rng)
+
+
+@nb.njit(cache=True)
+def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, outcome_of, stats,
+           exploration, chance_nodes, grouping, chance_selection, widening_alpha, opp_model,
+           rollout_model, most_visited, backup_kind, margin_scale, max_iterations, time_limit,
+           rng):
     """Search from ``root`` (the observation of the player to move) and return
     ``(action, iterations)``.
 
@@ -260,25 +357,33 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
         pool: int16[C]; counts: int64[N_CLASSES]; legal: bool[N_ACTIONS];
         feats: float64[N_ACTIONS, N_FEATURES]; probs: float64[N_ACTIONS] (scratch).
         weights: float64[N_FEATURES], the policy of MODEL_POLICY models.
+        outcome_of: int64[N_CLASSES], the chance outcome of each card class
+        (:func:`outcome_map`); stats: int64[N_STATS], counters (added to).
         exploration: UCB1 constant; chance_nodes: bool (False: one
-        determinization, no chance nodes); chance_selection: CHANCE_SAMPLE,
-        CHANCE_PROPORTIONAL or CHANCE_PW_UCB; opp_model / rollout_model: MODEL_*
-        of the opponent and of the searcher's own rollout moves; most_visited:
-        bool (else best mean); backup_kind: BACKUP_RESULT or BACKUP_MARGIN, with
-        margin_scale (points; see :func:`leaf_value`).
-        max_iterations: int; time_limit: seconds (0 = none); rng: uint64[2].
+        determinization, no chance nodes); grouping: GROUPING_* (NONE: a fresh
+        determinization per iteration and no chance node); chance_selection:
+        CHANCE_SAMPLE, CHANCE_PROPORTIONAL or CHANCE_PW_UCB; widening_alpha:
+        progressive widening exponent at chance nodes (0: off); opp_model /
+        rollout_model: MODEL_* of the opponent and of the searcher's own
+        rollout moves; most_visited: bool (else best mean); backup_kind:
+        BACKUP_RESULT or BACKUP_MARGIN, with margin_scale (points; see
+        :func:`leaf_value`). max_iterations: int; time_limit: seconds (0 =
+        none); rng: uint64[2].
     """
     player = root.meta[M_TO_MOVE]
+    split = chance_nodes and grouping != GROUPING_NONE
     reset_tree(tree)
     n_pool = unseen_pool(root, player, pool)
     start = monotonic_ns()
     deadline = deadline_ns(time_limit)
     if not chance_nodes:
         determinize(det, root, player, pool, n_pool, rng)
+        stats[STAT_DETERMINIZATIONS] += 1
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         if chance_nodes:
             determinize(sim, root, player, pool, n_pool, rng)
+            stats[STAT_DETERMINIZATIONS] += 1
         else:
             copy_dynamic(sim, det)
         node = ROOT_INDEX
@@ -287,14 +392,11 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
         expanded = False
         while True:
             if tree.node_kind[node] == CHANCE:
-                total = unseen_class_counts(sim, player, counts)
-                if chance_selection == CHANCE_PW_UCB:
-                    k = select_outcome_pw_ucb(tree, node, counts, total, exploration, rng)
-                elif chance_selection == CHANCE_PROPORTIONAL:
-                    k = select_outcome_proportional(tree, node, counts, total, exploration, rng)
-                else:
-                    k = sample_outcome(counts, total, rng)
-                resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
+                stats[STAT_CHANCE_VISITS] += 1
+                total = unseen_outcome_counts(sim, player, outcome_of, counts)
+                total = widen(tree, node, counts, total, widening_alpha)
+                k = select_outcome(tree, node, counts, total, chance_selection, exploration, rng)
+                resolve_chance(sim, player, pending, k, counts[k], outcome_of, opp_model, weights,
                                feats, probs, rng)
                 pending = PENDING_NONE
                 child = tree.children[node, k]
@@ -312,7 +414,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
                     break
                 legal_actions_into(sim, player, legal)
                 a = select_ucb1_legal(tree, node, legal, exploration, rng)
-                pending = pending_after(sim, a, chance_nodes)
+                pending = pending_after(sim, a, split)
                 begin_action(sim, player, a, pending, opp_model, weights, feats, probs, rng)
                 child = tree.children[node, a]
                 if child < 0:
@@ -325,9 +427,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
                     break
         if value < 0.0:
             if pending != PENDING_NONE:  # stopped before a chance event: sample it
-                total = unseen_class_counts(sim, player, counts)
+                total = unseen_outcome_counts(sim, player, outcome_of, counts)
                 k = sample_outcome(counts, total, rng)
-                resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
+                resolve_chance(sim, player, pending, k, counts[k], outcome_of, opp_model, weights,
                                feats, probs, rng)
             value = rollout(sim, player, rollout_model, opp_model, weights, feats, probs,
                             backup_kind, margin_scale, rng)
@@ -344,6 +446,7 @@ OPPONENT_MODELS = {"random": MODEL_RANDOM, "policy": MODEL_POLICY, "greedy": MOD
 CHANCE_SELECTIONS = {"sample": CHANCE_SAMPLE, "proportional": CHANCE_PROPORTIONAL,
                      "pw_ucb": CHANCE_PW_UCB}
 BACKUPS = {"result": BACKUP_RESULT, "margin": BACKUP_MARGIN}
+GROUPINGS = {"class": GROUPING_CLASS, "coarse": GROUPING_COARSE, "none": GROUPING_NONE}
 
 
 @dataclass(frozen=True)
@@ -355,6 +458,16 @@ class BirdsMCTSConfig:
     chance_nodes: bool = True
     """True: re-determinize every iteration and branch on drawn cards at chance
     nodes; False: the single-determinization baseline (no chance nodes)."""
+    chance_grouping: str = "class"
+    """What a chance node branches on (with ``chance_nodes``): ``class`` (the drawn
+    card's (points, cost) class, 40 outcomes, the default), ``coarse`` (8 wider
+    classes: points 0-2, 3-4, 5-6, 7-9 x cost 0-1, 2-3; :func:`outcome_map`) or
+    ``none`` (no split: a fresh determinization per iteration and the drawn card
+    is whatever that determinization holds; no chance node)."""
+    widening_alpha: float = 0.0
+    """Progressive widening at chance nodes: a node with N visits has at most
+    ceil(N ** widening_alpha) outcome children; once it has that many, iterations
+    follow only outcomes it has (by ``chance_selection`` among them). 0: off."""
     chance_selection: str = "sample"
     """The outcome an iteration follows at a chance node (``agents.search.chance``):
     ``sample`` (drawn by probability p_k, the default); ``proportional`` (value-free:
@@ -387,6 +500,13 @@ class BirdsMCTSConfig:
             raise ValueError(f"exploration: must be a number in [0, 100], got {self.exploration!r}")
         if not isinstance(self.chance_nodes, bool):
             raise ValueError(f"chance_nodes: must be true or false, got {self.chance_nodes!r}")
+        if self.chance_grouping not in GROUPINGS:
+            raise ValueError(f"chance_grouping: must be one of {sorted(GROUPINGS)}, "
+                             f"got {self.chance_grouping!r}")
+        if isinstance(self.widening_alpha, bool) or not isinstance(self.widening_alpha, (int, float)) \
+                or not (0.0 <= float(self.widening_alpha) <= 1.0):
+            raise ValueError(f"widening_alpha: must be a number in [0, 1] (0: off), "
+                             f"got {self.widening_alpha!r}")
         if self.chance_selection not in CHANCE_SELECTIONS:
             raise ValueError(f"chance_selection: must be one of {sorted(CHANCE_SELECTIONS)}, "
                              f"got {self.chance_selection!r}")
@@ -420,6 +540,8 @@ class BirdsMCTSAgent(BirdsAgent):
         capacity = self.max_iterations + 1 if budget.iterations is not None else MAX_TIMED_NODES
         self.tree = new_tree(capacity, TREE_WIDTH)
         self.weights = shipped_weights()
+        self.outcome_of = outcome_map(config.chance_grouping)
+        self.stats = np.zeros(N_STATS, dtype=np.int64)
         self.has_weights = False  # True once learned state (a seed population) replaced them
         self._cards_shape = None
 
@@ -441,10 +563,12 @@ class BirdsMCTSAgent(BirdsAgent):
     def decide(self, observation):
         self._scratch(observation)
         c = self.config
+        self.stats[:] = 0
         action, iterations = search(
             observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,
-            self.feats, self.probs, self.weights, float(c.exploration), bool(c.chance_nodes),
-            CHANCE_SELECTIONS[c.chance_selection], OPPONENT_MODELS[c.opponent],
+            self.feats, self.probs, self.weights, self.outcome_of, self.stats,
+            float(c.exploration), bool(c.chance_nodes), GROUPINGS[c.chance_grouping],
+            CHANCE_SELECTIONS[c.chance_selection], float(c.widening_alpha), OPPONENT_MODELS[c.opponent],
             OPPONENT_MODELS[c.rollout], c.final == "most_visited", BACKUPS[c.backup],
             float(c.margin_scale), self.max_iterations, self.time_limit, self.rng)
         return int(action), int(iterations)
