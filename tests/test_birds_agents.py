@@ -137,8 +137,9 @@ def swap_hidden_cards(game: Birds, p: int, seed: int) -> Birds:
 
 
 @pytest.mark.parametrize("params", [{}, {"chance_nodes": False}, {"chance_grouping": "none"},
-                                    {"chance_grouping": "coarse", "chance_selection": "pw_ucb"}],
-                         ids=["class", "single", "none", "coarse-pw_ucb"])
+                                    {"chance_grouping": "coarse", "chance_selection": "pw_ucb"},
+                                    {"closed_loop": True, "backup": "margin", "widening_alpha": 0.5}],
+                         ids=["class", "single", "none", "coarse-pw_ucb", "closed-margin-widening"])
 def test_information_set_search_ignores_hidden_cards(params):
     game = mid_game()
     p = game.acting_players()[0]

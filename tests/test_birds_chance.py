@@ -207,3 +207,33 @@ def test_new_options_check_their_fields():
     config = make_agent_config("birds_mcts", {})
     assert (config.opponent, config.chance_grouping, config.chance_selection, config.backup) == \
         ("policy", "class", "sample", "result")
+
+
+# --- closed loop: the opponent's move and the refill after it as chance nodes --------------
+def test_closed_loop_makes_the_opponents_move_a_chance_node_over_what_the_searcher_sees():
+    from agents.birds.mcts import OPP_DECK, OPP_FOOD, OPP_TRAY
+    from agents.search import CHANCE, DECISION, ROOT_INDEX
+    from games.birds import kernels as K
+
+    game = mid_game()
+    p = game.acting_players()[0]
+    agent = searched({"closed_loop": True, "opponent": "random"}, iterations=4000, game=game)
+    tree = agent.tree
+    opp = tree.children[ROOT_INDEX, K.GAIN_FOOD]       # food ends the turn: the opponent moves
+    assert opp > 0 and tree.node_kind[opp] == CHANCE
+    outcomes = [k for k in range(tree.children.shape[1]) if tree.children[opp, k] >= 0]
+    assert OPP_FOOD in outcomes and OPP_DECK in outcomes
+    assert all(k < OPP_TRAY or k <= OPP_FOOD for k in outcomes)
+    # a bird the opponent may play is one of its hidden or public cards' classes
+    q = 1 - p
+    hidden = [int(c) for c in game.state.deck[game.state.meta[K.M_DECK_POS]:]]
+    hidden += [int(c) for c in game.state.hand[q, : game.state.player[q, K.P_HAND]]]
+    possible = {int(K.card_class(game.state.cards, c)) for c in hidden}
+    assert {k for k in outcomes if k < OPP_TRAY} <= possible
+    # after the opponent's food the searcher moves again: a decision node
+    assert tree.node_kind[tree.children[opp, OPP_FOOD]] == DECISION
+    # after a tray take by the opponent comes the refill: a chance node over card classes
+    taken = [k for k in outcomes if OPP_TRAY <= k < OPP_DECK]
+    assert taken and all(tree.node_kind[tree.children[opp, k]] == CHANCE for k in taken)
+    open_loop = searched({"opponent": "random"}, iterations=4000, game=game).tree
+    assert open_loop.node_kind[open_loop.children[ROOT_INDEX, K.GAIN_FOOD]] == DECISION

@@ -41,8 +41,11 @@ nodes (the tree sees that sampled deck order, as the public project's tree saw
 the true one).
 
 Chance outcomes are indexed by card class (``points * 4 + cost``, 40
-classes; :func:`outcome_map` for the groupings), so the tree's action axis is
-``max(N_ACTIONS, N_CLASSES)`` wide.
+classes; :func:`outcome_map` for the groupings); with ``closed_loop`` the
+opponent's move is a chance node as well (outcomes ``OPP_*``: the class of the
+bird it plays, the tray slot it takes, a blind draw, food; sampled by the
+opponent model), and so is the tray refill after a tray take. The tree's action
+axis is ``TREE_WIDTH`` = 45 wide.
 
 Today's options under their names replay the games recorded before issue 25's
 options existed (``tests/test_birds_chance.py``): ``opponent = "random"`` (the
@@ -74,7 +77,6 @@ from games.birds.kernels import (
 from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights, shipped_policy_id, shipped_weights
 from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
 
-TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
 MAX_TIMED_NODES = 100_000
 
@@ -95,6 +97,15 @@ COARSE_POINTS_BAND = (0, 0, 0, 1, 1, 2, 2, 3, 3, 3)
 PENDING_NONE = 0
 PENDING_DRAW = 1
 PENDING_REFILL = 2
+PENDING_OPPONENT = 3      # closed loop: the opponent's move is a chance node
+PENDING_OPP_REFILL = 4    # closed loop: the tray refill after the opponent took a tray card
+#: Outcomes of an opponent chance node (closed loop): what the searcher sees of the move.
+OPP_PLAY = 0                          # + the class of the bird played
+OPP_TRAY = N_CLASSES                  # + the tray slot taken
+OPP_DECK = N_CLASSES + TRAY_SLOTS     # a blind draw (the card stays hidden: not split)
+OPP_FOOD = OPP_DECK + 1
+#: The tree's action axis: actions, card classes and opponent moves share it.
+TREE_WIDTH = max(N_ACTIONS, OPP_FOOD + 1)
 
 
 # --- information sets ----------------------------------------------------------
@@ -254,30 +265,64 @@ def pending_after(sim, action, split):
 
 
 @nb.njit(cache=True)
-def begin_action(sim, player, action, pending, opp_model, weights, feats, probs, rng):
+def begin_action(sim, player, action, pending, closed_loop, opp_model, weights, feats, probs, rng):
     """Apply the searching player's ``action`` up to its chance event: nothing yet
     for a deck draw, the tray take for a tray draw; with no chance event the
-    whole turn and the opponent's reply."""
+    whole turn and (open loop) the opponent's reply."""
     if pending == PENDING_DRAW:
         return
     if pending == PENDING_REFILL:
         apply_action(sim, action)
         return
     step(sim, action)
-    opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+    if not closed_loop:
+        opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
 
 
 @nb.njit(cache=True)
-def resolve_chance(sim, player, pending, outcome, count, outcome_of, opp_model, weights, feats,
-                   probs, rng):
+def resolve_chance(sim, player, pending, outcome, count, outcome_of, closed_loop, opp_model,
+                   weights, feats, probs, rng):
     """Finish a turn whose chance event has ``outcome`` (a card class, or a group by
     ``outcome_of``, with ``count`` unseen cards): such a card is drawn (or refills
-    the tray), the turn ends and the opponent replies."""
+    the tray), the turn ends and (open loop) the opponent replies."""
     force_top_card(sim, player, outcome, count, outcome_of, rng)
     if pending == PENDING_DRAW:
         apply_action(sim, DRAW_DECK)
     end_turn(sim)
-    opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+    if not closed_loop:
+        opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+
+
+@nb.njit(cache=True)
+def opponent_pending(sim, player, closed_loop):
+    """PENDING_OPPONENT when the closed-loop search is at the opponent's move, else PENDING_NONE."""
+    if closed_loop and not is_terminal(sim) and sim.meta[M_TO_MOVE] != player:
+        return PENDING_OPPONENT
+    return PENDING_NONE
+
+
+@nb.njit(cache=True)
+def opponent_move(sim, player, split, opp_model, weights, feats, probs, rng):
+    """Closed loop: the opponent's move by its model, applied without ending the
+    turn. Returns ``(outcome, pending)``: what the searcher sees of it (OPP_PLAY +
+    the bird's class, OPP_TRAY + the slot, OPP_DECK, OPP_FOOD) and the next
+    chance event (PENDING_OPP_REFILL after a tray take when ``split`` and the
+    deck is not empty; else the turn is ended here and PENDING_NONE)."""
+    q = 1 - player
+    b = model_action(sim, q, opp_model, weights, feats, probs, rng)
+    if b < DRAW_TRAY:
+        outcome = OPP_PLAY + card_class(sim.cards, sim.hand[q, b])
+    elif b < DRAW_DECK:
+        outcome = OPP_TRAY + (b - DRAW_TRAY)
+    elif b == DRAW_DECK:
+        outcome = OPP_DECK
+    else:
+        outcome = OPP_FOOD
+    apply_action(sim, b)
+    if split and DRAW_TRAY <= b < DRAW_DECK and sim.meta[M_DECK_POS] < sim.deck.shape[0]:
+        return outcome, PENDING_OPP_REFILL
+    end_turn(sim)
+    return outcome, PENDING_NONE
 
 
 @nb.njit(cache=True)
@@ -344,9 +389,9 @@ def select_outcome(tree, node, counts, total, chance_selection, exploration, rng
 
 @nb.njit(cache=True)
 def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, outcome_of, stats,
-           exploration, chance_nodes, grouping, chance_selection, widening_alpha, opp_model,
-           rollout_model, most_visited, backup_kind, margin_scale, max_iterations, time_limit,
-           rng):
+           exploration, chance_nodes, grouping, chance_selection, widening_alpha, closed_loop,
+           opp_model, rollout_model, most_visited, backup_kind, margin_scale, max_iterations,
+           time_limit, rng):
     """Search from ``root`` (the observation of the player to move) and return
     ``(action, iterations)``.
 
@@ -363,7 +408,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         determinization, no chance nodes); grouping: GROUPING_* (NONE: a fresh
         determinization per iteration and no chance node); chance_selection:
         CHANCE_SAMPLE, CHANCE_PROPORTIONAL or CHANCE_PW_UCB; widening_alpha:
-        progressive widening exponent at chance nodes (0: off); opp_model /
+        progressive widening exponent at chance nodes (0: off); closed_loop:
+        bool (the opponent's move and the refill after it are chance nodes
+        too; else merged into the searcher's transition); opp_model /
         rollout_model: MODEL_* of the opponent and of the searcher's own
         rollout moves; most_visited: bool (else best mean); backup_kind:
         BACKUP_RESULT or BACKUP_MARGIN, with margin_scale (points; see
@@ -393,15 +440,24 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         while True:
             if tree.node_kind[node] == CHANCE:
                 stats[STAT_CHANCE_VISITS] += 1
-                total = unseen_outcome_counts(sim, player, outcome_of, counts)
-                total = widen(tree, node, counts, total, widening_alpha)
-                k = select_outcome(tree, node, counts, total, chance_selection, exploration, rng)
-                resolve_chance(sim, player, pending, k, counts[k], outcome_of, opp_model, weights,
-                               feats, probs, rng)
-                pending = PENDING_NONE
+                if pending == PENDING_OPPONENT:  # closed loop: sampled by the opponent model
+                    k, pending = opponent_move(sim, player, split, opp_model, weights, feats,
+                                               probs, rng)
+                else:
+                    total = unseen_outcome_counts(sim, player, outcome_of, counts)
+                    total = widen(tree, node, counts, total, widening_alpha)
+                    k = select_outcome(tree, node, counts, total, chance_selection, exploration, rng)
+                    if pending == PENDING_OPP_REFILL:
+                        force_top_card(sim, player, k, counts[k], outcome_of, rng)
+                        end_turn(sim)
+                        pending = PENDING_NONE
+                    else:
+                        resolve_chance(sim, player, pending, k, counts[k], outcome_of, closed_loop,
+                                       opp_model, weights, feats, probs, rng)
+                        pending = opponent_pending(sim, player, closed_loop)
                 child = tree.children[node, k]
                 if child < 0:
-                    child = expand_as(tree, node, k, DECISION)
+                    child = expand_as(tree, node, k, CHANCE if pending != PENDING_NONE else DECISION)
                     expanded = True
                 if child < 0:  # tree full: evaluate from here
                     break
@@ -415,7 +471,10 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                 legal_actions_into(sim, player, legal)
                 a = select_ucb1_legal(tree, node, legal, exploration, rng)
                 pending = pending_after(sim, a, split)
-                begin_action(sim, player, a, pending, opp_model, weights, feats, probs, rng)
+                begin_action(sim, player, a, pending, closed_loop, opp_model, weights, feats,
+                             probs, rng)
+                if pending == PENDING_NONE:
+                    pending = opponent_pending(sim, player, closed_loop)
                 child = tree.children[node, a]
                 if child < 0:
                     child = expand_as(tree, node, a, CHANCE if pending != PENDING_NONE else DECISION)
@@ -426,11 +485,14 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                 if expanded:
                     break
         if value < 0.0:
-            if pending != PENDING_NONE:  # stopped before a chance event: sample it
+            if pending == PENDING_DRAW or pending == PENDING_REFILL:  # stopped before a chance event: sample it
                 total = unseen_outcome_counts(sim, player, outcome_of, counts)
                 k = sample_outcome(counts, total, rng)
-                resolve_chance(sim, player, pending, k, counts[k], outcome_of, opp_model, weights,
-                               feats, probs, rng)
+                resolve_chance(sim, player, pending, k, counts[k], outcome_of, closed_loop,
+                               opp_model, weights, feats, probs, rng)
+            elif pending == PENDING_OPP_REFILL:  # the opponent's turn ends (refill as dealt)
+                end_turn(sim)
+            # PENDING_OPPONENT: the rollout plays the opponent's move
             value = rollout(sim, player, rollout_model, opp_model, weights, feats, probs,
                             backup_kind, margin_scale, rng)
         backup(tree, node, value)
@@ -468,6 +530,12 @@ class BirdsMCTSConfig:
     """Progressive widening at chance nodes: a node with N visits has at most
     ceil(N ** widening_alpha) outcome children; once it has that many, iterations
     follow only outcomes it has (by ``chance_selection`` among them). 0: off."""
+    closed_loop: bool = False
+    """True: the opponent's turn is a chance node too (outcome: what the searcher sees of
+    the move, sampled by the opponent model: the class of a bird played, the tray slot
+    taken, a blind draw, food), and so is the tray refill after it (by
+    ``chance_selection``); False (the default): both are merged into the searcher's
+    transition (open loop)."""
     chance_selection: str = "sample"
     """The outcome an iteration follows at a chance node (``agents.search.chance``):
     ``sample`` (drawn by probability p_k, the default); ``proportional`` (value-free:
@@ -507,6 +575,8 @@ class BirdsMCTSConfig:
                 or not (0.0 <= float(self.widening_alpha) <= 1.0):
             raise ValueError(f"widening_alpha: must be a number in [0, 1] (0: off), "
                              f"got {self.widening_alpha!r}")
+        if not isinstance(self.closed_loop, bool):
+            raise ValueError(f"closed_loop: must be true or false, got {self.closed_loop!r}")
         if self.chance_selection not in CHANCE_SELECTIONS:
             raise ValueError(f"chance_selection: must be one of {sorted(CHANCE_SELECTIONS)}, "
                              f"got {self.chance_selection!r}")
@@ -568,7 +638,8 @@ class BirdsMCTSAgent(BirdsAgent):
             observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,
             self.feats, self.probs, self.weights, self.outcome_of, self.stats,
             float(c.exploration), bool(c.chance_nodes), GROUPINGS[c.chance_grouping],
-            CHANCE_SELECTIONS[c.chance_selection], float(c.widening_alpha), OPPONENT_MODELS[c.opponent],
+            CHANCE_SELECTIONS[c.chance_selection], float(c.widening_alpha), bool(c.closed_loop),
+            OPPONENT_MODELS[c.opponent],
             OPPONENT_MODELS[c.rollout], c.final == "most_visited", BACKUPS[c.backup],
             float(c.margin_scale), self.max_iterations, self.time_limit, self.rng)
         return int(action), int(iterations)
