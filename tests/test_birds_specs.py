@@ -50,6 +50,18 @@ def test_bird_games_through_the_play_loop():
 
     table = result_table(pd.DataFrame(rows))
     assert "Score diff" in to_markdown(table) and np.isfinite(table.loc["MCTS-chance-pol", "score_diff"])
+    # the mean result (win 1, tie 0.5) beside the margin, with its interval; both seats sum to 1
+    header = to_markdown(table).splitlines()[0]
+    assert header.index("Mean result") < header.index("Score diff")
+    means = table["result_mean"]
+    assert means.sum() == pytest.approx(1.0) and (table["result_lo"] <= means).all()
+    from cluster.tracking import Tally
+
+    tally = Tally()
+    tally.add(rows)
+    metrics = tally.metrics()
+    assert metrics["score/Random"] == pytest.approx(means["Random"])
+    assert metrics["margin/Random"] == pytest.approx(table.loc["Random", "score_diff"])
 
 
 def test_a_policy_seat_without_weights_plays_the_shipped_policy():
