@@ -45,7 +45,7 @@ classes; :func:`outcome_map` for the groupings); with ``closed_loop`` the
 opponent's move is a chance node as well (outcomes ``OPP_*``: the class of the
 bird it plays, the tray slot it takes, a blind draw, food; sampled by the
 opponent model), and so is the tray refill after a tray take. The tree's action
-axis is ``TREE_WIDTH`` = 45 wide.
+axis is ``TREE_WIDTH`` = 40 wide (``CLOSED_LOOP_TREE_WIDTH`` = 45 with ``closed_loop``).
 
 Today's options under their names replay the games recorded before issue 25's
 options existed (``tests/test_birds_chance.py``): ``opponent = "random"`` (the
@@ -104,8 +104,10 @@ OPP_PLAY = 0                          # + the class of the bird played
 OPP_TRAY = N_CLASSES                  # + the tray slot taken
 OPP_DECK = N_CLASSES + TRAY_SLOTS     # a blind draw (the card stays hidden: not split)
 OPP_FOOD = OPP_DECK + 1
-#: The tree's action axis: actions, card classes and opponent moves share it.
-TREE_WIDTH = max(N_ACTIONS, OPP_FOOD + 1)
+#: The tree's action axis: actions and card classes share it (open loop) ...
+TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
+#: ... and opponent moves too (``closed_loop``).
+CLOSED_LOOP_TREE_WIDTH = max(TREE_WIDTH, OPP_FOOD + 1)
 
 
 # --- information sets ----------------------------------------------------------
@@ -195,9 +197,12 @@ def outcome_map(grouping: str) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def unseen_outcome_counts(sim, player, outcome_of, counts):
-    """:func:`unseen_class_counts` summed into chance outcomes: ``counts[o]`` :=
-    unseen cards whose class ``k`` has ``outcome_of[k] == o``; returns the total."""
+def unseen_outcome_counts(sim, player, grouped, outcome_of, counts):
+    """:func:`unseen_class_counts` summed into chance outcomes when ``grouped``:
+    ``counts[o]`` := unseen cards whose class ``k`` has ``outcome_of[k] == o``
+    (else the class counts themselves); returns the total."""
+    if not grouped:
+        return unseen_class_counts(sim, player, counts)
     counts[:] = 0
     cards = sim.cards
     for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
@@ -212,8 +217,15 @@ def unseen_outcome_counts(sim, player, outcome_of, counts):
     return total
 
 
+@nb.njit(cache=True, inline="always")
+def outcome_of_card(cards, card, grouped, outcome_of):
+    """The chance outcome of ``card``: its class, or its group when ``grouped``."""
+    k = card_class(cards, card)
+    return outcome_of[k] if grouped else k
+
+
 @nb.njit(cache=True)
-def force_top_card(sim, player, outcome, count, outcome_of, rng):
+def force_top_card(sim, player, outcome, count, grouped, outcome_of, rng):
     """Move a uniformly chosen unseen card of outcome ``outcome`` (a class, or a
     group of classes by ``outcome_of``; ``count`` such cards) to the top of the
     deck by a swap (with another deck position or an opponent's hidden card), so
@@ -223,7 +235,7 @@ def force_top_card(sim, player, outcome, count, outcome_of, rng):
     top = sim.meta[M_DECK_POS]
     cards = sim.cards
     for pos in range(top, sim.deck.shape[0]):
-        if outcome_of[card_class(cards, sim.deck[pos])] == outcome:
+        if outcome_of_card(cards, sim.deck[pos], grouped, outcome_of) == outcome:
             if r == 0:
                 t = sim.deck[top]
                 sim.deck[top] = sim.deck[pos]
@@ -232,7 +244,7 @@ def force_top_card(sim, player, outcome, count, outcome_of, rng):
             r -= 1
     q = 1 - player
     for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0 and outcome_of[card_class(cards, sim.hand[q, i])] == outcome:
+        if sim.hand_public[q, i] == 0 and outcome_of_card(cards, sim.hand[q, i], grouped, outcome_of) == outcome:
             if r == 0:
                 t = sim.deck[top]
                 sim.deck[top] = sim.hand[q, i]
@@ -280,12 +292,12 @@ def begin_action(sim, player, action, pending, closed_loop, opp_model, weights, 
 
 
 @nb.njit(cache=True)
-def resolve_chance(sim, player, pending, outcome, count, outcome_of, closed_loop, opp_model,
-                   weights, feats, probs, rng):
+def resolve_chance(sim, player, pending, outcome, count, grouped, outcome_of, closed_loop,
+                   opp_model, weights, feats, probs, rng):
     """Finish a turn whose chance event has ``outcome`` (a card class, or a group by
     ``outcome_of``, with ``count`` unseen cards): such a card is drawn (or refills
     the tray), the turn ends and (open loop) the opponent replies."""
-    force_top_card(sim, player, outcome, count, outcome_of, rng)
+    force_top_card(sim, player, outcome, count, grouped, outcome_of, rng)
     if pending == PENDING_DRAW:
         apply_action(sim, DRAW_DECK)
     end_turn(sim)
@@ -397,7 +409,8 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
 
     Args:
         root: BirdsState, the searcher's observation (hidden slots are ignored).
-        tree: a Tree of width ``TREE_WIDTH`` (reset here).
+        tree: a Tree of width ``TREE_WIDTH`` (``CLOSED_LOOP_TREE_WIDTH`` with
+        ``closed_loop``; reset here).
         sim, det: scratch BirdsStates sharing ``root.cards``.
         pool: int16[C]; counts: int64[N_CLASSES]; legal: bool[N_ACTIONS];
         feats: float64[N_ACTIONS, N_FEATURES]; probs: float64[N_ACTIONS] (scratch).
@@ -419,6 +432,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
     """
     player = root.meta[M_TO_MOVE]
     split = chance_nodes and grouping != GROUPING_NONE
+    grouped = grouping == GROUPING_COARSE
     reset_tree(tree)
     n_pool = unseen_pool(root, player, pool)
     start = monotonic_ns()
@@ -444,15 +458,16 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                     k, pending = opponent_move(sim, player, split, opp_model, weights, feats,
                                                probs, rng)
                 else:
-                    total = unseen_outcome_counts(sim, player, outcome_of, counts)
-                    total = widen(tree, node, counts, total, widening_alpha)
+                    total = unseen_outcome_counts(sim, player, grouped, outcome_of, counts)
+                    if widening_alpha > 0.0:
+                        total = widen(tree, node, counts, total, widening_alpha)
                     k = select_outcome(tree, node, counts, total, chance_selection, exploration, rng)
                     if pending == PENDING_OPP_REFILL:
-                        force_top_card(sim, player, k, counts[k], outcome_of, rng)
+                        force_top_card(sim, player, k, counts[k], grouped, outcome_of, rng)
                         end_turn(sim)
                         pending = PENDING_NONE
                     else:
-                        resolve_chance(sim, player, pending, k, counts[k], outcome_of, closed_loop,
+                        resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
                                        opp_model, weights, feats, probs, rng)
                         pending = opponent_pending(sim, player, closed_loop)
                 child = tree.children[node, k]
@@ -486,9 +501,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                     break
         if value < 0.0:
             if pending == PENDING_DRAW or pending == PENDING_REFILL:  # stopped before a chance event: sample it
-                total = unseen_outcome_counts(sim, player, outcome_of, counts)
+                total = unseen_outcome_counts(sim, player, grouped, outcome_of, counts)
                 k = sample_outcome(counts, total, rng)
-                resolve_chance(sim, player, pending, k, counts[k], outcome_of, closed_loop,
+                resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
                                opp_model, weights, feats, probs, rng)
             elif pending == PENDING_OPP_REFILL:  # the opponent's turn ends (refill as dealt)
                 end_turn(sim)
@@ -608,7 +623,7 @@ class BirdsMCTSAgent(BirdsAgent):
         super().__init__(config, budget, game_config)
         self.max_iterations, self.time_limit = budget.kernel_args()
         capacity = self.max_iterations + 1 if budget.iterations is not None else MAX_TIMED_NODES
-        self.tree = new_tree(capacity, TREE_WIDTH)
+        self.tree = new_tree(capacity, CLOSED_LOOP_TREE_WIDTH if config.closed_loop else TREE_WIDTH)
         self.weights = shipped_weights()
         self.outcome_of = outcome_map(config.chance_grouping)
         self.stats = np.zeros(N_STATS, dtype=np.int64)
