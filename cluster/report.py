@@ -380,6 +380,11 @@ def report_study(study_dir, plot: bool = True) -> str:
     games = df["game_index"].nunique()
     parts = [f"{study_dir.name}: {games} games", "", to_markdown(result_table(df))]
     parts += by_condition_markdown(df)
+    from .sequential import sequential_markdown, sequential_of_study, write_sequential_report
+
+    sequential = sequential_of_study(study_dir, df)
+    if sequential is not None:
+        parts += ["", sequential_markdown(sequential).rstrip()]
     segments = _runs_design_segments(study_dir)
     if segments:
         from .segments import segments_markdown
@@ -388,5 +393,7 @@ def report_study(study_dir, plot: bool = True) -> str:
     if plot:
         files = write_study_report(df, study_dir / "report", title=study_dir.name, segments=segments,
                                    study_dir=study_dir)
+        if sequential is not None:
+            files += write_sequential_report(sequential, study_dir / "report", title=study_dir.name)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

@@ -14,6 +14,11 @@ Shape (after ``ray.util.ActorPool``, with the bookkeeping a study needs):
   ``ray.wait``. A dead actor (its node died, it crashed) is killed, never put
   back into the idle set and replaced by a fresh actor; its series restarts
   from its last finished game with the learned state saved after that game.
+  With ``stop_when`` (a sequential test, :mod:`cluster.sequential`) the pool
+  submits no further game once it returns true: games in flight finish and
+  are handed to ``on_game``; the rest of the pending work is dropped. With
+  ``admit`` (the test's look-ahead window) a pending series starts only when
+  ``admit(its next game)`` is true; idle hosts wait for the games before it.
 * :func:`warm_up_nodes` runs one task per node (pinned with
   ``NodeAffinitySchedulingStrategy``) that plays a few ticks with every agent,
   so numba caches are compiled once per node before many actors load them.
@@ -169,6 +174,9 @@ class HostPool:
         self.pending: collections.deque[SeriesRun] = collections.deque()
         self.retired = 0
         self.retries = 0
+        self.stopped = False
+        """True once ``stop_when`` said so: nothing more is submitted."""
+        self._admit: Callable[[Any], bool] | None = None
         self._start_failures = 0
         self._since_progress = time.monotonic()
         for _ in range(size):
@@ -210,13 +218,31 @@ class HostPool:
         self.busy[ref] = (actor, run)
 
     def _fill(self) -> None:
-        while self.idle and self.pending and len(self.busy) < self.max_in_flight:
+        while not self.stopped and self.idle and self.pending and len(self.busy) < self.max_in_flight:
+            if self._admit is not None and not self._admit(self.pending[0].task):
+                break  # wait until the games before it are in
             self._submit(self.idle.pop(), self.pending.popleft())
 
-    def run(self, runs: Sequence[SeriesRun], on_game: OnGame) -> None:
-        """Play every run to its end, calling ``on_game`` as each game returns."""
+    def run(self, runs: Sequence[SeriesRun], on_game: OnGame,
+            stop_when: Callable[[], bool] | None = None,
+            admit: Callable[[Any], bool] | None = None) -> None:
+        """Play every run to its end, calling ``on_game`` as each game returns. With
+        ``stop_when``: once it returns true (asked before every submission and after
+        every ``on_game``), submit nothing more and return when the games in flight
+        are recorded. With ``admit``: start a pending run only when ``admit(task)`` of
+        its next game is true (checked again after every game; a run already on a
+        host goes on)."""
         self.pending.extend(r for r in runs if not r.done)
-        while self.pending or self.busy:
+        self._admit = admit
+
+        def check_stop() -> bool:
+            if not self.stopped and stop_when is not None and stop_when():
+                self.stopped = True
+                log.info("stop condition met: no new games; %d in flight finish", len(self.busy))
+            return self.stopped
+
+        check_stop()
+        while (self.pending and not self.stopped) or self.busy:
             self._fill()
             waiting = list(self.busy) + list(self.starting)
             if not waiting:
@@ -253,13 +279,15 @@ class HostPool:
             self._since_progress = time.monotonic()
             run.start_state = learned_after if run.carry else None
             run.next += 1
-            if run.done:
+            if run.done or check_stop():
                 self.idle.append(actor)
                 self._fill()
             else:  # the same host keeps the series (its agents hold the learned state)
                 self._submit(actor, run)
             # Record after resubmitting, so the host plays while the driver writes.
             on_game(run, task, rows, learned_after, seconds, record)
+            check_stop()
+            self._fill()  # the game may have opened the admission window
 
     def shutdown(self) -> None:
         """Kill every actor of the pool (idle, busy and still starting)."""

@@ -49,6 +49,16 @@ Designs (see :class:`DesignSpec`):
   "sets of 50 games" with one population carried through each: ``seeds = 20,
   games_per_seed = 5, seeds_per_set = 10``.
 
+Sequential stop (``design.stop``, :class:`StopSpec`, run by :mod:`cluster.sequential`):
+``stop = { sprt = { elo0 = 0, elo1 = 20, alpha = 0.05, beta = 0.05 }, between = ["A", "B"],
+max_games = 400, scoring = "pairs" }`` ends the study once an SPRT comparing lineup labels
+A and B is decided. ``scoring = "pairs"`` (default) needs a two-player game whose boards
+are each played with the seats swapped (seeds design, rotate_seats, even games_per_seed);
+``"games"`` scores single games. Not with ``design.vary``. Errors name the field::
+
+    design.stop.sprt.elo1: must be greater than elo0 (0), got -5
+    design.stop.between[1]: no lineup label 'MCST'; labels: ['MCTS', 'Random']
+
 ``--scale F`` (:func:`apply_scale`, the same rule for ``arena run`` and
 ``arena sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a
 runs x rounds design), to ``ceil(count * F)``, at least one; each board keeps
@@ -66,7 +76,7 @@ from typing import Any, Mapping, Sequence
 from agents.api import Budget
 
 __all__ = [
-    "SpecError", "SeatSpec", "DesignSpec", "TrackingSpec", "StudySpec", "build_spec",
+    "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec", "build_spec",
     "parse_overrides", "apply_overrides", "apply_scale", "scale_groups", "check_scale",
 ]
 
@@ -75,7 +85,10 @@ STUDY_KEYS = ("name", "seed", "results_dir", "id", "max_in_flight")
 BUDGET_KEYS = ("ms", "iterations", "per_seat")
 SEAT_BUDGET_KEYS = ("ms", "iterations")
 DESIGN_KEYS = ("seeds", "games_per_seed", "runs", "rounds", "rotate_seats",
-               "carry_learned_state", "series_by", "seeds_per_set", "vary")
+               "carry_learned_state", "series_by", "seeds_per_set", "vary", "stop")
+STOP_KEYS = ("sprt", "between", "max_games", "scoring")
+SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
+STOP_SCORING = ("pairs", "games")
 SEAT_KEYS = ("agent", "label", "params", "seed_population", "budget")
 TRACKING_KEYS = ("uri", "experiment", "enabled")
 SERIES_BY = ("seed", "set", "run", "game")
@@ -127,6 +140,78 @@ def _check_keys(name: str, table: Mapping, known: Sequence[str]) -> None:
 
 
 # --- the config objects -----------------------------------------------------
+def _number(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SpecError(f"{name}: must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class SprtSpec:
+    """The hypotheses and error rates of a sequential probability ratio test
+    (:mod:`cluster.sequential`): H0 "A is at most ``elo0`` Elo stronger than B"
+    against H1 "A is at least ``elo1`` stronger" (logistic Elo)."""
+
+    elo0: float
+    """Elo difference of H0 (e.g. 0: A is no better)."""
+    elo1: float
+    """Elo difference of H1, greater than ``elo0`` (e.g. 20)."""
+    alpha: float = 0.05
+    """Chance of accepting H1 when H0 holds (false positive), in (0, 0.5)."""
+    beta: float = 0.05
+    """Chance of accepting H0 when H1 holds (false negative), in (0, 0.5)."""
+
+    def __post_init__(self):
+        where = "design.stop.sprt"
+        object.__setattr__(self, "elo0", _number(f"{where}.elo0", self.elo0))
+        object.__setattr__(self, "elo1", _number(f"{where}.elo1", self.elo1))
+        if not -1000 < self.elo0 < 1000 or not -1000 < self.elo1 < 1000:
+            raise SpecError(f"{where}.elo1: Elo bounds must lie in (-1000, 1000), got "
+                            f"elo0 = {self.elo0:g}, elo1 = {self.elo1:g}")
+        if self.elo1 <= self.elo0:
+            raise SpecError(f"{where}.elo1: must be greater than elo0 ({self.elo0:g}), got {self.elo1:g}")
+        for key in ("alpha", "beta"):
+            value = _number(f"{where}.{key}", getattr(self, key))
+            if not 0 < value < 0.5:
+                raise SpecError(f"{where}.{key}: must be in (0, 0.5), got {value:g}")
+            object.__setattr__(self, key, value)
+
+
+@dataclass(frozen=True)
+class StopSpec:
+    """``[design] stop``: end a comparison of two lineup entries once a sequential
+    test is decided (:mod:`cluster.sequential`), e.g. ``stop = { sprt = { elo0 = 0,
+    elo1 = 20 }, between = ["MCTS", "Random"] }``."""
+
+    sprt: SprtSpec
+    """The test's hypotheses and error rates (``{elo0, elo1, alpha = 0.05, beta = 0.05}``)."""
+    between: tuple
+    """The two lineup labels compared, A first (H1: A is stronger)."""
+    max_games: int | None = None
+    """Cap of the test in games, in plan order (None: the design's games); games after it
+    are never played, and a test without a decision by then ends undecided."""
+    scoring: str = "pairs"
+    """``pairs``: seat-swapped pairs of games on one board, scored as a pentanomial (a
+    two-player game, rotate_seats, an even games_per_seed); ``games``: every game on its own
+    (no seat swap, e.g. Scotland Yard, or more than two players)."""
+
+    def __post_init__(self):
+        where = "design.stop"
+        between = self.between
+        if not isinstance(between, (list, tuple)) or len(between) != 2 \
+                or not all(isinstance(x, str) and x.strip() for x in between):
+            raise SpecError(f"{where}.between: must be two lineup labels, e.g. [\"A\", \"B\"], got {between!r}")
+        if between[0] == between[1]:
+            raise SpecError(f"{where}.between: the two labels must differ, got {list(between)!r}")
+        object.__setattr__(self, "between", tuple(between))
+        _optional_positive_int(f"{where}.max_games", self.max_games)
+        if self.scoring not in STOP_SCORING:
+            raise SpecError(f"{where}.scoring: must be one of {list(STOP_SCORING)}, got {self.scoring!r}")
+        if self.scoring == "pairs" and self.max_games is not None and self.max_games % 2:
+            raise SpecError(f"{where}.max_games: must be even with scoring = 'pairs' (whole pairs), "
+                            f"got {self.max_games}")
+
+
 @dataclass(frozen=True)
 class SeatSpec:
     """One entry of the lineup: an agent with its parameters."""
@@ -179,6 +264,9 @@ class DesignSpec:
     """Game options to vary, e.g. ``{view_range = [0, 1, 2, 3, 4]}``: the whole
     design is played once per combination (a *condition*), on the same boards,
     and results are reported per condition."""
+    stop: StopSpec | None = None
+    """A sequential test that ends the study once decided (:class:`StopSpec`); None: play
+    every game of the design."""
 
     def __post_init__(self):
         if not isinstance(self.vary, dict):
@@ -221,6 +309,18 @@ class DesignSpec:
         elif self.seeds_per_set is not None:
             raise SpecError(f"design.seeds_per_set: only used with series_by = 'set', "
                             f"got series_by = {self.series_by!r}")
+        if self.stop is not None:
+            if self.vary:
+                raise SpecError("design.stop: a sequential test compares two agents in one condition; "
+                                "not with design.vary (run one study per condition)")
+            if self.stop.scoring == "pairs" and (self.runs_design or not self.rotate_seats
+                                                 or self.games_per_seed % 2):
+                raise SpecError("design.stop.scoring: 'pairs' needs every board played with the seats "
+                                "swapped: a seeds x games_per_seed design with rotate_seats = true and an "
+                                f"even games_per_seed (got games_per_seed = {self.games_per_seed}, "
+                                f"rotate_seats = {str(self.rotate_seats).lower()}"
+                                f"{', a runs x rounds design' if self.runs_design else ''}); "
+                                "use scoring = \"games\" to score single games")
 
     @property
     def runs_design(self) -> bool:
@@ -584,7 +684,37 @@ def _build_design(raw) -> DesignSpec:
         else:
             raise SpecError("design.seeds: required (number of board seeds)")
     table.setdefault("series_by", "run" if runs_design else "seed")
+    if table.get("stop") is not None:
+        table["stop"] = _build_stop(table["stop"])
     return DesignSpec(**table)
+
+
+def _build_stop(raw) -> StopSpec:
+    table = _table("design.stop", raw)
+    _check_keys("design.stop", table, STOP_KEYS)
+    for key in ("sprt", "between"):
+        if key not in table:
+            raise SpecError(f"design.stop.{key}: required, e.g. stop = {{ sprt = {{ elo0 = 0, elo1 = 20 }}, "
+                            f"between = [\"A\", \"B\"] }}")
+    sprt = _table("design.stop.sprt", table["sprt"])
+    _check_keys("design.stop.sprt", sprt, SPRT_KEYS)
+    for key in ("elo0", "elo1"):
+        if key not in sprt:
+            raise SpecError(f"design.stop.sprt.{key}: required (Elo difference of "
+                            f"{'H0' if key == 'elo0' else 'H1'})")
+    table["sprt"] = SprtSpec(**sprt)
+    return StopSpec(**table)
+
+
+def _check_stop(stop: StopSpec, lineup, num_players: int) -> None:
+    """The stop's labels are in the lineup; pairs need a two-player game."""
+    labels = [seat.label for seat in lineup]
+    for i, label in enumerate(stop.between):
+        if label not in labels:
+            raise SpecError(f"design.stop.between[{i}]: no lineup label {label!r}; labels: {labels}")
+    if stop.scoring == "pairs" and num_players != 2:
+        raise SpecError(f"design.stop.scoring: 'pairs' needs a two-player game (this one has "
+                        f"{num_players} players); use scoring = \"games\"")
 
 
 def _build_tracking(raw) -> TrackingSpec:
@@ -783,6 +913,8 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     tracking = _build_tracking(data.get("tracking", {}))
     lineup = _build_lineup(data["lineup"], num_players, game, base_dir, check_files,
                            tracking.uri, Path(results_dir) / ".seed-populations", game_config)
+    if design.stop is not None:
+        _check_stop(design.stop, lineup, num_players)
     return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=max_in_flight, source=str(source),

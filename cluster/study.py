@@ -10,6 +10,13 @@ after it is saved next (rows first, then state). Re-running the same spec
 its rows (the driver died between the two writes) restarts from its last
 saved state and replays the games in between without recording them again,
 so nothing is duplicated and learned state is never stale.
+
+Sequential stop (``design.stop``, :mod:`cluster.sequential`): the series are
+dispatched in plan order and the test is updated as each game is recorded;
+once it is decided no new game is dispatched (games in flight finish and are
+recorded). A resumed study recomputes the test from the stored games first and
+plays nothing more when it is already decided. Games after ``max_games`` are
+never planned.
 """
 from __future__ import annotations
 
@@ -64,6 +71,8 @@ class StudyResult:
     mlflow_experiment_id: str | None = None
     condition_tables: str = ""
     """Markdown: the result table per varied option (``design.vary``), "" without conditions."""
+    sequential: object = None
+    """The sequential test's :class:`cluster.sequential.SequentialResult` (``design.stop``), else None."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -121,9 +130,10 @@ def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[Serie
 class _Recorder:
     """The driver's ``on_game``: store, learned state, progress bar, MLflow."""
 
-    def __init__(self, spec, store, finished: set[int], tracker, bar, on_progress=None):
+    def __init__(self, spec, store, finished: set[int], tracker, bar, on_progress=None, monitor=None):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
         self.on_progress = on_progress
+        self.monitor = monitor
         self.tally = Tally()
         self.played = self.replayed = self.errors = 0
         self.game_seconds = 0.0
@@ -137,6 +147,8 @@ class _Recorder:
                 save_record(record_path(self.spec.study_dir, task.game_index), record)
             self.store.append(rows)  # durable before anything else
             self.finished.add(task.game_index)
+            if self.monitor is not None:
+                self.monitor.add_game(rows)
         if run.carry and learned_after:
             for label, arrays in learned_after.items():
                 self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
@@ -193,17 +205,23 @@ def export_best_streak_populations(spec) -> list[Path]:
     return out
 
 
-def write_report(spec, rows) -> list[Path]:
+def write_report(spec, rows, sequential=None) -> list[Path]:
     """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``,
     replay pages under ``study_dir/replays`` (linked from ``report/replays.md``),
-    from the study's result rows (``ResultStore.read()``)."""
+    from the study's result rows (``ResultStore.read()``); with a sequential test's
+    result, ``sprt.md`` and ``sprt_llr.png`` too."""
     from . import report
 
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
     segments = report.SEGMENT if spec.design.runs_design else None
-    return report.write_study_report(rows, out, title=spec.study_id, segments=segments,
-                                     study_dir=spec.study_dir, first_label=spec.lineup[0].label)
+    files = report.write_study_report(rows, out, title=spec.study_id, segments=segments,
+                                      study_dir=spec.study_dir, first_label=spec.lineup[0].label)
+    if sequential is not None:
+        from .sequential import write_sequential_report
+
+        files += write_sequential_report(sequential, out, title=spec.study_id)
+    return files
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
@@ -234,10 +252,23 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     store = ResultStore(Path(spec.study_dir))
     store.write_spec(spec)
     plan = plan_study(spec)
+    monitor = None
+    if spec.design.stop is not None:
+        from .sequential import SequentialMonitor, truncate_plan
+
+        monitor = SequentialMonitor.from_spec(spec, plan)
+        plan = truncate_plan(plan, monitor.cap)  # games after max_games are never played
     total = sum(len(s.games) for s in plan)
     finished = set(int(g) for g in store.finished_games())
     skipped = len(finished)
+    if monitor is not None and finished:
+        monitor.add_frame(store.read())  # a resume honours a decision reached before
     runs = plan_runs(spec, plan, store, finished, lineup_learns(spec))
+    if monitor is not None:
+        if monitor.finished:
+            log.info("sequential test already decided (%s); nothing to play", monitor.decision)
+            runs = []
+        runs.sort(key=lambda r: r.games[0].game_index)  # plan order: the test's prefix fills first
 
     tracker = None
     if tracking and spec.tracking.enabled:
@@ -249,7 +280,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             tracker = None
 
     bar = None
-    recorder = _Recorder(spec, store, finished, tracker, None, on_progress)
+    recorder = _Recorder(spec, store, finished, tracker, None, on_progress, monitor)
 
     started_ray = False
     pool = None
@@ -274,7 +305,12 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             host = GameHost.options(scheduling_strategy="SPREAD")
             pool = HostPool(lambda: host.remote(spec_dict, pop_ref, tuple(plugins)), size=workers,
                             max_in_flight=spec.max_in_flight)
-            pool.run(runs, recorder)
+            if monitor is None:
+                pool.run(runs, recorder)
+            else:  # plan order, at most 2 games (or one series) per host past the test's frontier
+                window = pool.size * max(2, max(len(series.games) for series in plan))
+                pool.run(runs, recorder, stop_when=lambda: monitor.finished,
+                         admit=lambda task: monitor.admits(task.game_index, window))
     except KeyboardInterrupt:
         status = "KILLED"
         raise
@@ -296,9 +332,10 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         except Exception as exc:  # the report is a convenience; the store is the truth
             log.warning("reading the results for the report failed: %s", exc)
             rows = None
+        sequential = monitor.result() if monitor is not None else None
         if rows is not None:
             try:
-                write_report(spec, rows)
+                write_report(spec, rows, sequential)
             except Exception as exc:
                 log.warning("report failed: %s", exc)
         try:
@@ -310,7 +347,13 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
             counts = {"played": recorder.played, "skipped": skipped,
                       "retried": pool.retries if pool is not None else 0, "errored": recorder.errors,
                       "replayed": recorder.replayed}
-            tracker.finish(status, counts=counts, table_markdown=_tables_markdown(rows),
+            table_markdown = _tables_markdown(rows)
+            if sequential is not None:
+                from .sequential import sequential_markdown
+
+                tracker.log_sequential(sequential)
+                table_markdown = sequential_markdown(sequential) + "\n" + (table_markdown or "")
+            tracker.finish(status, counts=counts, table_markdown=table_markdown,
                            artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
                                           "report": sdir / "report", "replays": sdir / "replays",
                                           "populations": sdir / "populations"},
@@ -334,7 +377,8 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         game_seconds=recorder.game_seconds, warm_up=warm, game_times=recorder.game_times,
         recorded_at=recorder.recorded_at,
         mlflow_run_name=tracker.run_name if tracker is not None else None,
-        mlflow_experiment_id=tracker.experiment_id if tracker is not None else None)
+        mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
+        sequential=sequential)
 
 
 def _tables_markdown(rows) -> str | None:

@@ -484,6 +484,31 @@ class StudyTracker:
         self._unflushed = 0
         self._last_flush = time.monotonic()
 
+    def log_sequential(self, result) -> None:
+        """A sequential test's outcome (:class:`cluster.sequential.SequentialResult`):
+        the LLR curve as ``sprt/llr`` (step = units scored), ``sprt/elo``,
+        ``sprt/elo_lo``, ``sprt/elo_hi``, ``sprt/games_used``, ``sprt/units_used``, and
+        the tags ``arena.sprt_decision`` and ``arena.sprt_between``."""
+        if not self.enabled or self.run_id is None:
+            return
+        from mlflow.entities import Metric, RunTag
+
+        try:
+            now = int(time.time() * 1000)
+            metrics = [Metric("sprt/llr", float(v), now, i + 1) for i, v in enumerate(result.llr)]
+            step = len(result.llr)
+            for key in ("elo", "elo_lo", "elo_hi", "games_used", "units_used", "lower", "upper"):
+                value = float(getattr(result, key))
+                if value == value and abs(value) != float("inf"):
+                    metrics.append(Metric(f"sprt/{key}", value, now, step))
+            for i in range(0, len(metrics), MAX_METRICS_PER_BATCH):
+                self.client.log_batch(self.run_id, metrics=metrics[i:i + MAX_METRICS_PER_BATCH])
+            self.client.log_batch(self.run_id, tags=[
+                RunTag("arena.sprt_decision", result.decision),
+                RunTag("arena.sprt_between", " vs ".join(result.between))])
+        except Exception as exc:  # tracking must never fail a study
+            log.warning("MLflow logging of the sequential test failed: %s", exc)
+
     def describe(self, table_markdown: str | None, note: str = "") -> None:
         """Set the run's description: the result table, a note and the command."""
         if not self.enabled or self.run_id is None:

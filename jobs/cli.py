@@ -16,6 +16,7 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena bench xcom --json                                   # XCOM moves per second, decision times
   arena train-encoder --board mini                          # XCOM autoencoder (needs the train extra)
   arena compare arena-studies/xcom-mini-convae-vs-*         # win ratio across studies (plot)
+  arena rate arena-studies/pommerman-ffa-* --anchor OSLA    # Bradley-Terry ratings with 95% intervals
 """
 from __future__ import annotations
 
@@ -264,6 +265,12 @@ def _cmd_run(args) -> int:
         more = f", {len(conditions)} conditions" if design.vary else ""
         print(f"{args.spec}: valid: {design.total_games} games{more}")
         print(f"  per condition: {design.shape(spec.num_players)}")
+        if design.stop is not None:
+            stop, sprt = design.stop, design.stop.sprt
+            cap = min(stop.max_games or design.total_games, design.total_games)
+            print(f"  sequential stop: SPRT {stop.between[0]} vs {stop.between[1]}, elo0 = {sprt.elo0:g}, "
+                  f"elo1 = {sprt.elo1:g}, alpha = {sprt.alpha:g}, beta = {sprt.beta:g}, scored by "
+                  f"{stop.scoring}; at most {cap} games")
         if design.vary:
             for i in range(len(conditions)):
                 print(f"  {spec.condition_label(i)}: {design.games_per_condition} games")
@@ -281,6 +288,10 @@ def _cmd_run(args) -> int:
         print(to_markdown(result.table).rstrip())
     if result.condition_tables:  # e.g. against the view range
         print("\n" + result.condition_tables)
+    if result.sequential is not None:
+        from cluster.sequential import sequential_markdown
+
+        print("\n" + sequential_markdown(result.sequential).rstrip())
     print(f"\ngames: {counts_text(result.counts)}  ({result.games_done} of {result.games_total} in the store)")
     print(f"results: {result.study_dir}")
     if result.mlflow_run_id:
@@ -413,6 +424,31 @@ def _cmd_compare(args) -> int:
     plot = ratio_plot(ratios, out / "win_ratios.png",
                       title=f"opponent wins / {ratios[0]['learner']} wins (below 1: {ratios[0]['learner']} stronger)")
     print(f"\nfiles: {out / 'win_ratios.csv'}, {plot}")
+    return 0
+
+
+def _cmd_rate(args) -> int:
+    """Ratings of every player (label + config hash) over studies of one game and condition."""
+    from cluster.ratings import (RatingError, default_tracking_uri, load_rows, log_ratings, rate,
+                                 ratings_markdown, write_ratings)
+
+    try:
+        pooled = load_rows(args.studies, condition=args.condition, game=args.game)
+        table = rate(pooled.rows, anchor=args.anchor, anchor_rating=args.anchor_rating, seed=args.seed,
+                     bootstrap=args.bootstrap, resample=args.resample)
+    except RatingError as exc:
+        raise UsageError(str(exc)) from None
+    games = pooled.rows.drop_duplicates(["study_id", "game_index"]).shape[0]
+    print(f"{len(pooled.studies)} stud{'y' if len(pooled.studies) == 1 else 'ies'}, {games} games of "
+          f"{pooled.game.get('name')}" + (f" ({pooled.condition})" if pooled.condition else ""))
+    print()
+    print(ratings_markdown(table).rstrip())
+    files = write_ratings(table, args.out, title=f"Ratings: {pooled.game.get('name')}")
+    print(f"\nfiles: {', '.join(str(f) for f in files)}")
+    if not args.no_tracking:
+        uri = args.tracking_uri or default_tracking_uri(pooled.studies)
+        run_id, _ = log_ratings(table, files, pooled, uri, args.experiment, command=_command_line(args))
+        print(f"MLflow: run {run_id} in experiment {args.experiment!r} at {uri}")
     return 0
 
 
@@ -564,6 +600,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("studies", nargs="+", help="study directories, e.g. arena-studies/xcom-mini-*")
     p.add_argument("--out", default="arena-studies/compare", help="directory for the table and plot")
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("rate", help="Bradley-Terry ratings with 95%% bootstrap intervals over studies "
+                                    "of one game",
+                       description="Rate every player (agent label + config hash) over the finished "
+                                   "games of one or more studies of one game and condition: "
+                                   "Bradley-Terry with ties (Davidson) by maximum likelihood, an FFA "
+                                   "game counted as the pairwise results it implies, 95% intervals "
+                                   "from a bootstrap over boards. Prints the table, writes it as "
+                                   "Markdown/CSV with a plot, and logs them to MLflow.")
+    p.add_argument("studies", nargs="+", metavar="STORE_OR_STUDY",
+                   help="study directories, or results folders holding studies (e.g. arena-studies)")
+    p.add_argument("--anchor", metavar="LABEL",
+                   help="fix this player's rating (a label, or 'label [hash]' when the label has "
+                        "several configs); default: the mean rating is fixed")
+    p.add_argument("--anchor-rating", type=float, default=0.0, metavar="R",
+                   help="the anchor's (or the mean's) rating, e.g. 1500 (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0): same seed, same table")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000; 0: no intervals)")
+    p.add_argument("--resample", default="boards", choices=["boards", "games"],
+                   help="bootstrap unit: boards (a board seed with all its seat rotations, default) or games")
+    p.add_argument("--condition", help="with design.vary studies: the condition to rate, e.g. view_range=2")
+    p.add_argument("--game", help="only the studies of this game (when a results folder holds several)")
+    p.add_argument("--out", default="arena-studies/ratings",
+                   help="directory for ratings.md, ratings.csv and ratings.png (default arena-studies/ratings)")
+    p.add_argument("--tracking-uri", help="MLflow store (default: the first study's, else sqlite:///mlflow.db)")
+    p.add_argument("--experiment", default="arena-ratings", help="MLflow experiment (default arena-ratings)")
+    p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
+    p.set_defaults(func=_cmd_rate)
 
     p = sub.add_parser("train-encoder", help="train the XCOM Conv-AE encoder (needs the train extra)")
     p.add_argument("--board", default="mini", help="mini, large or a layout file")

@@ -130,10 +130,15 @@ class FakeConfig:
     """Carry a games-played counter as learned state; it shifts the actions."""
     die_file: str = ""
     """If this file exists at a decision, delete it and kill the process (host death)."""
+    skill: float = 0.0
+    """Chance per decision of the best action of the ``count`` game, once the seat's
+    bonus is known (read off the first tick's score); 0: random actions only."""
 
     def __post_init__(self):
         if not 0.0 <= self.fail_prob <= 1.0:
             raise ValueError(f"fail_prob: must be in [0, 1], got {self.fail_prob!r}")
+        if not 0.0 <= self.skill <= 1.0:
+            raise ValueError(f"skill: must be in [0, 1], got {self.skill!r}")
 
 
 @register_agent
@@ -151,6 +156,8 @@ class FakeAgent(Agent):
         super().begin_game(seat, seed)
         self._rng = np.random.default_rng(seed)
         self._fail = bool(self._rng.random() < self.config.fail_prob)
+        self._last = None  # (action, score) of the previous decision, for skill
+
 
     def decide(self, observation):
         cfg = self.config
@@ -168,6 +175,13 @@ class FakeAgent(Agent):
         action = int(self._rng.integers(3))
         if cfg.learn:
             action = (action + int(self.games_played[0])) % 3
+        if cfg.skill:
+            score = int(np.asarray(observation)[1])
+            if self._last is not None and self._rng.random() < cfg.skill:
+                last_action, last_score = self._last
+                bonus = (score - last_score - last_action) % 3
+                action = (2 - bonus) % 3  # scores (action + bonus) % 3 = 2, the most
+            self._last = (action, score)
         return action, 1
 
     def end_game(self, observation, returns):
