@@ -14,11 +14,13 @@ rates. Intervals are 95% Wilson score intervals. When the rows carry
 ``Died`` (the share of games the player died in, with ``deaths``,
 ``death_rate``, ``death_lo``, ``death_hi``) and ``mean_died_at`` (mean tick of
 death over the games it died in); games with scores (rows with a
-``score_margin``) add ``Score diff``: the mean margin over the best other seat
-with a 95% normal interval. Rows with ``metric.<name>`` columns (figures an agent
-reports about its own play, ``Agent.game_metrics``) add, per player, the mean
-over its games that carry the figure (column ``metric.<name>``; the Markdown table
-shows it as ``<name>``).
+``score_margin``) add, side by side, ``Mean result`` (win 1, tie 0.5, loss 0:
+the score of a pairing, with a 95% normal interval; ``result_mean``,
+``result_lo``, ``result_hi``) and ``Score diff``: the mean margin over the best
+other seat with a 95% normal interval. Rows with ``metric.<name>`` columns
+(figures an agent reports about its own play, ``Agent.game_metrics``) add, per
+player, the mean over its games that carry the figure (column ``metric.<name>``;
+the Markdown table shows it as ``<name>``).
 """
 from __future__ import annotations
 
@@ -37,12 +39,13 @@ __all__ = ["wilson_interval", "result_table", "to_markdown", "write_tables", "wi
 #: Outcome columns of the table, in paper order: (title, result value, count column).
 OUTCOMES = (("Win", "win", "wins"), ("Tie", "tie", "ties"), ("Loss", "loss", "losses"))
 #: Columns of :func:`result_table`, in order.
-TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Score diff",
+TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Mean result", "Score diff",
                  "wins", "win_rate", "win_lo", "win_hi",
                  "ties", "tie_rate", "tie_lo", "tie_hi",
                  "losses", "loss_rate", "loss_lo", "loss_hi",
                  "errors", "Died", "deaths", "death_rate", "death_lo", "death_hi", "mean_died_at",
-                 "agent", "mean_iterations", "mean_ms", "score_diff", "score_diff_lo", "score_diff_hi")
+                 "agent", "mean_iterations", "mean_ms", "result_mean", "result_lo", "result_hi",
+                 "score_diff", "score_diff_lo", "score_diff_hi")
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 #: Rounds per segment in the learning-curve report of runs x rounds studies.
@@ -117,13 +120,15 @@ def _summary(rows: pd.DataFrame) -> dict:
         out["mean_iterations"] = float(rows["mean_iterations"].mean()) if len(rows) else math.nan
     if "mean_ms" in rows.columns:
         out["mean_ms"] = float(rows["mean_ms"].mean()) if len(rows) else math.nan
-    if "score_margin" in rows.columns:  # games with scores: mean margin, 95% normal interval
+    if "score_margin" in rows.columns:  # games with scores: mean result and margin, 95% normal intervals
+        points = results[results != "error"].map({"win": 1.0, "tie": 0.5, "loss": 0.0}).astype(float)
+        mean, half = _mean_and_half_width(points)
+        out["result_mean"], out["result_lo"], out["result_hi"] = mean, mean - half, mean + half
+        out["Mean result"] = "n/a" if not len(points) else f"{mean:.3f} ({mean - half:.3f} to {mean + half:.3f})"
         margins = rows.loc[rows["result"] != "error", "score_margin"].dropna().astype(float)
-        k = len(margins)
-        mean = float(margins.mean()) if k else math.nan
-        half = Z95 * float(margins.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
+        mean, half = _mean_and_half_width(margins)
         out["score_diff"], out["score_diff_lo"], out["score_diff_hi"] = mean, mean - half, mean + half
-        out["Score diff"] = "n/a" if not k else f"{mean:+.2f} ({mean - half:+.2f} to {mean + half:+.2f})"
+        out["Score diff"] = "n/a" if not len(margins) else f"{mean:+.2f} ({mean - half:+.2f} to {mean + half:+.2f})"
     for column in metric_columns(rows):
         values = pd.to_numeric(rows.loc[results != "error", column], errors="coerce").dropna()
         out[column] = float(values.mean()) if len(values) else math.nan
@@ -133,6 +138,14 @@ def _summary(rows: pd.DataFrame) -> dict:
 def metric_columns(df: pd.DataFrame) -> list[str]:
     """The ``metric.<name>`` columns of the rows (agents' own figures), in order."""
     return [c for c in df.columns if c.startswith(METRIC_PREFIX)]
+
+
+def _mean_and_half_width(values: pd.Series) -> tuple[float, float]:
+    """Mean of ``values`` and the half width of its 95% normal interval (nan if undefined)."""
+    k = len(values)
+    mean = float(values.mean()) if k else math.nan
+    half = Z95 * float(values.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
+    return mean, half
 
 
 def result_table(df: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
@@ -172,7 +185,8 @@ def _md_cell(value) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(table: pd.DataFrame, columns=("games", "Win", "Tie", "Loss", "Score diff")) -> str:
+def to_markdown(table: pd.DataFrame,
+                columns=("games", "Win", "Tie", "Loss", "Mean result", "Score diff")) -> str:
     """A GitHub-style Markdown table (no ``tabulate`` needed): the index columns,
     then ``columns`` (numbers right-aligned); a ``Died`` column when the rows carried
     ``died_at`` and somebody died (games without deaths, e.g. card games, leave it

@@ -35,8 +35,10 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
   error, as in the report table), ``W_hi/<label>`` and ``W_lo/<label>`` (95%
   Wilson interval of the win rate), ``error_rate/<label>``,
   ``death_rate/<label>`` (share of its games the seat died in, from the rows'
-  ``died_at``), ``metric.<name>/<label>`` (the mean of an agent's per-game figure,
-  rows' ``metric.<name>``, over the label's games without error), then
+  ``died_at``), ``score/<label>`` (mean result, win 1, tie 0.5) and, in games with
+  scores (rows with ``score_margin``), ``margin/<label>`` (mean score margin),
+  ``metric.<name>/<label>`` (the mean of an agent's per-game figure, rows'
+  ``metric.<name>``, over the label's games without error), then
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``.
@@ -302,6 +304,8 @@ class Tally:
         self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.deaths: dict[str, int] = defaultdict(int)
         self.figures: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
+        self.margin_sum: dict[str, float] = defaultdict(float)
+        self.margin_count: dict[str, int] = defaultdict(int)
         self.games: set[int] = set()
 
     def add(self, rows: Iterable[dict]) -> None:
@@ -316,6 +320,10 @@ class Tally:
             died_at = row.get("died_at")
             if row["result"] != "error" and died_at is not None and died_at == died_at:
                 self.deaths[row["label"]] += 1
+            margin = row.get("score_margin")
+            if row["result"] != "error" and margin is not None and margin == margin:
+                self.margin_sum[row["label"]] += float(margin)
+                self.margin_count[row["label"]] += 1
             self.games.add(int(row["game_index"]))
 
     def metrics(self) -> dict[str, float]:
@@ -334,6 +342,10 @@ class Tally:
             out[metric_key("W_hi", label)] = hi
             out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
             out[metric_key("death_rate", label)] = self.deaths.get(label, 0) / n if n else 0.0
+            out[metric_key("score", label)] = \
+                (counts.get("win", 0) + 0.5 * counts.get("tie", 0)) / n if n else 0.0
+            if self.margin_count.get(label):
+                out[metric_key("margin", label)] = self.margin_sum[label] / self.margin_count[label]
         for (key, label), (total, k) in self.figures.items():
             out[metric_key(key, label)] = total / k
         return dict(sorted(out.items()))

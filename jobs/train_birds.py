@@ -2,14 +2,18 @@
 
     arena train-birds --out jobs/birds/policy/birds_policy.npz
     arena train-birds --iterations 50 --out /tmp/w.npz --no-tracking      # smoke test
+    arena train-birds --opponent self --cards-csv cards.csv --out w.npz   # self-play, a card list
 
 Trains with :func:`agents.birds.policy.train_policy` (REINFORCE, see there),
 writes the weights as an ``.npz`` (one float64 array ``weights``: the learned
 state of ``birds_policy`` and of ``birds_mcts`` with ``opponent = "policy"``)
 and a learning-curve plot, and logs to MLflow in one run: the whole
 :class:`~agents.birds.policy.TrainConfig` as params, the curve as metrics
-(``train_result``, ``eval_win_rate``, ``eval_score_diff``; step = iteration;
-sent in batches), and the artifacts ``policy/birds_policy.npz``,
+(``train_result``, ``eval_win_rate``, ``eval_score_diff`` against the flat random
+player, ``eval_typed_win_rate``, ``eval_typed_score_diff`` against the action-type-first
+one; step = iteration; sent in batches), the final evaluation against each kind
+(``final_eval_games`` games: ``final/<kind>/win_rate``, ``win_lo``, ``win_hi``,
+``result``, ``score_diff``), and the artifacts ``policy/birds_policy.npz``,
 ``policy/learning_curve.png`` and ``policy/learning_curve.csv``. A study
 loads the weights as a seat's ``seed_population``: the file path, or the
 printed ``runs:/<run_id>/policy/birds_policy.npz`` URI.
@@ -44,6 +48,9 @@ def learning_curve_plot(curve: list[dict], path: Path, title: str) -> Path:
     ax.plot(it[window - 1:], smooth, label=f"training games (mean of {window})", alpha=0.7)
     ax.plot([r["iteration"] for r in evals], [r["eval_win_rate"] for r in evals], "o-",
             label="win rate against random (evaluation)")
+    typed = [r for r in evals if "eval_typed_win_rate" in r]
+    ax.plot([r["iteration"] for r in typed], [r["eval_typed_win_rate"] for r in typed], "s--",
+            label="win rate against random, action type first")
     ax.set_xlabel("iteration (gradient step)")
     ax.set_ylabel("result (1 win, 0.5 tie, 0 loss)")
     ax.set_ylim(0, 1)
@@ -56,8 +63,12 @@ def learning_curve_plot(curve: list[dict], path: Path, title: str) -> Path:
     return path
 
 
+CURVE_KEYS = ("train_result", "eval_win_rate", "eval_score_diff", "eval_typed_win_rate",
+              "eval_typed_score_diff")
+
+
 def write_curve_csv(curve: list[dict], path: Path) -> Path:
-    keys = ["iteration", "train_result", "eval_win_rate", "eval_score_diff"]
+    keys = ["iteration", *CURVE_KEYS]
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=keys)
         writer.writeheader()
@@ -66,8 +77,30 @@ def write_curve_csv(curve: list[dict], path: Path) -> Path:
     return path
 
 
+def final_evaluation(config, cards: np.ndarray, weights: np.ndarray) -> dict:
+    """The policy against both kinds of random player (``flat``: uniform over the legal
+    actions; ``typed``: an action type first, the public project's kind) over
+    ``config.final_eval_games`` games each, seats alternating, deals from
+    ``SeedSequence([seed, 3])``: wins / ties / losses, the win rate with its 95% Wilson
+    interval, the mean result (win 1, tie 0.5) and the mean score difference."""
+    from agents.birds.policy import MODEL_RANDOM, MODEL_TYPED_RANDOM, evaluate_policy
+    from cluster.report import wilson_interval
+    from games._rng import make_rng
+
+    out = {}
+    for kind, model in (("flat", MODEL_RANDOM), ("typed", MODEL_TYPED_RANDOM)):
+        n = int(config.final_eval_games)
+        rng = make_rng(np.random.SeedSequence([config.seed, 3, model]))
+        counts, diff = evaluate_policy(cards, config.start_food, weights, model, n, rng)
+        lo, hi = wilson_interval(int(counts[0]), n)
+        out[kind] = {"games": n, "wins": int(counts[0]), "ties": int(counts[1]),
+                     "losses": int(counts[2]), "win_rate": counts[0] / n, "win_lo": lo, "win_hi": hi,
+                     "result": (counts[0] + 0.5 * counts[1]) / n, "score_diff": float(diff)}
+    return out
+
+
 def _log_to_mlflow(config, curve, files: list[Path], tracking_uri: str, experiment: str,
-                   run_name: str) -> str:
+                   run_name: str, final: dict | None = None) -> str:
     import mlflow
     from mlflow.entities import Metric, Param
     from mlflow.tracking import MlflowClient
@@ -82,9 +115,12 @@ def _log_to_mlflow(config, curve, files: list[Path], tracking_uri: str, experime
     now = int(time.time() * 1000)
     metrics = []
     for row in curve:
-        for key in ("train_result", "eval_win_rate", "eval_score_diff"):
+        for key in CURVE_KEYS:
             if key in row:
                 metrics.append(Metric(key, float(row[key]), now, int(row["iteration"])))
+    for kind, figures in (final or {}).items():
+        for key in ("win_rate", "win_lo", "win_hi", "result", "score_diff"):
+            metrics.append(Metric(f"final/{kind}/{key}", float(figures[key]), now, 0))
     for i in range(0, len(metrics), 1000):
         client.log_batch(run_id, metrics=metrics[i:i + 1000])
     for f in files:
@@ -100,10 +136,12 @@ def run_training(config, out: Path, tracking_uri: str | None = "sqlite:///mlflow
     from agents.birds.policy import train_policy
     from games.birds import BirdsConfig
 
-    cards = BirdsConfig(card_seed=config.card_seed, start_food=config.start_food).cards()
+    cards = BirdsConfig(cards_csv=config.cards_csv, card_seed=config.card_seed,
+                        start_food=config.start_food).cards()
     t0 = time.perf_counter()
     weights, curve = train_policy(config, cards, progress=progress)
     seconds = time.perf_counter() - t0
+    final = final_evaluation(config, cards, weights)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out, weights=weights)
@@ -119,12 +157,12 @@ def run_training(config, out: Path, tracking_uri: str | None = "sqlite:///mlflow
             files[1].write_bytes(plot.read_bytes())
             files[2].write_bytes(table.read_bytes())
             run_id = _log_to_mlflow(config, curve, files, tracking_uri, experiment,
-                                    f"birds-policy-seed{config.seed}")
+                                    f"birds-policy-{config.opponent}-seed{config.seed}", final)
     last = [r for r in curve if "eval_win_rate" in r][-1]
     return {
         "weights": str(out), "plot": str(plot), "curve": str(table), "seconds": round(seconds, 2),
         "eval_win_rate": last["eval_win_rate"], "eval_score_diff": last["eval_score_diff"],
-        "run_id": run_id,
+        "final": final, "run_id": run_id,
         "artifact_uri": f"runs:/{run_id}/{ARTIFACT_DIR}/{WEIGHTS_FILE}" if run_id else None,
     }
 
@@ -133,7 +171,7 @@ def run_training(config, out: Path, tracking_uri: str | None = "sqlite:///mlflow
 TRAIN_OPTIONS = {
     "iterations": int, "games_per_iteration": int, "learning_rate": float, "opponent": str,
     "score_weight": float, "eval_every": int, "eval_games": int, "seed": int, "card_seed": int,
-    "start_food": int,
+    "cards_csv": str, "final_eval_games": int, "start_food": int,
 }
 
 
@@ -159,13 +197,18 @@ def main(args) -> int:
     try:
         given = {name: getattr(args, name) for name in TRAIN_OPTIONS}
         config = TrainConfig(**{k: v for k, v in given.items() if v is not None})
+        if config.cards_csv is not None:
+            from games.birds import BirdsConfig
+
+            BirdsConfig(cards_csv=config.cards_csv)  # a bad file fails here, naming row and column
     except ValueError as exc:
         print(f"train-birds: {exc}", file=sys.stderr)
         return 2
 
     def progress(row):
         if "eval_win_rate" in row:
-            print(f"iteration {row['iteration']}: win rate vs random {row['eval_win_rate']:.3f}, "
+            print(f"iteration {row['iteration']}: win rate vs random {row['eval_win_rate']:.3f} "
+                  f"(action type first {row['eval_typed_win_rate']:.3f}), "
                   f"score difference {row['eval_score_diff']:+.2f}", flush=True)
 
     summary = run_training(config, Path(args.out), None if args.no_tracking else args.tracking_uri,

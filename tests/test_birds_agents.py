@@ -91,7 +91,7 @@ def test_sample_outcome_follows_the_weights():
     assert np.allclose(freq, weights / 10, atol=0.015)
 
 
-@pytest.mark.parametrize("selection", ["sample", "pw_ucb"])
+@pytest.mark.parametrize("selection", ["sample", "proportional"])
 def test_chance_node_outcomes_follow_unseen_card_probabilities(selection):
     game = mid_game()
     p = game.acting_players()[0]
@@ -136,8 +136,11 @@ def swap_hidden_cards(game: Birds, p: int, seed: int) -> Birds:
     return other
 
 
-@pytest.mark.parametrize("chance_nodes", [True, False])
-def test_information_set_search_ignores_hidden_cards(chance_nodes):
+@pytest.mark.parametrize("params", [{}, {"chance_nodes": False}, {"chance_grouping": "none"},
+                                    {"chance_grouping": "coarse", "chance_selection": "pw_ucb"},
+                                    {"closed_loop": True, "backup": "margin", "widening_alpha": 0.5}],
+                         ids=["class", "single", "none", "coarse-pw_ucb", "closed-margin-widening"])
+def test_information_set_search_ignores_hidden_cards(params):
     game = mid_game()
     p = game.acting_players()[0]
     twin = swap_hidden_cards(game, p, seed=1)
@@ -148,7 +151,7 @@ def test_information_set_search_ignores_hidden_cards(chance_nodes):
     trees = []
     actions = []
     for state in (game.state, twin.state, game.observation(p), twin.observation(p)):
-        agent = mcts({"chance_nodes": chance_nodes}, iterations=3000, seed=7, seat=p)
+        agent = mcts(params, iterations=3000, seed=7, seat=p)
         actions.append(agent.act(state))
         n = agent.tree.num_nodes[0]
         trees.append((agent.tree.node_visits[:n].copy(), agent.tree.node_value_sum[:n].copy(),
@@ -232,9 +235,9 @@ def test_trained_policy_beats_random(tmp_path):
     player.load_learned_state(arrays)
     assert np.array_equal(player.learned_state()["weights"], weights)
     searcher = make_agent("birds_mcts", {"opponent": "policy"}, Budget(iterations=200), BirdsConfig())
-    with pytest.raises(ValueError, match="needs policy weights"):
-        searcher.begin_game(0, np.random.SeedSequence(0))
+    assert searcher.learned_state() is None  # the shipped policy until learned state comes
     searcher.load_learned_state(arrays)
+    assert np.array_equal(searcher.learned_state()["weights"], weights)
     searcher.begin_game(0, np.random.SeedSequence(0))
     game = mid_game()
     assert game.legal_actions(game.acting_players()[0])[searcher.act(game.observation(game.acting_players()[0]))]

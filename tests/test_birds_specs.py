@@ -50,11 +50,32 @@ def test_bird_games_through_the_play_loop():
 
     table = result_table(pd.DataFrame(rows))
     assert "Score diff" in to_markdown(table) and np.isfinite(table.loc["MCTS-chance-pol", "score_diff"])
+    # the mean result (win 1, tie 0.5) beside the margin, with its interval; both seats sum to 1
+    header = to_markdown(table).splitlines()[0]
+    assert header.index("Mean result") < header.index("Score diff")
+    means = table["result_mean"]
+    assert means.sum() == pytest.approx(1.0) and (table["result_lo"] <= means).all()
+    from cluster.tracking import Tally
+
+    tally = Tally()
+    tally.add(rows)
+    metrics = tally.metrics()
+    assert metrics["score/Random"] == pytest.approx(means["Random"])
+    assert metrics["margin/Random"] == pytest.approx(table.loc["Random", "score_diff"])
 
 
-def test_missing_policy_weights_fail_the_game_with_a_clear_error():
+def test_a_policy_seat_without_weights_plays_the_shipped_policy():
+    """No learned state: the policy opponent model is the shipped one (package data,
+    the same weights as jobs/birds/policy/birds_policy.npz), not an error."""
+    from agents.birds._agent import SHIPPED_POLICY, load_weights, shipped_policy_id
+
+    assert np.array_equal(load_weights(SHIPPED_POLICY),
+                          load_weights(ROOT / "jobs" / "birds" / "policy" / "birds_policy.npz"))
     spec = load_spec(ROOT / "jobs" / "birds" / "05_mcts_pol_vs_random.toml",
                      overrides=["budget.iterations=20"], scale=0.01)
     task = plan_study(spec)[0].games[0]
-    rows, _ = play_game(spec, task, build_agents(spec), learned=None)
-    assert "needs policy weights" in rows[0]["error"]
+    without, _ = play_game(spec, task, build_agents(spec), learned=None)
+    assert without[0]["error"] is None
+    with_file, _ = play_game(spec, task, build_agents(spec), learned=load_populations(spec))
+    assert [r["score"] for r in without] == [r["score"] for r in with_file]  # the same weights
+    assert spec.flat_params()["lineup.0.params.default_policy"] == shipped_policy_id()

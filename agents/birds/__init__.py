@@ -4,16 +4,19 @@
   information sets on the shared core :mod:`agents.search`; with
   ``chance_nodes = false`` the single-determinization baseline;
 * ``birds_greedy`` (``greedy.py``): play the best affordable bird, else food or draw;
+* ``birds_random_typed`` (``greedy.py``): an action type first, then an action of it
+  (the public project's random player);
 * ``birds_policy`` (``policy.py``): the trained linear softmax policy, and its
   REINFORCE training (:func:`~agents.birds.policy.train_policy`);
 * ``random`` (:mod:`agents.simple`) is the uniform baseline.
 
 ``features.py`` holds the action features, the policy kernels and the move
 models (random / policy / greedy) the searches and the training share;
-``speed.py`` measures ``arena bench birds``.
+``speed.py`` measures ``arena bench birds``; ``weights/`` holds the shipped policy
+(the MCTS default opponent model, ``weights/PROVENANCE.md``).
 """
-from .greedy import BirdsGreedyAgent
+from .greedy import BirdsGreedyAgent, BirdsTypedRandomAgent
 from .mcts import BirdsMCTSAgent
 from .policy import BirdsPolicyAgent
 
-__all__ = ["BirdsGreedyAgent", "BirdsMCTSAgent", "BirdsPolicyAgent"]
+__all__ = ["BirdsGreedyAgent", "BirdsMCTSAgent", "BirdsPolicyAgent", "BirdsTypedRandomAgent"]

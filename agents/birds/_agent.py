@@ -1,6 +1,10 @@
 """Python glue shared by the bird game's agents (private to ``agents.birds``)."""
 from __future__ import annotations
 
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
 import numpy as np
 
 from agents.api import Agent
@@ -27,6 +31,28 @@ def load_weights(path) -> np.ndarray:
     """Policy weights from an ``.npz`` file (``allow_pickle=False``)."""
     with np.load(path, allow_pickle=False) as npz:
         return check_weights({k: npz[k] for k in npz.files}, str(path))
+
+
+#: The shipped policy (package data; ``weights/PROVENANCE.md``): the default of a search
+#: whose opponent or rollout model is the policy and whose seat has no learned state.
+SHIPPED_POLICY = Path(__file__).resolve().parent / "weights" / "birds_policy.npz"
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[np.ndarray, str]:
+    weights = load_weights(SHIPPED_POLICY)
+    weights.setflags(write=False)
+    return weights, hashlib.sha256(SHIPPED_POLICY.read_bytes()).hexdigest()
+
+
+def shipped_weights() -> np.ndarray:
+    """A fresh copy of the shipped policy's float64[N_FEATURES] weights."""
+    return _shipped()[0].copy()
+
+
+def shipped_policy_id() -> str:
+    """``weights/birds_policy.npz sha256:<first 12 hex digits>`` of the shipped policy."""
+    return f"weights/{SHIPPED_POLICY.name} sha256:{_shipped()[1][:12]}"
 
 
 class BirdsAgent(Agent):

@@ -1,4 +1,6 @@
-"""The greedy baseline of the bird game (rule in :func:`agents.birds.features.greedy_action`)."""
+"""The baselines of the bird game besides ``random``: the greedy rule
+(:func:`agents.birds.features.greedy_action`) and the random player of the public
+project's kind (:func:`agents.birds.features.typed_random_action`)."""
 from __future__ import annotations
 
 from agents.registry import register
@@ -6,7 +8,7 @@ from agents.registry import register
 from ._agent import BirdsAgent
 from games.birds.kernels import M_TO_MOVE
 
-from .features import greedy_action
+from .features import greedy_action, typed_random_action
 
 
 @register
@@ -18,3 +20,15 @@ class BirdsGreedyAgent(BirdsAgent):
 
     def decide(self, observation):
         return int(greedy_action(observation, int(observation.meta[M_TO_MOVE]))), 0
+
+
+@register
+class BirdsTypedRandomAgent(BirdsAgent):
+    """Uniformly random over the action types (play, food, draw) with a legal action, then
+    uniformly within the type: the public project's random player (``random`` is flat
+    over all legal actions)."""
+
+    name = "birds_random_typed"
+
+    def decide(self, observation):
+        return int(typed_random_action(observation, int(observation.meta[M_TO_MOVE]), self.rng)), 0

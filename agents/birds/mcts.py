@@ -14,16 +14,26 @@ One search per decision, a new tree each time, on the shared core
    in this determinization. An action that reveals a card leads to a CHANCE
    node: drawing from the deck (outcome: the class of the drawn card), taking a
    tray card (outcome: the class of the card refilling the tray). The outcome
-   is drawn with probability = the share of that class among the unseen cards
-   (deck plus the opponent's hidden cards, as the searcher knows them at that
-   point), then a card of that class is moved to the top of the deck (a swap
-   that keeps the determinization uniform given the outcome). The opponent's
-   turn is not enumerated: it is played by the opponent model (uniform random
-   or a trained policy) on the determinized state, then the next DECISION
-   node follows. Decision and chance nodes need not alternate.
+   has probability p_k = the share of that class among the unseen cards (deck
+   plus the opponent's hidden cards, as the searcher knows them at that
+   point); the iteration follows an outcome by ``chance_selection``
+   (``sample``: drawn with p_k; ``proportional``: value-free, visits kept in
+   proportion to p_k; ``pw_ucb``: the seed's max of p_k x UCB value), then a
+   card of that class is moved to the top of the deck (a swap that keeps the
+   determinization uniform given the outcome). ``chance_grouping`` sets what an
+   outcome is: the card class (``class``), one of 8 wider classes
+   (``coarse``), or nothing (``none``: no chance node, the card the
+   determinization holds); ``widening_alpha`` > 0 widens chance nodes
+   progressively. The opponent's turn is not enumerated: it is played by the
+   opponent model on the determinized state (by default the trained policy,
+   which reads the opponent's own determinized hand; or uniform random, or
+   the greedy rule), then the next DECISION node follows. Decision and chance
+   nodes need not alternate.
 3. **Expand** one node, **roll out** to the end (the searching player by the
    rollout model, the opponent by the opponent model) and **back up** the
-   result (1 / 0.5 / 0) from the searching player's view.
+   end state's value from the searching player's view (``backup``: the result
+   1 / 0.5 / 0, or the point differential mapped onto [0, 1]; see
+   :func:`leaf_value`).
 
 With ``chance_nodes = false`` the agent is the single-determinization baseline:
 one determinization per decision, fixed for all iterations, and no chance
@@ -31,7 +41,15 @@ nodes (the tree sees that sampled deck order, as the public project's tree saw
 the true one).
 
 Chance outcomes are indexed by card class (``points * 4 + cost``, 40
-classes), so the tree's action axis is ``max(N_ACTIONS, N_CLASSES)`` wide.
+classes; :func:`outcome_map` for the groupings); with ``closed_loop`` the
+opponent's move is a chance node as well (outcomes ``OPP_*``: the class of the
+bird it plays, the tray slot it takes, a blind draw, food; sampled by the
+opponent model), and so is the tray refill after a tray take. The tree's action
+axis is ``TREE_WIDTH`` = 40 wide (``CLOSED_LOOP_TREE_WIDTH`` = 45 with ``closed_loop``).
+
+Today's options under their names replay the games recorded before issue 25's
+options existed (``tests/test_birds_chance.py``): ``opponent = "random"`` (the
+old default), ``chance_selection = "proportional"`` (what ``pw_ucb`` meant).
 """
 from __future__ import annotations
 
@@ -45,29 +63,51 @@ from agents.api import Budget
 from agents.registry import register
 from agents.search import (
     CHANCE, DECISION, ROOT_INDEX, backup, deadline_ns, expand_as, is_full, monotonic_ns,
-    new_tree, recommend_root_action, reset_tree, sample_outcome, select_outcome_pw_ucb,
-    select_ucb1_legal,
+    new_tree, recommend_root_action, reset_tree, sample_outcome, select_outcome_proportional,
+    select_outcome_pw_ucb, select_ucb1_legal,
 )
 from agents.search.clock import budget_exhausted
 from games._rng import rng_integer
 from games.birds.kernels import (
     DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
-    N_PLAYERS, P_BOARD, P_HAND, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
+    N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
     empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
 )
 
-from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights
+from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights, shipped_policy_id, shipped_weights
 from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
 
-TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
 MAX_TIMED_NODES = 100_000
 
 CHANCE_SAMPLE = 0
-CHANCE_PW_UCB = 1
+CHANCE_PROPORTIONAL = 1
+CHANCE_PW_UCB = 2
+BACKUP_RESULT = 0
+BACKUP_MARGIN = 1
+GROUPING_CLASS = 0
+GROUPING_COARSE = 1
+GROUPING_NONE = 2
+#: Search statistics (``BirdsMCTSAgent.stats``, summed over a decision's search).
+STAT_DETERMINIZATIONS = 0
+STAT_CHANCE_VISITS = 1
+N_STATS = 2
+#: Points bands of the ``coarse`` grouping (0-2, 3-4, 5-6, 7-9), indexed by points.
+COARSE_POINTS_BAND = (0, 0, 0, 1, 1, 2, 2, 3, 3, 3)
 PENDING_NONE = 0
 PENDING_DRAW = 1
 PENDING_REFILL = 2
+PENDING_OPPONENT = 3      # closed loop: the opponent's move is a chance node
+PENDING_OPP_REFILL = 4    # closed loop: the tray refill after the opponent took a tray card
+#: Outcomes of an opponent chance node (closed loop): what the searcher sees of the move.
+OPP_PLAY = 0                          # + the class of the bird played
+OPP_TRAY = N_CLASSES                  # + the tray slot taken
+OPP_DECK = N_CLASSES + TRAY_SLOTS     # a blind draw (the card stays hidden: not split)
+OPP_FOOD = OPP_DECK + 1
+#: The tree's action axis: actions and card classes share it (open loop) ...
+TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
+#: ... and opponent moves too (``closed_loop``).
+CLOSED_LOOP_TREE_WIDTH = max(TREE_WIDTH, OPP_FOOD + 1)
 
 
 # --- information sets ----------------------------------------------------------
@@ -140,16 +180,62 @@ def unseen_class_counts(sim, player, counts):
     return total
 
 
+def outcome_map(grouping: str) -> np.ndarray:
+    """int64[N_CLASSES]: the chance outcome of each card class under ``grouping``:
+
+    * ``class``: the class itself (``points * 4 + cost``; 40 outcomes, 26 with cards in
+      the generated set);
+    * ``coarse``: ``band * 2 + (cost >= 2)`` with the points bands 0-2, 3-4, 5-6, 7-9
+      (8 outcomes: cheap or dear birds of low to high points);
+    * ``none``: no chance node is made (the map is unused; the class map is returned).
+    """
+    classes = np.arange(N_CLASSES, dtype=np.int64)
+    if grouping != "coarse":
+        return classes
+    points, cost = classes // N_COSTS, classes % N_COSTS
+    return np.asarray(COARSE_POINTS_BAND, dtype=np.int64)[points] * 2 + (cost >= 2)
+
+
 @nb.njit(cache=True)
-def force_top_card(sim, player, outcome, count, rng):
-    """Move a uniformly chosen unseen card of class ``outcome`` (``count`` of them)
-    to the top of the deck by a swap (with another deck position or an opponent's
-    hidden card), so the next card drawn is of that class."""
+def unseen_outcome_counts(sim, player, grouped, outcome_of, counts):
+    """:func:`unseen_class_counts` summed into chance outcomes when ``grouped``:
+    ``counts[o]`` := unseen cards whose class ``k`` has ``outcome_of[k] == o``
+    (else the class counts themselves); returns the total."""
+    if not grouped:
+        return unseen_class_counts(sim, player, counts)
+    counts[:] = 0
+    cards = sim.cards
+    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
+        counts[outcome_of[card_class(cards, sim.deck[pos])]] += 1
+    q = 1 - player
+    for i in range(sim.player[q, P_HAND]):
+        if sim.hand_public[q, i] == 0:
+            counts[outcome_of[card_class(cards, sim.hand[q, i])]] += 1
+    total = 0
+    for k in range(counts.shape[0]):
+        total += counts[k]
+    return total
+
+
+@nb.njit(cache=True, inline="always")
+def outcome_of_card(cards, card, grouped, outcome_of):
+    """The chance outcome of ``card``: its class, or its group when ``grouped``."""
+    k = card_class(cards, card)
+    return outcome_of[k] if grouped else k
+
+
+@nb.njit(cache=True)
+def force_top_card(sim, player, outcome, count, grouped, outcome_of, rng):
+    """Move a uniformly chosen unseen card of outcome ``outcome`` (a class, or a
+    group of classes by ``outcome_of``; ``count`` such cards) to the top of the
+    deck by a swap (with another deck position or an opponent's hidden card), so
+    the next card drawn has that outcome (the determinization stays uniform
+    given the outcome)."""
     r = rng_integer(rng, count)
     top = sim.meta[M_DECK_POS]
     cards = sim.cards
     for pos in range(top, sim.deck.shape[0]):
-        if card_class(cards, sim.deck[pos]) == outcome:
+        if outcome_of_card(cards, sim.deck[pos], grouped, outcome_of) == outcome:
             if r == 0:
                 t = sim.deck[top]
                 sim.deck[top] = sim.deck[pos]
@@ -158,7 +244,7 @@ def force_top_card(sim, player, outcome, count, rng):
             r -= 1
     q = 1 - player
     for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0 and card_class(cards, sim.hand[q, i]) == outcome:
+        if sim.hand_public[q, i] == 0 and outcome_of_card(cards, sim.hand[q, i], grouped, outcome_of) == outcome:
             if r == 0:
                 t = sim.deck[top]
                 sim.deck[top] = sim.hand[q, i]
@@ -178,9 +264,10 @@ def opponent_turn(sim, player, opp_model, weights, feats, probs, rng):
 
 
 @nb.njit(cache=True)
-def pending_after(sim, action, chance_nodes):
-    """Which chance event (PENDING_*) ``action`` of the player to move leads to."""
-    if not chance_nodes or sim.meta[M_DECK_POS] >= sim.deck.shape[0]:
+def pending_after(sim, action, split):
+    """Which chance event (PENDING_*) ``action`` of the player to move leads to
+    (none unless ``split``: the search makes chance nodes)."""
+    if not split or sim.meta[M_DECK_POS] >= sim.deck.shape[0]:
         return PENDING_NONE
     if action == DRAW_DECK:
         return PENDING_DRAW
@@ -190,73 +277,174 @@ def pending_after(sim, action, chance_nodes):
 
 
 @nb.njit(cache=True)
-def begin_action(sim, player, action, pending, opp_model, weights, feats, probs, rng):
+def begin_action(sim, player, action, pending, closed_loop, opp_model, weights, feats, probs, rng):
     """Apply the searching player's ``action`` up to its chance event: nothing yet
     for a deck draw, the tray take for a tray draw; with no chance event the
-    whole turn and the opponent's reply."""
+    whole turn and (open loop) the opponent's reply."""
     if pending == PENDING_DRAW:
         return
     if pending == PENDING_REFILL:
         apply_action(sim, action)
         return
     step(sim, action)
-    opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+    if not closed_loop:
+        opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
 
 
 @nb.njit(cache=True)
-def resolve_chance(sim, player, pending, outcome, count, opp_model, weights, feats, probs, rng):
-    """Finish a turn whose chance event has ``outcome`` (a card class with ``count``
-    unseen cards): that card is drawn (or refills the tray), the turn ends and
-    the opponent replies."""
-    force_top_card(sim, player, outcome, count, rng)
+def resolve_chance(sim, player, pending, outcome, count, grouped, outcome_of, closed_loop,
+                   opp_model, weights, feats, probs, rng):
+    """Finish a turn whose chance event has ``outcome`` (a card class, or a group by
+    ``outcome_of``, with ``count`` unseen cards): such a card is drawn (or refills
+    the tray), the turn ends and (open loop) the opponent replies."""
+    force_top_card(sim, player, outcome, count, grouped, outcome_of, rng)
     if pending == PENDING_DRAW:
         apply_action(sim, DRAW_DECK)
     end_turn(sim)
-    opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+    if not closed_loop:
+        opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
 
 
 @nb.njit(cache=True)
-def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, rng):
-    """Play ``sim`` to the end; returns ``player``'s reward (1 / 0.5 / 0)."""
+def opponent_pending(sim, player, closed_loop):
+    """PENDING_OPPONENT when the closed-loop search is at the opponent's move, else PENDING_NONE."""
+    if closed_loop and not is_terminal(sim) and sim.meta[M_TO_MOVE] != player:
+        return PENDING_OPPONENT
+    return PENDING_NONE
+
+
+@nb.njit(cache=True)
+def opponent_move(sim, player, split, opp_model, weights, feats, probs, rng):
+    """Closed loop: the opponent's move by its model, applied without ending the
+    turn. Returns ``(outcome, pending)``: what the searcher sees of it (OPP_PLAY +
+    the bird's class, OPP_TRAY + the slot, OPP_DECK, OPP_FOOD) and the next
+    chance event (PENDING_OPP_REFILL after a tray take when ``split`` and the
+    deck is not empty; else the turn is ended here and PENDING_NONE)."""
+    q = 1 - player
+    b = model_action(sim, q, opp_model, weights, feats, probs, rng)
+    if b < DRAW_TRAY:
+        outcome = OPP_PLAY + card_class(sim.cards, sim.hand[q, b])
+    elif b < DRAW_DECK:
+        outcome = OPP_TRAY + (b - DRAW_TRAY)
+    elif b == DRAW_DECK:
+        outcome = OPP_DECK
+    else:
+        outcome = OPP_FOOD
+    apply_action(sim, b)
+    if split and DRAW_TRAY <= b < DRAW_DECK and sim.meta[M_DECK_POS] < sim.deck.shape[0]:
+        return outcome, PENDING_OPP_REFILL
+    end_turn(sim)
+    return outcome, PENDING_NONE
+
+
+@nb.njit(cache=True)
+def leaf_value(sim, player, backup_kind, margin_scale):
+    """The value a finished ``sim`` backs up, in [0, 1] from ``player``'s view:
+
+    * BACKUP_RESULT: the result, 1 / 0.5 / 0;
+    * BACKUP_MARGIN: the point differential ``d`` = own board points minus the
+      opponent's, scaled to [-1, 1] by ``margin_scale`` and mapped onto the
+      tree's value range: ``(1 + clip(d / margin_scale, -1, 1)) / 2`` (a tie is
+      0.5, a lead of ``margin_scale`` points or more is 1).
+    """
+    if backup_kind == BACKUP_MARGIN:
+        d = float(sim.player[player, P_SCORE] - sim.player[1 - player, P_SCORE]) / margin_scale
+        return 0.5 * (1.0 + min(1.0, max(-1.0, d)))
+    return returns(sim)[player]
+
+
+@nb.njit(cache=True)
+def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, backup_kind,
+            margin_scale, rng):
+    """Play ``sim`` to the end; returns its :func:`leaf_value` for ``player``."""
     while not is_terminal(sim):
         p = sim.meta[M_TO_MOVE]
         model = rollout_model if p == player else opp_model
         step(sim, model_action(sim, p, model, weights, feats, probs, rng))
-    return returns(sim)[player]
+    return leaf_value(sim, player, backup_kind, margin_scale)
 
 
 # --- the search -------------------------------------------------------------------
 @nb.njit(cache=True)
-def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
-           exploration, chance_nodes, chance_selection, opp_model, rollout_model,
-           most_visited, max_iterations, time_limit, rng):
+def widen(tree, node, counts, total, widening_alpha):
+    """Progressive widening at a chance node: once ``node`` has
+    ``ceil(N(node) ** widening_alpha)`` outcome children, the outcomes without a
+    child are left out of ``counts`` (in place; the total of the rest is
+    returned). If no outcome with a child has cards in this iteration, nothing
+    is left out. ``widening_alpha`` 0 is off (``total`` unchanged)."""
+    if widening_alpha <= 0.0:
+        return total
+    limit = math.ceil(max(tree.node_visits[node], 1) ** widening_alpha)
+    children = 0
+    kept = 0
+    for k in range(counts.shape[0]):
+        if tree.children[node, k] >= 0:
+            children += 1
+            kept += counts[k]
+    if children < limit or kept <= 0:
+        return total
+    for k in range(counts.shape[0]):
+        if tree.children[node, k] < 0:
+            counts[k] = 0
+    return kept
+
+
+@nb.njit(cache=True)
+def select_outcome(tree, node, counts, total, chance_selection, exploration, rng):
+    """The outcome this iteration follows at a chance node (CHANCE_* rule)."""
+    if chance_selection == CHANCE_PW_UCB:
+        return select_outcome_pw_ucb(tree, node, counts, total, exploration, rng)
+    if chance_selection == CHANCE_PROPORTIONAL:
+        return select_outcome_proportional(tree, node, counts, total, exploration, rng)
+    return sample_outcome(counts, total, rng)
+
+
+@nb.njit(cache=True)
+def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, outcome_of, stats,
+           exploration, chance_nodes, grouping, chance_selection, widening_alpha, closed_loop,
+           opp_model, rollout_model, most_visited, backup_kind, margin_scale, max_iterations,
+           time_limit, rng):
     """Search from ``root`` (the observation of the player to move) and return
     ``(action, iterations)``.
 
     Args:
         root: BirdsState, the searcher's observation (hidden slots are ignored).
-        tree: a Tree of width ``TREE_WIDTH`` (reset here).
+        tree: a Tree of width ``TREE_WIDTH`` (``CLOSED_LOOP_TREE_WIDTH`` with
+        ``closed_loop``; reset here).
         sim, det: scratch BirdsStates sharing ``root.cards``.
         pool: int16[C]; counts: int64[N_CLASSES]; legal: bool[N_ACTIONS];
         feats: float64[N_ACTIONS, N_FEATURES]; probs: float64[N_ACTIONS] (scratch).
         weights: float64[N_FEATURES], the policy of MODEL_POLICY models.
+        outcome_of: int64[N_CLASSES], the chance outcome of each card class
+        (:func:`outcome_map`); stats: int64[N_STATS], counters (added to).
         exploration: UCB1 constant; chance_nodes: bool (False: one
-        determinization, no chance nodes); chance_selection: CHANCE_SAMPLE or
-        CHANCE_PW_UCB; opp_model / rollout_model: MODEL_* of the opponent and
-        of the searcher's own rollout moves; most_visited: bool (else best mean).
-        max_iterations: int; time_limit: seconds (0 = none); rng: uint64[2].
+        determinization, no chance nodes); grouping: GROUPING_* (NONE: a fresh
+        determinization per iteration and no chance node); chance_selection:
+        CHANCE_SAMPLE, CHANCE_PROPORTIONAL or CHANCE_PW_UCB; widening_alpha:
+        progressive widening exponent at chance nodes (0: off); closed_loop:
+        bool (the opponent's move and the refill after it are chance nodes
+        too; else merged into the searcher's transition); opp_model /
+        rollout_model: MODEL_* of the opponent and of the searcher's own
+        rollout moves; most_visited: bool (else best mean); backup_kind:
+        BACKUP_RESULT or BACKUP_MARGIN, with margin_scale (points; see
+        :func:`leaf_value`). max_iterations: int; time_limit: seconds (0 =
+        none); rng: uint64[2].
     """
     player = root.meta[M_TO_MOVE]
+    split = chance_nodes and grouping != GROUPING_NONE
+    grouped = grouping == GROUPING_COARSE
     reset_tree(tree)
     n_pool = unseen_pool(root, player, pool)
     start = monotonic_ns()
     deadline = deadline_ns(time_limit)
     if not chance_nodes:
         determinize(det, root, player, pool, n_pool, rng)
+        stats[STAT_DETERMINIZATIONS] += 1
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         if chance_nodes:
             determinize(sim, root, player, pool, n_pool, rng)
+            stats[STAT_DETERMINIZATIONS] += 1
         else:
             copy_dynamic(sim, det)
         node = ROOT_INDEX
@@ -265,17 +453,26 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
         expanded = False
         while True:
             if tree.node_kind[node] == CHANCE:
-                total = unseen_class_counts(sim, player, counts)
-                if chance_selection == CHANCE_PW_UCB:
-                    k = select_outcome_pw_ucb(tree, node, counts, total, exploration, rng)
+                stats[STAT_CHANCE_VISITS] += 1
+                if pending == PENDING_OPPONENT:  # closed loop: sampled by the opponent model
+                    k, pending = opponent_move(sim, player, split, opp_model, weights, feats,
+                                               probs, rng)
                 else:
-                    k = sample_outcome(counts, total, rng)
-                resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
-                               feats, probs, rng)
-                pending = PENDING_NONE
+                    total = unseen_outcome_counts(sim, player, grouped, outcome_of, counts)
+                    if widening_alpha > 0.0:
+                        total = widen(tree, node, counts, total, widening_alpha)
+                    k = select_outcome(tree, node, counts, total, chance_selection, exploration, rng)
+                    if pending == PENDING_OPP_REFILL:
+                        force_top_card(sim, player, k, counts[k], grouped, outcome_of, rng)
+                        end_turn(sim)
+                        pending = PENDING_NONE
+                    else:
+                        resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
+                                       opp_model, weights, feats, probs, rng)
+                        pending = opponent_pending(sim, player, closed_loop)
                 child = tree.children[node, k]
                 if child < 0:
-                    child = expand_as(tree, node, k, DECISION)
+                    child = expand_as(tree, node, k, CHANCE if pending != PENDING_NONE else DECISION)
                     expanded = True
                 if child < 0:  # tree full: evaluate from here
                     break
@@ -284,12 +481,15 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
                     break
             else:
                 if is_terminal(sim):
-                    value = returns(sim)[player]
+                    value = leaf_value(sim, player, backup_kind, margin_scale)
                     break
                 legal_actions_into(sim, player, legal)
                 a = select_ucb1_legal(tree, node, legal, exploration, rng)
-                pending = pending_after(sim, a, chance_nodes)
-                begin_action(sim, player, a, pending, opp_model, weights, feats, probs, rng)
+                pending = pending_after(sim, a, split)
+                begin_action(sim, player, a, pending, closed_loop, opp_model, weights, feats,
+                             probs, rng)
+                if pending == PENDING_NONE:
+                    pending = opponent_pending(sim, player, closed_loop)
                 child = tree.children[node, a]
                 if child < 0:
                     child = expand_as(tree, node, a, CHANCE if pending != PENDING_NONE else DECISION)
@@ -300,12 +500,16 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
                 if expanded:
                     break
         if value < 0.0:
-            if pending != PENDING_NONE:  # stopped before a chance event: sample it
-                total = unseen_class_counts(sim, player, counts)
+            if pending == PENDING_DRAW or pending == PENDING_REFILL:  # stopped before a chance event: sample it
+                total = unseen_outcome_counts(sim, player, grouped, outcome_of, counts)
                 k = sample_outcome(counts, total, rng)
-                resolve_chance(sim, player, pending, k, counts[k], opp_model, weights,
-                               feats, probs, rng)
-            value = rollout(sim, player, rollout_model, opp_model, weights, feats, probs, rng)
+                resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
+                               opp_model, weights, feats, probs, rng)
+            elif pending == PENDING_OPP_REFILL:  # the opponent's turn ends (refill as dealt)
+                end_turn(sim)
+            # PENDING_OPPONENT: the rollout plays the opponent's move
+            value = rollout(sim, player, rollout_model, opp_model, weights, feats, probs,
+                            backup_kind, margin_scale, rng)
         backup(tree, node, value)
         iterations += 1
         if is_full(tree):
@@ -316,7 +520,10 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights,
 
 # --- the agent ------------------------------------------------------------------
 OPPONENT_MODELS = {"random": MODEL_RANDOM, "policy": MODEL_POLICY, "greedy": MODEL_GREEDY}
-CHANCE_SELECTIONS = {"sample": CHANCE_SAMPLE, "pw_ucb": CHANCE_PW_UCB}
+CHANCE_SELECTIONS = {"sample": CHANCE_SAMPLE, "proportional": CHANCE_PROPORTIONAL,
+                     "pw_ucb": CHANCE_PW_UCB}
+BACKUPS = {"result": BACKUP_RESULT, "margin": BACKUP_MARGIN}
+GROUPINGS = {"class": GROUPING_CLASS, "coarse": GROUPING_COARSE, "none": GROUPING_NONE}
 
 
 @dataclass(frozen=True)
@@ -328,17 +535,47 @@ class BirdsMCTSConfig:
     chance_nodes: bool = True
     """True: re-determinize every iteration and branch on drawn cards at chance
     nodes; False: the single-determinization baseline (no chance nodes)."""
+    chance_grouping: str = "class"
+    """What a chance node branches on (with ``chance_nodes``): ``class`` (the drawn
+    card's (points, cost) class, 40 outcomes, the default), ``coarse`` (8 wider
+    classes: points 0-2, 3-4, 5-6, 7-9 x cost 0-1, 2-3; :func:`outcome_map`) or
+    ``none`` (no split: a fresh determinization per iteration and the drawn card
+    is whatever that determinization holds; no chance node)."""
+    widening_alpha: float = 0.0
+    """Progressive widening at chance nodes: a node with N visits has at most
+    ceil(N ** widening_alpha) outcome children; once it has that many, iterations
+    follow only outcomes it has (by ``chance_selection`` among them). 0: off."""
+    closed_loop: bool = False
+    """True: the opponent's turn is a chance node too (outcome: what the searcher sees of
+    the move, sampled by the opponent model: the class of a bird played, the tray slot
+    taken, a blind draw, food), and so is the tray refill after it (by
+    ``chance_selection``); False (the default): both are merged into the searcher's
+    transition (open loop)."""
     chance_selection: str = "sample"
-    """At chance nodes: ``sample`` outcomes by probability, or ``pw_ucb``
-    (probability-weighted UCB, see ``agents.search.chance``)."""
-    opponent: str = "random"
-    """Opponent model in the tree and rollouts: ``random``, ``greedy`` or ``policy`` (the
-    trained linear policy; its weights come as learned state, e.g. a spec's
-    ``seed_population`` .npz with an array ``weights``)."""
+    """The outcome an iteration follows at a chance node (``agents.search.chance``):
+    ``sample`` (drawn by probability p_k, the default); ``proportional`` (value-free:
+    the outcome whose visit share lags furthest behind p_k, the rule this option
+    called ``pw_ucb`` before); ``pw_ucb`` (the seed's probability-weighted UCB: the
+    outcome maximising p_k * (Q_k + exploration * sqrt(ln N / n_k)), untried outcomes
+    first, the most probable first)."""
+    opponent: str = "policy"
+    """Opponent model in the tree and rollouts: ``policy`` (the trained linear policy,
+    the default: it reads the opponent's own hand in the determinized state), ``random``
+    (uniform over the legal moves) or ``greedy``. The policy's weights are the seat's
+    learned state when it has one (a spec's ``seed_population`` .npz with an array
+    ``weights``), else the shipped policy (``agents/birds/weights/birds_policy.npz``)."""
     rollout: str = "random"
-    """The searcher's own rollout moves: ``random``, ``greedy`` or ``policy``."""
+    """The searcher's own rollout moves: ``random``, ``greedy`` or ``policy`` (weights as
+    for ``opponent``)."""
     final: str = "most_visited"
     """Root choice: ``most_visited`` or ``best_mean``."""
+    backup: str = "result"
+    """What a finished game backs up (in [0, 1], the searcher's view): ``result``
+    (1 / 0.5 / 0, the default) or ``margin`` (the point differential d scaled to
+    [-1, 1] and mapped onto [0, 1]: (1 + clip(d / margin_scale, -1, 1)) / 2)."""
+    margin_scale: float = 20.0
+    """Points of differential that count as a sure win (value 1) with ``backup =
+    "margin"``; board scores run 0 to 45, MCTS margins against random about +5 to +10."""
 
     def __post_init__(self):
         if isinstance(self.exploration, bool) or not isinstance(self.exploration, (int, float)) \
@@ -346,6 +583,15 @@ class BirdsMCTSConfig:
             raise ValueError(f"exploration: must be a number in [0, 100], got {self.exploration!r}")
         if not isinstance(self.chance_nodes, bool):
             raise ValueError(f"chance_nodes: must be true or false, got {self.chance_nodes!r}")
+        if self.chance_grouping not in GROUPINGS:
+            raise ValueError(f"chance_grouping: must be one of {sorted(GROUPINGS)}, "
+                             f"got {self.chance_grouping!r}")
+        if isinstance(self.widening_alpha, bool) or not isinstance(self.widening_alpha, (int, float)) \
+                or not (0.0 <= float(self.widening_alpha) <= 1.0):
+            raise ValueError(f"widening_alpha: must be a number in [0, 1] (0: off), "
+                             f"got {self.widening_alpha!r}")
+        if not isinstance(self.closed_loop, bool):
+            raise ValueError(f"closed_loop: must be true or false, got {self.closed_loop!r}")
         if self.chance_selection not in CHANCE_SELECTIONS:
             raise ValueError(f"chance_selection: must be one of {sorted(CHANCE_SELECTIONS)}, "
                              f"got {self.chance_selection!r}")
@@ -355,6 +601,11 @@ class BirdsMCTSConfig:
             raise ValueError(f"rollout: must be one of {sorted(OPPONENT_MODELS)}, got {self.rollout!r}")
         if self.final not in ("most_visited", "best_mean"):
             raise ValueError(f"final: must be 'most_visited' or 'best_mean', got {self.final!r}")
+        if self.backup not in BACKUPS:
+            raise ValueError(f"backup: must be one of {sorted(BACKUPS)}, got {self.backup!r}")
+        if isinstance(self.margin_scale, bool) or not isinstance(self.margin_scale, (int, float)) \
+                or not (0.0 < float(self.margin_scale) <= 1000.0):
+            raise ValueError(f"margin_scale: must be a number in (0, 1000], got {self.margin_scale!r}")
 
     @property
     def needs_weights(self) -> bool:
@@ -372,9 +623,11 @@ class BirdsMCTSAgent(BirdsAgent):
         super().__init__(config, budget, game_config)
         self.max_iterations, self.time_limit = budget.kernel_args()
         capacity = self.max_iterations + 1 if budget.iterations is not None else MAX_TIMED_NODES
-        self.tree = new_tree(capacity, TREE_WIDTH)
-        self.weights = np.zeros(N_FEATURES, dtype=np.float64)
-        self.has_weights = False
+        self.tree = new_tree(capacity, CLOSED_LOOP_TREE_WIDTH if config.closed_loop else TREE_WIDTH)
+        self.weights = shipped_weights()
+        self.outcome_of = outcome_map(config.chance_grouping)
+        self.stats = np.zeros(N_STATS, dtype=np.int64)
+        self.has_weights = False  # True once learned state (a seed population) replaced them
         self._cards_shape = None
 
     def _scratch(self, observation):
@@ -392,24 +645,22 @@ class BirdsMCTSAgent(BirdsAgent):
             self.sim = self.sim._replace(cards=observation.cards)
             self.det = self.det._replace(cards=observation.cards)
 
-    def begin_game(self, seat, seed):
-        super().begin_game(seat, seed)
-        if self.config.needs_weights and not self.has_weights:
-            raise ValueError(f"params.opponent/rollout = 'policy' needs policy weights: give the "
-                             f"seat a seed_population .npz with an array {WEIGHTS_KEY!r}")
-
     def decide(self, observation):
         self._scratch(observation)
         c = self.config
+        self.stats[:] = 0
         action, iterations = search(
             observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,
-            self.feats, self.probs, self.weights, float(c.exploration), bool(c.chance_nodes),
-            CHANCE_SELECTIONS[c.chance_selection], OPPONENT_MODELS[c.opponent],
-            OPPONENT_MODELS[c.rollout], c.final == "most_visited", self.max_iterations,
-            self.time_limit, self.rng)
+            self.feats, self.probs, self.weights, self.outcome_of, self.stats,
+            float(c.exploration), bool(c.chance_nodes), GROUPINGS[c.chance_grouping],
+            CHANCE_SELECTIONS[c.chance_selection], float(c.widening_alpha), bool(c.closed_loop),
+            OPPONENT_MODELS[c.opponent],
+            OPPONENT_MODELS[c.rollout], c.final == "most_visited", BACKUPS[c.backup],
+            float(c.margin_scale), self.max_iterations, self.time_limit, self.rng)
         return int(action), int(iterations)
 
-    # the policy weights of the opponent / rollout model travel as learned state
+    # the policy weights of the opponent / rollout model travel as learned state (the
+    # shipped default is part of the agent, not learned state: None then)
     def learned_state(self):
         return {WEIGHTS_KEY: self.weights.copy()} if self.has_weights else None
 
@@ -420,3 +671,8 @@ class BirdsMCTSAgent(BirdsAgent):
     @classmethod
     def check_learned_state(cls, config, arrays):
         check_weights(arrays)
+
+    @classmethod
+    def resolved_params(cls, config, game_config):
+        """The shipped policy a seat without learned state uses (MLflow parameters)."""
+        return {"default_policy": shipped_policy_id()} if config.needs_weights else {}

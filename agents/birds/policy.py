@@ -4,7 +4,7 @@ The policy (``features.py``) plays ``softmax(weights . phi(s, a))`` over the
 legal actions. :func:`train_policy` fits ``weights`` by REINFORCE: batches of
 games in which the learner (seat alternating) plays the current policy against
 uniform random moves (``opponent = "random"``) or against itself
-(``"self"``: both seats learn); the gradient of each game is
+(``"self"``, self-play: both seats play the current policy and both learn); the gradient of each game is
 ``(reward - baseline) * sum_t (phi(s_t, a_t) - E_pi[phi(s_t, .)])`` with the
 batch's mean reward as the baseline, applied with Adam. The reward is the
 result (1 / 0.5 / 0) plus ``score_weight`` times the score difference.
@@ -28,7 +28,8 @@ from games.birds.kernels import (
 
 from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights
 from .features import (
-    MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action, policy_probabilities,
+    MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, MODEL_TYPED_RANDOM, N_FEATURES, model_action,
+    policy_probabilities,
     sample_from,
 )
 
@@ -196,11 +197,18 @@ class TrainConfig:
     """Seed of the training games and evaluations."""
     card_seed: int = 2026
     """Card set (the game's ``card_seed``)."""
+    cards_csv: str | None = None
+    """A card set file instead of the generated set (the game's ``cards_csv``: columns
+    ``points``, ``cost``), e.g. the public project's card list."""
+    final_eval_games: int = 1000
+    """Games of the final evaluation against each kind of random player (flat over the
+    legal actions, and action type first), reported with 95% intervals."""
     start_food: int = 3
     """Food each player starts with (the game's ``start_food``)."""
 
     def __post_init__(self):
-        for name in ("iterations", "games_per_iteration", "eval_every", "eval_games"):
+        for name in ("iterations", "games_per_iteration", "eval_every", "eval_games",
+                     "final_eval_games"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: must be a positive int, got {value!r}")
@@ -210,12 +218,16 @@ class TrainConfig:
             raise ValueError(f"opponent: must be 'random' or 'self', got {self.opponent!r}")
         if not isinstance(self.score_weight, (int, float)) or not 0 <= self.score_weight <= 1:
             raise ValueError(f"score_weight: must be in [0, 1], got {self.score_weight!r}")
+        if self.cards_csv is not None and (not isinstance(self.cards_csv, str) or not self.cards_csv.strip()):
+            raise ValueError(f"cards_csv: must be a path (string) or absent, got {self.cards_csv!r}")
 
 
 def train_policy(config: TrainConfig, cards: np.ndarray, progress=None):
     """Train the policy; returns ``(weights, curve)`` where ``curve`` is a list of
-    ``{"iteration", "train_result", "eval_win_rate", "eval_score_diff"}`` rows
-    (evaluation rows every ``eval_every`` iterations and at the end)."""
+    ``{"iteration", "train_result", "eval_win_rate", "eval_score_diff",
+    "eval_typed_win_rate", "eval_typed_score_diff"}`` rows (evaluation rows, against
+    the flat random player and the action-type-first one, every ``eval_every``
+    iterations and at the end)."""
     rng = make_rng(np.random.SeedSequence([config.seed, 1]))
     eval_rng = make_rng(np.random.SeedSequence([config.seed, 2]))
     weights = np.zeros(N_FEATURES, dtype=np.float64)
@@ -239,6 +251,10 @@ def train_policy(config: TrainConfig, cards: np.ndarray, progress=None):
                                            config.eval_games, eval_rng)
             row["eval_win_rate"] = float(counts[0] / config.eval_games)
             row["eval_score_diff"] = float(diff)
+            counts, diff = evaluate_policy(cards, config.start_food, weights, MODEL_TYPED_RANDOM,
+                                           config.eval_games, eval_rng)
+            row["eval_typed_win_rate"] = float(counts[0] / config.eval_games)
+            row["eval_typed_score_diff"] = float(diff)
         curve.append(row)
         if progress is not None:
             progress(row)
@@ -247,4 +263,4 @@ def train_policy(config: TrainConfig, cards: np.ndarray, progress=None):
 
 __all__ = ["BirdsPolicyAgent", "BirdsPolicyConfig", "TrainConfig", "evaluate_policy",
            "play_match", "reinforce_batch", "train_policy", "MODEL_GREEDY", "MODEL_RANDOM",
-           "MODEL_POLICY"]
+           "MODEL_POLICY", "MODEL_TYPED_RANDOM"]

@@ -11,7 +11,10 @@ action (the tree's action axis is as wide as the larger of the two). Drivers
 * at a CHANCE node the driver computes the outcome weights (e.g. how many
   unseen cards of each class are left) and calls :func:`sample_outcome`
   (sampling by probability: the node's mean converges to the expectation, as in
-  expectimax / rho-UCT) or, as an option, :func:`select_outcome_pw_ucb`.
+  expectimax / rho-UCT), :func:`select_outcome_proportional` (visits allocated
+  in proportion to the probabilities, value-free) or
+  :func:`select_outcome_pw_ucb` (the outcome maximising probability x UCB
+  value).
 
 :func:`expand_as` creates a child of a given kind. Values are backed up with
 :func:`~agents.search.uct.backup` from one player's perspective.
@@ -101,16 +104,18 @@ def sample_outcome(weights, total, rng):
 
 
 @nb.njit(cache=True)
-def select_outcome_pw_ucb(tree, node, weights, total, exploration, rng):
-    """Probability-weighted UCB at a chance node: the outcome maximising::
+def select_outcome_proportional(tree, node, weights, total, exploration, rng):
+    """Proportional allocation at a chance node (value-free): the outcome maximising::
 
         p_k * (1 + exploration * sqrt(ln N(node) / (N(child_k) + 1)))  /  (N(child_k) + 1)
 
     i.e. the outcome whose share of visits lags furthest behind its probability
     ``p_k = weights[k] / total``, with an optimistic bonus for rarely visited
     ones. Visit frequencies then track the outcome probabilities without
-    sampling noise (the node's mean stays an estimate of the expectation).
-    Ties are broken at random. Returns -1 if ``total <= 0``.
+    sampling noise (the node's mean stays an estimate of the expectation); the
+    children's values play no part. (Called ``pw_ucb`` before the seed's rule,
+    :func:`select_outcome_pw_ucb`, took that name.) Ties are broken at random.
+    Returns -1 if ``total <= 0``.
     """
     if total <= 0:
         return -1
@@ -131,4 +136,54 @@ def select_outcome_pw_ucb(tree, node, weights, total, exploration, rng):
         if value > best_value:
             best_value = value
             best = k
+    return best
+
+
+@nb.njit(cache=True)
+def select_outcome_pw_ucb(tree, node, weights, total, exploration, rng):
+    """Probability-weighted UCB at a chance node, as the seed designs it: the
+    outcome maximising::
+
+        p_k * (Q(child_k) + exploration * sqrt(ln N(node) / N(child_k)))
+
+    with ``p_k = weights[k] / total`` and the child's mean value ``Q`` (values
+    in [0, 1], the searcher's view). An outcome with no visits yet has an
+    infinite UCB value: those come first, the most probable of them first
+    (exact ties at random). Unlike :func:`sample_outcome` the visits follow the
+    values as well as the probabilities (outcomes that matter more for the
+    searcher get more visits), so the node's mean is not an unbiased estimate
+    of the expectation. Returns -1 if ``total <= 0``.
+
+    Args: tree; node (int, a chance node); weights (non-negative counts or
+        masses per outcome, [K <= A]); total (their positive sum); exploration
+        (float); rng (uint64[2], advanced by one draw).
+    """
+    if total <= 0:
+        return -1
+    log_n = np.log(max(tree.node_visits[node], 1))
+    k_max = weights.shape[0]
+    start = rng_integer(rng, k_max)
+    best = -1
+    best_value = -np.inf
+    best_untried = -1
+    best_untried_p = -1.0
+    for i in range(k_max):
+        k = (start + i) % k_max
+        w = weights[k]
+        if w <= 0:
+            continue
+        p = w / total
+        child = tree.children[node, k]
+        n = 0 if child < 0 else tree.node_visits[child]
+        if n == 0:
+            if p > best_untried_p:
+                best_untried_p = p
+                best_untried = k
+            continue
+        value = p * (tree.node_value_sum[child] / n + exploration * np.sqrt(log_n / n))
+        if value > best_value:
+            best_value = value
+            best = k
+    if best_untried >= 0:
+        return best_untried
     return best
