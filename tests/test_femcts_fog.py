@@ -239,3 +239,35 @@ def test_games_play_as_before(view_range, seed):
     (the earlier behaviour), give the recorded games move for move."""
     params = {} if view_range is None else {"fog_moves": "open"}
     assert _game_hash(view_range, seed, params) == BEFORE[(view_range, seed)]
+
+
+# --------------------------------------------------------------------- the diagnostics command
+def test_fog_diagnostics_reports_per_view_range():
+    """jobs.femcts.fog_diagnostics on a tiny spec: every view range asked for,
+    rollout action shares that sum to 1, FEMCTS's moves into fog 0 under
+    ``blocked``, deaths and results counted."""
+    from cluster.spec import build_spec
+    from jobs.femcts.fog_diagnostics import run
+
+    spec = build_spec({
+        "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 40},
+        "budget": {"iterations": 24},
+        "design": {"seeds": 2, "games_per_seed": 4, "vary": {"view_range": [0, 2]}},
+        "lineup": [{"agent": "femcts", "label": "FEMCTS", "params": {"n_effective": 2}},
+                   {"agent": "mcts", "label": "MCTS"}, {"agent": "random"}, {"agent": "osla"}],
+        "tracking": {"enabled": False},
+    })
+    import io
+    report = run(spec, [0, 2], boards=1, games_per_board=1, sample_every=5, n_rollouts=3, log=io.StringIO())
+    assert set(report) == {"0", "2"}
+    for rep in report.values():
+        assert rep["games"] == 1
+        for label in ("FEMCTS", "MCTS"):
+            shares = rep["rollouts"][label]["action_share"]
+            assert sum(shares.values()) == pytest.approx(1, abs=1e-3)
+            assert rep["results"][label]["games"] == 1
+        assert rep["rollouts"]["FEMCTS"]["moves_into_fog_share_of_moves"] == 0
+    assert rep["rollouts"]["FEMCTS"]["feature_mean"].keys() == {
+        "near_bomb", "near_enemy", "near_powerup", "near_rigid", "can_kick"}
+    assert report["0"]["rollouts"]["MCTS"]["moves_into_fog_share_of_moves"] > 0

@@ -184,7 +184,8 @@ def death_cause(before, actions, seat) -> str:
     return "other"
 
 
-def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, seed=0, log=sys.stderr):
+def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, seed=0, log=sys.stderr,
+        first_board=0):
     """Play the selected games; the per-view-range report (a dict)."""
     from cluster.plan import board_seed_sequence, plan_study, seat_seed_sequence
     from cluster.play import build_agents, load_learned
@@ -207,7 +208,7 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
         vr = spec.design.conditions[first.condition].get("view_range", spec.game_config.view_range)
         if vr not in view_ranges:
             continue
-        tasks = [t for t in series.games if t.board_seed < boards
+        tasks = [t for t in series.games if first_board <= t.board_seed < first_board + boards
                  and t.index_in_series % spec.design.games_per_seed < games_per_board]
         if not tasks:
             continue
@@ -278,7 +279,7 @@ def _ranges(text: str) -> list[int]:
     if ".." in text:
         lo, hi = text.split("..")
         return list(range(int(lo), int(hi) + 1))
-    return [int(x) for x in text.split(",")]
+    return [int(x) if x.strip().lstrip("-").isdigit() else x.strip() for x in text.split(",")]
 
 
 def main(argv=None) -> int:
@@ -286,8 +287,11 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("spec", nargs="?", default="jobs/femcts/7_po_ffa.toml")
-    ap.add_argument("--view-range", default="0,2,4", help="e.g. 0,2,4 or 0..4 (conditions of the spec)")
-    ap.add_argument("--boards", type=int, default=10, help="the first N board seeds")
+    ap.add_argument("--view-range", default="0,2,4",
+                    help="e.g. 0,2,4 or 0..4 (conditions of the spec); 'full' with "
+                         "--set 'design.vary.view_range=[\"full\"]'")
+    ap.add_argument("--boards", type=int, default=10, help="N board seeds from --first-board")
+    ap.add_argument("--first-board", type=int, default=0)
     ap.add_argument("--games-per-board", type=int, default=1, help="the first K seat rotations of each board")
     ap.add_argument("--sample-every", type=int, default=10, help="sample rollouts at every k-th tick")
     ap.add_argument("--rollouts", type=int, default=20, help="rollouts per sampled decision")
@@ -296,9 +300,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     spec = load_spec(args.spec, args.overrides)
     report = {"spec": args.spec, "overrides": args.overrides, "boards": args.boards,
+              "first_board": args.first_board,
               "games_per_board": args.games_per_board,
               "by_view_range": run(spec, _ranges(args.view_range), args.boards, args.games_per_board,
-                                   args.sample_every, args.rollouts)}
+                                   args.sample_every, args.rollouts, first_board=args.first_board)}
     text = json.dumps(report, indent=1)
     if args.out:
         with open(args.out, "w") as fh:
