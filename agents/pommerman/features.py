@@ -13,7 +13,8 @@ Eight features of a state for one player, each normalised to at most 1:
 7     ... nearest wood
 ====  ==========================================================
 
-A feature whose object is absent (or hidden by fog) is 0. The FEMCTS variant
+A feature whose object is absent (or hidden by fog) is 0 (the closeness of an
+infinite distance; FEMCTS's ``absent_closeness`` gives another value). The FEMCTS variant
 with two effective actions uses the subset ``SUBSET_NEA2`` (bombs, enemies,
 power-ups, rigid walls, can kick).
 
@@ -50,13 +51,16 @@ MAX_BLAST = 10
 
 
 @nb.njit(cache=True, inline="always")
-def _closeness(best_sq):
-    return 0.0 if best_sq < 0 else 1.0 / (np.sqrt(best_sq) + 1.0)
+def _closeness(best_sq, absent):
+    return absent if best_sq < 0 else 1.0 / (np.sqrt(best_sq) + 1.0)
 
 
 @nb.njit(cache=True)
-def state_features(state, player, out):
-    """Write the eight features of ``state`` for ``player`` into ``out`` (float64[8])."""
+def state_features(state, player, out, absent=0.0):
+    """Write the eight features of ``state`` for ``player`` into ``out`` (float64[8]).
+
+    ``absent``: the value of a closeness feature whose object is not on the
+    board (none exists, or fog hides it); 0 by default."""
     pr = state.agents[player, A_ROW]
     pc = state.agents[player, A_COL]
     strength = state.agents[player, A_BLAST] * state.agents[player, A_AMMO] / (2.0 * MAX_BLAST)
@@ -105,12 +109,12 @@ def state_features(state, player, out):
         d2 = dr * dr + dc * dc
         if best_enemy < 0 or d2 < best_enemy:
             best_enemy = d2
-    out[F_NEAR_BOMB] = _closeness(best_bomb)
-    out[F_NEAR_POWERUP] = _closeness(best_power)
-    out[F_NEAR_ENEMY] = _closeness(best_enemy)
-    out[F_NEAR_RIGID] = _closeness(best_rigid)
-    out[F_NEAR_FLAME] = _closeness(best_flame)
-    out[F_NEAR_WOOD] = _closeness(best_wood)
+    out[F_NEAR_BOMB] = _closeness(best_bomb, absent)
+    out[F_NEAR_POWERUP] = _closeness(best_power, absent)
+    out[F_NEAR_ENEMY] = _closeness(best_enemy, absent)
+    out[F_NEAR_RIGID] = _closeness(best_rigid, absent)
+    out[F_NEAR_FLAME] = _closeness(best_flame, absent)
+    out[F_NEAR_WOOD] = _closeness(best_wood, absent)
 
 
 # --------------------------------------------------------------------------
@@ -136,9 +140,9 @@ CLOSENESS = 1.0 / (np.sqrt(np.arange(2 * (BOARD_SIZE - 1) ** 2 + 1, dtype=np.flo
 
 
 @nb.njit(cache=True, inline="always")
-def closeness_or_none(best_sq):
-    """The closeness feature of a squared distance, 0 for -1 (none)."""
-    return 0.0 if best_sq < 0 else CLOSENESS[best_sq]
+def closeness_or_none(best_sq, absent=0.0):
+    """The closeness feature of a squared distance, ``absent`` for -1 (none)."""
+    return absent if best_sq < 0 else CLOSENESS[best_sq]
 
 
 #: "Nothing found" for the branch-free minimum of squared distances.
@@ -146,9 +150,9 @@ FAR_SQ = np.int64(1 << 30)
 
 
 @nb.njit(cache=True, inline="always")
-def closeness_or_far(best_sq):
-    """The closeness feature of a squared distance, 0 for ``FAR_SQ`` (none)."""
-    return 0.0 if best_sq == FAR_SQ else CLOSENESS[best_sq]
+def closeness_or_far(best_sq, absent=0.0):
+    """The closeness feature of a squared distance, ``absent`` for ``FAR_SQ`` (none)."""
+    return absent if best_sq == FAR_SQ else CLOSENESS[best_sq]
 
 
 #: ``FeatureCache.counts`` slots.

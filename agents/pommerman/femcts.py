@@ -25,6 +25,12 @@ unfeatured). Effective actions:
 - ``n_effective = 2``: movement (the four directions and stop; drawn as a
   random safe movement) and bomb.
 
+A "safe" direction's target cell is on the board and not rigid, wood or
+flames; under partial observability ``fog_moves`` says whether an unseen
+(FOG) cell counts (``blocked``, the java profile's default: it does not, as
+in the Java framework's passability test; ``open``: it does). See
+jobs/femcts/README.md, "FEMCTS under fog", for how each piece sees fog.
+
 How "move" (4 directions) and "movement" (5) are weighted is
 ``move_weighting``: ``multiply`` (default, the paper's text: the action's
 ``W.f`` is multiplied by 4 or 5 before the softmax; at zero weights the three
@@ -46,7 +52,7 @@ import numpy as np
 from games._rng import rng_integer, rng_uniform
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
-    B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
+    B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
     M_N_BOMBS, M_N_FLAMES, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, copy_into, heuristic,
 )
 
@@ -72,23 +78,27 @@ from .features import (
 
 
 @nb.njit(cache=True, inline="always")
-def _open_for_move(board, row, col, a):
+def _open_for_move(board, row, col, a, fog_blocks):
     """Whether action ``a``'s target cell from (row, col) is on the board and not
-    rigid, wood or flames."""
+    rigid, wood or flames (nor fog, if ``fog_blocks``). Stop's target is the
+    agent's own cell, which is never fog."""
     r = row + ACTION_DROW[a]
     c = col + ACTION_DCOL[a]
     if 0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE:
         v = board[r * BOARD_SIZE + c]
-        return v != RIGID and v != WOOD and v != FLAMES
+        return v != RIGID and v != WOOD and v != FLAMES and not (fog_blocks and v == FOG)
     return False
 
 
 @nb.njit(cache=True)
-def safe_move_on(board, row, col, include_stop, rng):
+def safe_move_on(board, row, col, include_stop, rng, fog_blocks=False):
     """A random direction (or stop, if ``include_stop``) from (row, col) whose
-    target cell is on the board and not rigid, wood or flames; stop if none is.
+    target cell is on the board and not rigid, wood or flames, nor an unseen
+    (FOG) cell if ``fog_blocks``; stop if none is.
 
-    Args: board: int8[121]; row, col: int; include_stop: bool; rng: uint64[2].
+    Args: board: int8[121]; row, col: int; include_stop: bool; rng: uint64[2];
+    fog_blocks: bool (``FEMCTSConfig.fog_moves == "blocked"``; on a board
+    without fog it changes nothing).
     Uniform over the open options in action order: one draw of
     ``rng_integer(rng, n)``, none when no option is open. No allocation: this
     runs at most rollout steps of FEMCTS with three or two effective actions.
@@ -96,13 +106,13 @@ def safe_move_on(board, row, col, include_stop, rng):
     first = 0 if include_stop else 1
     n = 0
     for a in range(first, 5):
-        if _open_for_move(board, row, col, a):
+        if _open_for_move(board, row, col, a, fog_blocks):
             n += 1
     if n == 0:
         return STOP
     k = rng_integer(rng, n)
     for a in range(first, 5):
-        if _open_for_move(board, row, col, a):
+        if _open_for_move(board, row, col, a, fog_blocks):
             if k == 0:
                 return a
             k -= 1
@@ -117,13 +127,13 @@ def _draw_effective(weights, features, scale, offset, probabilities, rng):
 
 
 @nb.njit(cache=True, inline="always")
-def _effective_to_real(state, player, n_effective, e, rng):
+def _effective_to_real(state, player, n_effective, e, rng, fog_blocks):
     """The real action for effective action ``e`` (a random safe move for "move" / "movement")."""
     if n_effective == 6:
         return e
     if e == 0:  # "move" (nEA = 3, four directions) or "movement" (nEA = 2, and stop)
         return safe_move_on(state.board, state.agents[player, A_ROW], state.agents[player, A_COL],
-                            n_effective == 2, rng)
+                            n_effective == 2, rng, fog_blocks)
     if n_effective == 3:
         return STOP if e == 1 else LAY_BOMB
     return LAY_BOMB
@@ -131,7 +141,8 @@ def _effective_to_real(state, player, n_effective, e, rng):
 
 @nb.njit(cache=True)
 def policy_action(state, player, weights, feature_index, scale, offset, n_effective,
-                  feature_cache, all_features, features, probabilities, rng):
+                  feature_cache, all_features, features, probabilities, rng, fog_blocks=False,
+                  absent=0.0):
     """A real action drawn from the evolved policy of one individual in ``state``
     (what :func:`evolved_rollout` plays at each step).
 
@@ -142,25 +153,28 @@ def policy_action(state, player, weights, feature_index, scale, offset, n_effect
         n_effective: 6, 3 or 2.
         feature_cache: FeatureCache prepared from the decision's root.
         all_features: float64[8], features: float64[F], probabilities: float64[A]: scratch.
+        fog_blocks: bool, unseen cells are not safe moves (``fog_moves``).
+        absent: float, the closeness feature of an object not on the searched
+            board (``absent_closeness``).
     """
     if feature_index.shape[0] > 0:
-        rollout_features(state, player, feature_cache, all_features)
+        rollout_features(state, player, feature_cache, all_features, absent)
         for j in range(feature_index.shape[0]):
             features[j] = all_features[feature_index[j]]
     else:
         features[0] = 1.0
     e = _draw_effective(weights, features, scale, offset, probabilities, rng)
-    return _effective_to_real(state, player, n_effective, e, rng)
+    return _effective_to_real(state, player, n_effective, e, rng, fog_blocks)
 
 
 @nb.njit(cache=True)
 def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
                     n_effective, feature_cache, all_features, features, probabilities, joint,
-                    hidden, n_hidden, rng, features_only=False):
+                    hidden, n_hidden, rng, features_only=False, fog_blocks=False, absent=0.0):
     """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks.
 
-    Args: those of :func:`policy_action`, plus ``joint``, ``hidden``,
-    ``n_hidden`` of :func:`~agents.pommerman._common.advance`.
+    Args: those of :func:`policy_action` (``fog_blocks``, ``absent`` too), plus
+    ``joint``, ``hidden``, ``n_hidden`` of :func:`~agents.pommerman._common.advance`.
     Returns: the depth reached (int).
 
     ``features_only``: compute the features of ``state`` into ``all_features``
@@ -234,14 +248,14 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
                 if i != player and i != mate and agents[i, A_ALIVE] and agents[i, A_VISIBLE]:
                     dr, dc = np.int64(agents[i, A_ROW]) - pr, np.int64(agents[i, A_COL]) - pc
                     best_enemy = min(best_enemy, dr * dr + dc * dc)
-            all_features[F_NEAR_BOMB] = closeness_or_far(best_bomb)
-            all_features[F_NEAR_POWERUP] = closeness_or_far(best_power)
-            all_features[F_NEAR_ENEMY] = closeness_or_far(best_enemy)
-            all_features[F_NEAR_RIGID] = closeness_or_none(nearest_rigid[here])
-            all_features[F_NEAR_FLAME] = closeness_or_far(best_flame)
-            all_features[F_NEAR_WOOD] = closeness_or_far(best_wood)
+            all_features[F_NEAR_BOMB] = closeness_or_far(best_bomb, absent)
+            all_features[F_NEAR_POWERUP] = closeness_or_far(best_power, absent)
+            all_features[F_NEAR_ENEMY] = closeness_or_far(best_enemy, absent)
+            all_features[F_NEAR_RIGID] = closeness_or_none(nearest_rigid[here], absent)
+            all_features[F_NEAR_FLAME] = closeness_or_far(best_flame, absent)
+            all_features[F_NEAR_WOOD] = closeness_or_far(best_wood, absent)
         elif n_features > 0:
-            state_features(state, player, all_features)
+            state_features(state, player, all_features, absent)
         if features_only:
             return depth
         # the policy: softmax over effective actions of scale * W f + offset, then
@@ -281,7 +295,7 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
             action = e
         elif e == 0:  # "move" (nEA = 3) or "movement" (nEA = 2)
             action = safe_move_on(board, agents[player, A_ROW], agents[player, A_COL],
-                                  n_effective == 2, rng)
+                                  n_effective == 2, rng, fog_blocks)
         elif n_effective == 3:
             action = STOP if e == 1 else LAY_BOMB
         else:
@@ -292,18 +306,19 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
 
 
 @nb.njit(cache=True)
-def rollout_features(state, player, feature_cache, out):
+def rollout_features(state, player, feature_cache, out, absent=0.0):
     """The eight features of ``state`` for ``player`` (float64[8] ``out``) as
     FEMCTS's rollouts compute them: from ``feature_cache``, prepared by
     :func:`~agents.pommerman.features.prepare_feature_cache` from the root
     ``state`` descends from, for the features it was prepared for (the others
     0); the full board scan when the cache is off. Equal to
-    :func:`~agents.pommerman.features.state_features` (tested)."""
+    :func:`~agents.pommerman.features.state_features` (tested). ``absent``:
+    the closeness of an object not on the board (``absent_closeness``)."""
     no_hidden = np.zeros(N_AGENTS, dtype=np.bool_)
     evolved_rollout(state, player, 0, 0, np.zeros((1, 1)), ALL_FEATURES, np.ones(1), np.zeros(1),
                     6, feature_cache, out, np.zeros(1), np.zeros(1),
                     np.zeros(N_AGENTS, dtype=np.int64), no_hidden, 0, np.zeros(2, dtype=np.uint64),
-                    True)
+                    True, False, absent)
 
 
 @nb.njit(cache=True)
@@ -312,7 +327,8 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                   population, fitness, population_scratch, feature_index, scale, offset,
                   n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
                   mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                  keep_positive, normalise, discount, rng, quirks=0, max_wood=0):
+                  keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
+                  absent=0.0):
     """One FEMCTS decision; evolves ``population`` in place.
 
     Args:
@@ -333,6 +349,8 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         discount: lambda; the backed-up value is heuristic * lambda**depth (1 = none).
         rng: uint64[2].
         quirks, max_wood: the profile's switches (``_common.prepare_search``).
+        fog_blocks: bool, unseen cells are not safe moves (``fog_moves``);
+        absent: float, closeness of an object not on the board (``absent_closeness``).
     Returns:
         (action, iterations, generations, ticks): int64 x 4; ``ticks`` is the
         forward-model ticks simulated (tree descent and rollouts), which is what
@@ -370,7 +388,7 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                 depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
                                         population[p], feature_index, scale, offset, n_effective,
                                         feature_cache, all_features, features, probabilities,
-                                        joint, hidden, n_hidden, rng)
+                                        joint, hidden, n_hidden, rng, False, fog_blocks, absent)
                 ticks += scratch.meta[M_STEP] - root_step
                 value = heuristic(root, root_wood, scratch, player)
                 if discount != 1.0:
@@ -398,6 +416,18 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
 MUTATION_VARIANTS = {"per_action": MUTATE_PER_ACTION, "shared": MUTATE_SHARED_FEATURES}
 #: How an effective action standing for k real actions is weighted in the softmax.
 MOVE_WEIGHTINGS = ("multiply", "log_count")
+#: How "move" / "movement" treats unseen (FOG) cells (``FEMCTSConfig.fog_moves``).
+FOG_MOVES = ("auto", "blocked", "open")
+
+
+def resolve_fog_moves(fog_moves: str, profile: str) -> str:
+    """``blocked`` or ``open`` for a config's ``fog_moves`` and the agent's
+    resolved profile: ``auto`` is ``blocked`` with the ``java`` profile (the
+    framework's passability test, see jobs/femcts/README.md, "FEMCTS under
+    fog"), ``open`` with ``arena``."""
+    if fog_moves == "auto":
+        return "blocked" if profile == "java" else "open"
+    return fog_moves
 
 
 @dataclass(frozen=True)
@@ -443,6 +473,19 @@ class FEMCTSConfig:
     """Tie-breaking noise."""
     max_nodes: int = 1 << 17
     """Tree capacity under a time budget."""
+    fog_moves: str = "auto"
+    """How the random safe direction of "move" (nEA = 3) and "movement" (nEA = 2)
+    treats unseen cells under partial observability: ``blocked`` (a FOG cell is
+    not a safe target, as the Java framework's passability test
+    ``Utils.positionIsPassable`` has it: at view range 0 "movement" is stop),
+    ``open`` (a FOG cell is a target like a passage; Arena's rule before issue
+    27, and the forward model's, where FOG does not block); ``auto``: ``blocked``
+    with the ``java`` profile, ``open`` with ``arena``. No effect at full
+    observability or with nEA = 6."""
+    absent_closeness: float = 0.0
+    """The value of a closeness feature 1 / (d + 1) whose object is not on the
+    searched board (none exists, or fog hides it): 0 (d infinite; default) or,
+    e.g., 1 (a nearest-object search whose best distance starts at 0)."""
     profile: str = "auto"
     """The shared search set-up's profile (``_common.prepare_search``): ``java``
     keeps hidden power-ups in the model at full observability and divides wood
@@ -481,6 +524,10 @@ class FEMCTSConfig:
                "rollout_depth", f"must be an int in [1, 1000], got {self.rollout_depth!r}")
         check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
                "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
+        check_param(self.fog_moves in FOG_MOVES, "fog_moves",
+               f"must be one of {list(FOG_MOVES)}, got {self.fog_moves!r}")
+        check_param(isinstance(self.absent_closeness, (int, float)) and 0 <= self.absent_closeness <= 1,
+               "absent_closeness", f"must be a number in [0, 1], got {self.absent_closeness!r}")
 
     @property
     def feature_index(self) -> np.ndarray:
@@ -557,6 +604,9 @@ class FEMCTSAgent(PommermanAgent):
         self._offset = config.softmax_offset
         self._feature_cache = new_feature_cache()
         self._variant = MUTATION_VARIANTS[config.mutation_variant]
+        self.fog_moves = resolve_fog_moves(config.fog_moves, self.profile)
+        """``blocked`` or ``open``: the resolved ``fog_moves``."""
+        self._fog_blocks = self.fog_moves == "blocked"
         self.games_played = 0
         self.streak = 0
         self.best_streak = 0
@@ -579,11 +629,19 @@ class FEMCTSAgent(PommermanAgent):
             int(c.elite_count), int(c.tournament_size), float(c.mutation_probability),
             float(c.mutation_strength), c.effective_positive_bias, self._variant,
             bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng,
-            self.quirks, self.model_max_wood(observation))
+            self.quirks, self.model_max_wood(observation), self._fog_blocks,
+            float(c.absent_closeness))
         self.generations += int(generations)
         self.ticks += int(ticks)
         self.last_value = root_child_value(self._tree, action)
         return int(action), int(iterations)
+
+    @classmethod
+    def resolved_params(cls, config, game_config) -> dict:
+        """The profile and ``fog_moves`` as the agent uses them (``auto`` resolved)."""
+        out = super().resolved_params(config, game_config)
+        out["fog_moves"] = resolve_fog_moves(config.fog_moves, out.get("profile", ""))
+        return out
 
     def end_game(self, observation, returns):
         """Count the game; on a win that makes the current streak the longest so

@@ -1,0 +1,273 @@
+"""Issue 27: how each FEMCTS piece sees fog, on scripted fogged states, and
+games at full observability (and with ``fog_moves = "open"`` under fog) played
+exactly as before the fog options existed."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from agents.api import Budget
+from agents.pommerman._common import advance, prepare_search
+from agents.pommerman.features import (
+    ALL_FEATURES, F_NEAR_BOMB, F_NEAR_ENEMY, F_NEAR_FLAME, F_NEAR_POWERUP, F_NEAR_RIGID,
+    F_NEAR_WOOD, SUBSET_NEA2, new_feature_cache, prepare_feature_cache, state_features,
+)
+from agents.pommerman.femcts import (
+    FEMCTSConfig, evolved_rollout, policy_action, resolve_fog_moves, rollout_features, safe_move_on,
+)
+from agents.registry import make_agent, resolved_params
+from games._rng import make_rng
+from games.pommerman import Pommerman, PommermanConfig
+from games.pommerman.kernels import (
+    A_COL, A_ROW, BOARD_SIZE, DOWN, FOG, LAY_BOMB, LEFT, RIGHT, STOP, UP, copy_state, observe, step,
+)
+from tests.test_profiles import java_state
+
+#: agent 0 in the middle of an open board, a rigid wall two cells up, wood
+#: two cells right, agent 1 three cells down
+MIDDLE = """
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . # . . . . .
+. . . . . . . . . . .
+. . . . . 0 . + . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . 1 . . . . .
+. . . . . . . . . . 2
+3 . . . . . . . . . .
+"""
+
+
+def _draws(board, row, col, include_stop, fog_blocks, n=4000):
+    rng = make_rng(3)
+    return {int(safe_move_on(board, row, col, include_stop, rng, fog_blocks)) for _ in range(n)}
+
+
+# --------------------------------------------------------------------- safe movement
+def test_view_range_0_blocked_fog_leaves_only_stop():
+    """At range 0 the agent sees its own cell: its four neighbours are FOG. The
+    framework's passability test does not count FOG, so "movement" (nEA = 2) can
+    only stop and "move" (nEA = 3) has no direction (stop)."""
+    obs = observe(java_state(MIDDLE), 0, 0)
+    r, c = int(obs.agents[0, A_ROW]), int(obs.agents[0, A_COL])
+    assert all(obs.board[(r + dr) * BOARD_SIZE + c + dc] == FOG for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)))
+    assert _draws(obs.board, r, c, True, True) == {STOP}
+    assert _draws(obs.board, r, c, False, True) == {STOP}
+    # "open" (Arena's earlier rule): fog is a target like a passage
+    assert _draws(obs.board, r, c, True, False) == {STOP, UP, DOWN, LEFT, RIGHT}
+    assert _draws(obs.board, r, c, False, False) == {UP, DOWN, LEFT, RIGHT}
+
+
+def test_blocked_fog_keeps_a_rollout_inside_the_view_square():
+    """At range 1 the neighbours are seen; one step right, the next cell right is
+    fog and is no longer a safe direction (but the seen cells still are)."""
+    obs = observe(java_state(MIDDLE), 0, 1)
+    r, c = int(obs.agents[0, A_ROW]), int(obs.agents[0, A_COL])
+    assert _draws(obs.board, r, c, True, True) == {STOP, UP, DOWN, LEFT, RIGHT}
+    assert _draws(obs.board, r, c + 1, True, True) == {STOP, UP, DOWN, LEFT}
+    assert _draws(obs.board, r, c + 1, True, False) == {STOP, UP, DOWN, LEFT, RIGHT}
+
+
+def test_full_observability_is_unchanged_by_fog_moves():
+    state = java_state(MIDDLE)
+    obs = observe(state, 0, -1)
+    r, c = int(obs.agents[0, A_ROW]), int(obs.agents[0, A_COL])
+    for include_stop in (True, False):
+        rng_a, rng_b = make_rng(5), make_rng(5)
+        a = [int(safe_move_on(obs.board, r, c, include_stop, rng_a, True)) for _ in range(300)]
+        b = [int(safe_move_on(obs.board, r, c, include_stop, rng_b, False)) for _ in range(300)]
+        assert a == b
+        np.testing.assert_array_equal(rng_a, rng_b)
+
+
+def test_forward_model_lets_an_agent_into_fog():
+    """Rollouts: the search's forward model, like the framework's, blocks only
+    rigid and wood: a move into a FOG cell of the model succeeds."""
+    obs = observe(java_state(MIDDLE), 0, 0)
+    model = copy_state(obs)
+    prepare_search(model, obs)
+    r, c = int(model.agents[0, A_ROW]), int(model.agents[0, A_COL])
+    step(model, np.array([RIGHT, 0, 0, 0], dtype=np.int64))
+    assert (int(model.agents[0, A_ROW]), int(model.agents[0, A_COL])) == (r, c + 1)
+
+
+def _rollout_positions(view_range, fog_blocks, n_rollouts=40):
+    """The cells agent 0 visits in evolved rollouts (nEA = 2, movement dominant)."""
+    obs = observe(java_state(MIDDLE), 0, view_range)
+    root = copy_state(obs)
+    hidden, joint, n_hidden, _ = prepare_search(root, obs)
+    cache = new_feature_cache()
+    prepare_feature_cache(cache, root, 12, SUBSET_NEA2)
+    weights = np.zeros((2, 5))
+    weights[0, :] = 20.0  # movement
+    weights[1, :] = -20.0  # never bomb
+    config = FEMCTSConfig(n_effective=2)
+    rng = make_rng(11)
+    cells = set()
+    for _ in range(n_rollouts):
+        state = copy_state(root)
+        for _ in range(12):
+            evolved_rollout(state, 0, 0, 1, weights, SUBSET_NEA2, config.softmax_scale,
+                            config.softmax_offset, 2, cache, np.zeros(8), np.zeros(5), np.zeros(2),
+                            joint, hidden, n_hidden, rng, False, fog_blocks, 0.0)
+            cells.add((int(state.agents[0, A_ROW]), int(state.agents[0, A_COL])))
+    return cells
+
+
+def test_rollout_movement_under_blocked_and_open_fog():
+    home = (5, 5)
+    assert _rollout_positions(0, True) == {home}, "range 0, blocked: the rollouts never move"
+    assert len(_rollout_positions(0, False)) > 5, "range 0, open: they wander into fog"
+    inside = _rollout_positions(2, True)
+    assert len(inside) > 5 and all(abs(r - 5) <= 2 and abs(c - 5) <= 2 for r, c in inside), \
+        "range 2, blocked: only the seen 5 x 5 square"
+    assert any(abs(r - 5) > 2 or abs(c - 5) > 2 for r, c in _rollout_positions(2, False))
+
+
+# --------------------------------------------------------------------- features
+def test_features_under_fog_see_only_the_view_square():
+    """Range 0: no wall, wood, bomb, power-up or enemy is seen: every closeness
+    feature is the absent value (0 by default); range 2: the wall (2 up) and the
+    wood (2 right) are seen, agent 1 (3 down) is not."""
+    state = java_state(MIDDLE)
+    out = np.zeros(8)
+    for absent in (0.0, 1.0):
+        obs = observe(state, 0, 0)
+        state_features(obs, 0, out, absent)
+        for f in (F_NEAR_BOMB, F_NEAR_POWERUP, F_NEAR_ENEMY, F_NEAR_RIGID, F_NEAR_FLAME, F_NEAR_WOOD):
+            assert out[f] == absent
+        obs = observe(state, 0, 2)
+        state_features(obs, 0, out, absent)
+        assert out[F_NEAR_RIGID] == pytest.approx(1 / 3)
+        assert out[F_NEAR_WOOD] == pytest.approx(1 / 3)
+        assert out[F_NEAR_ENEMY] == absent
+    full = observe(state, 0, -1)
+    state_features(full, 0, out)
+    assert out[F_NEAR_ENEMY] == pytest.approx(1 / 4)
+
+
+@pytest.mark.parametrize("view_range", [0, 1, 2, 4])
+@pytest.mark.parametrize("absent", [0.0, 1.0])
+def test_cached_rollout_features_equal_the_scan_under_fog(view_range, absent):
+    state = java_state(MIDDLE)
+    obs = observe(state, 0, view_range)
+    root = copy_state(obs)
+    hidden, joint, n_hidden, _ = prepare_search(root, obs)
+    cache = new_feature_cache()
+    prepare_feature_cache(cache, root, 12, ALL_FEATURES)
+    rng = make_rng(view_range)
+    ref, fast = np.zeros(8), np.zeros(8)
+    s = copy_state(root)
+    for k in range(12):
+        state_features(s, 0, ref, absent)
+        rollout_features(s, 0, cache, fast, absent)
+        np.testing.assert_array_equal(fast, ref)
+        advance(s, 0, int(k % 5), joint, hidden, n_hidden, rng)
+
+
+def test_policy_action_at_view_range_0():
+    """At range 0 every nEA = 2 feature is 0 (nothing is seen, no kick), so W f = 0
+    whatever the weights: "movement" and "bomb" are drawn half the time each
+    (the paper's multiplier scales a zero). "Movement" is then stop under
+    ``blocked`` fog and a random direction into fog under ``open``."""
+    obs = observe(java_state(MIDDLE), 0, 0)
+    cache = new_feature_cache()
+    prepare_feature_cache(cache, obs, 12, SUBSET_NEA2)
+    weights = np.random.default_rng(0).normal(size=(2, 5)) * 10
+    config = FEMCTSConfig(n_effective=2)
+    for fog_blocks, expected in ((True, {STOP, LAY_BOMB}), (False, {STOP, UP, DOWN, LEFT, RIGHT, LAY_BOMB})):
+        rng = make_rng(2)
+        acts = [int(policy_action(obs, 0, weights, SUBSET_NEA2, config.softmax_scale, config.softmax_offset,
+                                  2, cache, np.zeros(8), np.zeros(5), np.zeros(2), rng, fog_blocks, 0.0))
+                for _ in range(2000)]
+        assert set(acts) == expected
+        assert np.mean(np.array(acts) == LAY_BOMB) == pytest.approx(0.5, abs=0.04)
+
+
+# --------------------------------------------------------------------- the option
+def test_fog_moves_resolves_by_profile_and_is_validated():
+    budget = Budget(iterations=5)
+    java, canonical = PommermanConfig(ruleset="java"), PommermanConfig(ruleset="canonical")
+    assert make_agent("femcts", {}, budget, java).fog_moves == "blocked"
+    assert make_agent("femcts", {}, budget, canonical).fog_moves == "open"
+    assert make_agent("femcts", {"fog_moves": "open"}, budget, java).fog_moves == "open"
+    assert make_agent("femcts", {"profile": "arena"}, budget, java).fog_moves == "open"
+    assert resolve_fog_moves("blocked", "arena") == "blocked"
+    agent = make_agent("femcts", {}, budget, java)
+    assert resolved_params("femcts", agent.config, java) == {"profile": "java", "fog_moves": "blocked"}
+    with pytest.raises(ValueError, match="fog_moves"):
+        FEMCTSConfig(fog_moves="fogged")
+    with pytest.raises(ValueError, match="absent_closeness"):
+        FEMCTSConfig(absent_closeness=2.0)
+
+
+# --------------------------------------------------------------------- games unchanged
+def _game_hash(view_range, seed, params):
+    """The joint actions of one short java game (two FEMCTS seats, MCTS, RHEA), hashed."""
+    cfg = PommermanConfig(ruleset="java", max_steps=120, view_range=view_range)
+    b = Budget(iterations=60)
+    agents = [make_agent("femcts", {"n_effective": 2, "mutation_variant": "shared", **params}, b, cfg),
+              make_agent("mcts", {"rollout_depth": 12}, b, cfg),
+              make_agent("femcts", {"n_effective": 3, "mutation_variant": "shared", **params}, b, cfg),
+              make_agent("rhea", {}, b, cfg)]
+    seated = [agents[(k + seed) % 4] for k in range(4)]
+    game = Pommerman(cfg)
+    game.reset(np.random.SeedSequence(seed, spawn_key=(0,)))
+    for s, a in enumerate(seated):
+        a.begin_game(s, np.random.SeedSequence(seed, spawn_key=(1, s)))
+    actions = []
+    while not game.done:
+        joint = [int(a.act(game.observation(i))) for i, a in enumerate(seated)]
+        actions.append(joint)
+        game.step(joint)
+    return hashlib.sha1(json.dumps(actions).encode()).hexdigest()[:16]
+
+
+#: Recorded on main at 69cbfb1, before the fog options (the same function).
+BEFORE = {(None, 0): "37778ac0b2b00ef3", (None, 1): "0ac96cc9716da479",
+          (0, 0): "1ee1aa14dfe2ae64", (2, 1): "439bb83766f4184a"}
+
+
+@pytest.mark.parametrize("view_range,seed", sorted(BEFORE, key=str))
+def test_games_play_as_before(view_range, seed):
+    """Full observability with the new defaults, and fog with ``fog_moves = "open"``
+    (the earlier behaviour), give the recorded games move for move."""
+    params = {} if view_range is None else {"fog_moves": "open"}
+    assert _game_hash(view_range, seed, params) == BEFORE[(view_range, seed)]
+
+
+# --------------------------------------------------------------------- the diagnostics command
+def test_fog_diagnostics_reports_per_view_range():
+    """jobs.femcts.fog_diagnostics on a tiny spec: every view range asked for,
+    rollout action shares that sum to 1, FEMCTS's moves into fog 0 under
+    ``blocked``, deaths and results counted."""
+    from cluster.spec import build_spec
+    from jobs.femcts.fog_diagnostics import run
+
+    spec = build_spec({
+        "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 40},
+        "budget": {"iterations": 24},
+        "design": {"seeds": 2, "games_per_seed": 4, "vary": {"view_range": [0, 2]}},
+        "lineup": [{"agent": "femcts", "label": "FEMCTS", "params": {"n_effective": 2}},
+                   {"agent": "mcts", "label": "MCTS"}, {"agent": "random"}, {"agent": "osla"}],
+        "tracking": {"enabled": False},
+    })
+    import io
+    report = run(spec, [0, 2], boards=1, games_per_board=1, sample_every=5, n_rollouts=3, log=io.StringIO())
+    assert set(report) == {"0", "2"}
+    for rep in report.values():
+        assert rep["games"] == 1
+        for label in ("FEMCTS", "MCTS"):
+            shares = rep["rollouts"][label]["action_share"]
+            assert sum(shares.values()) == pytest.approx(1, abs=1e-3)
+            assert rep["results"][label]["games"] == 1
+        assert rep["rollouts"]["FEMCTS"]["moves_into_fog_share_of_moves"] == 0
+    assert rep["rollouts"]["FEMCTS"]["feature_mean"].keys() == {
+        "near_bomb", "near_enemy", "near_powerup", "near_rigid", "can_kick"}
+    assert report["0"]["rollouts"]["MCTS"]["moves_into_fog_share_of_moves"] > 0
