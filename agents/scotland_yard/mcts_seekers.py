@@ -429,20 +429,28 @@ def update_tables(general_n, general_a, detailed_n, detailed_a, counts, combos, 
         detailed_a[combos[i], c] += 1.0
 
 
+@nb.njit(cache=True, inline="always")
+def _recorded_category(dist_detective, detective_stations, station, num_categories):
+    """Category 1..L of ``station`` against the detectives' recorded stations
+    (``detective_stations``: int64[MAX_DETECTIVES], 0 = none): the distance to the nearest,
+    L a catch-all (as :func:`category_of` on a state)."""
+    best = 1 << 20
+    for d in range(detective_stations.shape[0]):
+        v = detective_stations[d]
+        if v > 0:
+            dist = dist_detective[v, station]
+            if dist < best:
+                best = dist
+    return min(max(best, 1), num_categories)
+
+
 @nb.njit(cache=True)
 def true_categories(final, detective_positions, rounds, num_categories, out):
     """Mr X's category at each recorded decision, from the end-of-game observation
     ``final`` (his path shown) and the detectives' stations then."""
     for i in range(rounds.shape[0]):
-        truth = final.mrx_path[rounds[i]]
-        best = 1 << 20
-        for d in range(detective_positions.shape[1]):
-            v = detective_positions[i, d]
-            if v > 0:
-                dist = final.dist_detective[v, truth]
-                if dist < best:
-                    best = dist
-        out[i] = min(max(best, 1), num_categories)
+        out[i] = _recorded_category(final.dist_detective, detective_positions[i],
+                                    final.mrx_path[rounds[i]], num_categories)
 
 
 #: The diagnostic ``p_true_ruled_out`` counts the decisions whose sampler gave Mr X's
@@ -467,14 +475,7 @@ def true_location_probabilities(final, rounds, detective_positions, possible, we
         if truth <= 0 or not possible[i, truth] or totals[i] <= 0:
             out[i] = 0.0
             continue
-        best = 1 << 20
-        for d in range(detective_positions.shape[1]):
-            v = detective_positions[i, d]
-            if v > 0:
-                dist = final.dist_detective[v, truth]
-                if dist < best:
-                    best = dist
-        c = min(max(best, 1), num_categories)
+        c = _recorded_category(final.dist_detective, detective_positions[i], truth, num_categories)
         out[i] = weights[i, c - 1] / totals[i]
 
 
