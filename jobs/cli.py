@@ -202,8 +202,14 @@ def _cmd_replay(args) -> int:
 
 def _cmd_bench_paired(args) -> int:
     """``arena bench GAME --against REV``: the paired speed check (jobs/paired_bench.py)."""
+    import subprocess
+
     from jobs.paired_bench import paired_bench
 
+    probe = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise UsageError(f"--against: not a git revision of this repository: {args.against!r}")
     if args.rounds < 1:
         raise UsageError(f"--rounds: must be >= 1, got {args.rounds}")
     if args.script is not None:
