@@ -31,9 +31,12 @@ of named switches (``QUIRK_*`` bits, one ``int64`` passed to the kernels):
 iteration (:func:`advance`, :func:`safe_random_action`, :func:`is_over`,
 :func:`search_over`, :func:`search_value`) are ``inline="always"``: numba
 then pastes them into the search loops. As separate functions each call paid
-for passing the state (a tuple of six arrays) across a call boundary; when the
-profile switches turned ``is_over`` / ``heuristic`` into ``search_over`` /
-``search_value`` that cost 10-25 % of the MCTS and RHEA iterations (issue 22).
+for passing the state (a tuple of six arrays) across a call boundary: when the
+profile switches turned ``is_over`` / ``heuristic`` into the (not inlined)
+``search_over`` / ``search_value``, a RHEA-like evaluation loop got about 13 %
+slower from that alone, and MCTS / RHEA iterations 15-30 % slower in all
+(issue 22; ``arena bench pommerman --against REV --script
+jobs/probes/pommerman_search_cpu.py`` measures it).
 """
 from __future__ import annotations
 
@@ -225,8 +228,7 @@ def safe_random_action(state, player, rng, quirks=0):
     right, bomb: bomb can no longer be played and the removed move can.
 
     The action sets are bit masks (bit ``a`` = action ``a``), so a rollout
-    step allocates nothing (an ``int64[6]`` scratch array per call cost about
-    a tenth of a rollout tick); the draws are the same as with lists: the
+    step allocates nothing (it allocated an ``int64[6]`` array per call); the draws are the same as with lists: the
     ``k``-th safe action is the ``k``-th set bit, and the shortened list of
     the slip keeps its order, so its ``k``-th entry is the ``k``-th set bit of
     the remaining mask.
