@@ -10,6 +10,7 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena replay arena-studies/pommerman-ffa-demo 12 --html   # re-simulate a game, check it, render it
   arena conformance pommerman GOLDEN/pommerman/*.jsonl.gz   # replay recorded reference trajectories
   arena bench pommerman --json                              # engine and search speed as JSON
+  arena bench pommerman --quick --against main              # paired: this tree / main, 5 interleaved rounds
   arena bench scotland_yard --json                          # moves and MCTS iterations per second
   arena bench birds --json                                  # random games and MCTS iterations per CPU-second
   arena train-birds --out jobs/birds/policy/birds_policy.npz   # train the bird policy, log it to MLflow
@@ -200,7 +201,37 @@ def _cmd_replay(args) -> int:
     return 0
 
 
+def _cmd_bench_paired(args) -> int:
+    """``arena bench GAME --against REV``: the paired speed check (jobs/paired_bench.py)."""
+    import subprocess
+
+    from jobs.paired_bench import paired_bench
+
+    probe = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise UsageError(f"--against: not a git revision of this repository: {args.against!r}")
+    if args.rounds < 1:
+        raise UsageError(f"--rounds: must be >= 1, got {args.rounds}")
+    if args.script is not None:
+        if not Path(args.script).is_file():
+            raise UsageError(f"--script: file not found: {args.script}")
+        bench_args = ["--ruleset", args.ruleset] if args.target == "pommerman" else []
+    else:
+        bench_args = [args.target, "--seconds", str(args.seconds)]
+        if args.target == "pommerman":
+            bench_args += ["--ruleset", args.ruleset]
+        if args.quick:
+            bench_args.append("--quick")
+    result = paired_bench(bench_args, args.against, args.rounds, script=args.script,
+                          progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(json.dumps(result, indent=None if args.json else 1))
+    return 0
+
+
 def _cmd_bench(args) -> int:
+    if args.against is not None:
+        return _cmd_bench_paired(args)
     if args.target == "pommerman":
         from games.pommerman.engine_speed import bench_engine, bench_start
 
@@ -720,6 +751,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pommerman: the ruleset to time (default canonical)")
     p.add_argument("--seconds", type=float, default=3.0, help="engine timing length")
     p.add_argument("--quick", action="store_true", help="shorter runs, no start-up timing")
+    p.add_argument("--against", metavar="REV", default=None,
+                   help="paired check: run this benchmark for the working tree and for git revision "
+                        "REV (e.g. main), each in its own process and tree, interleaved over "
+                        "--rounds rounds, and print each figure's ratio tree / REV with its spread "
+                        "(JSON; see jobs/paired_bench.py)")
+    p.add_argument("--rounds", type=int, default=5, help="--against: paired rounds (default 5)")
+    p.add_argument("--script", default=None,
+                   help="--against: a probe script (prints one JSON object) run in both trees "
+                        "instead of the benchmark, e.g. jobs/probes/pommerman_search_cpu.py")
     p.set_defaults(func=_cmd_bench)
     return parser
 

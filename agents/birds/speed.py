@@ -23,6 +23,7 @@ import numpy as np
 
 from agents.api import Budget
 from agents.registry import make_agent
+from agents.search.tree import depth_summary
 from games._rng import make_rng
 from games.birds import Birds, BirdsConfig
 from games.birds.kernels import M_TO_MOVE, deal, empty_state, is_terminal, step
@@ -73,6 +74,7 @@ def bench_birds(seconds: float = 3.0, quick: bool = False, iterations: int = 200
         agent.begin_game(0, np.random.SeedSequence(0))
         agent.act(warm.observation(0))  # compile / load the cache
         total_iterations, cpu, wall = 0, 0.0, 0.0
+        depth_means, depth_maxes = [], []
         for g in range(n_games):
             game.reset(g)
             seat = g % 2
@@ -86,6 +88,9 @@ def bench_birds(seconds: float = 3.0, quick: bool = False, iterations: int = 200
                     action, c, w = _timed(lambda: agent.act(obs))
                     cpu += c
                     wall += w
+                    mean, deepest = depth_summary(agent.tree)
+                    depth_means.append(mean)
+                    depth_maxes.append(deepest)
                     joint[p] = action
                 else:
                     joint[p] = opponent.act(game.observation(p))
@@ -94,6 +99,15 @@ def bench_birds(seconds: float = 3.0, quick: bool = False, iterations: int = 200
         result[f"{key}_iters_per_s"] = round(total_iterations / cpu)
         result[f"{key}_iters_per_wall_s"] = round(total_iterations / wall)
         result[f"{key}_decisions"] = n_games * 10
+        result[f"{key}_tree_depth_mean"] = round(float(np.median(depth_means)), 2)
+        result[f"{key}_tree_depth_max"] = int(np.median(depth_maxes))
     result["mcts_iterations_per_decision"] = iterations
+    result["iteration"] = (
+        "re-sample the hidden cards (chance_nodes: every iteration; single_det: once per decision); "
+        "descend by UCB1 at decision nodes and by the unseen-card frequencies at chance nodes (deck "
+        "draws, tray refills), the opponent's turns played by its model; expand one node; random "
+        "rollout to the end of the game (10 turns each: at most 20 turns from the start); back up "
+        "1 / 0.5 / 0. tree_depth: tree nodes (decision + chance) below the root, median over decisions "
+        "of the mean / max")
     result["note"] = "per_s: per CPU-second of one process; per_wall_s: wall clock (shared machine)"
     return result

@@ -24,6 +24,7 @@ from games.pommerman import Pommerman, PommermanConfig
 
 from ..api import Budget
 from ..registry import make_agent
+from ..search.tree import depth_summary
 
 
 FEMCTS_VARIANTS = {"unfeatured": {"featured": False}, "nea6": {}, "nea3": {"n_effective": 3},
@@ -34,8 +35,11 @@ BENCH_KEYS = {"unfeatured": "femcts_unfeatured", "nea6": "femcts", "nea3": "femc
 """Their names in :func:`bench_agents`'s keys (``femcts``: featured, nEA = 6)."""
 
 
-def _decisions(agent_name, params, budget, game_config, games, decisions_per_game, seed, opponent):
-    """(iterations, seconds) of every timed decision of ``agent_name`` in seat 0."""
+def _decisions(agent_name, params, budget, game_config, games, decisions_per_game, seed, opponent,
+               shapes=None):
+    """(iterations, seconds) of every timed decision of ``agent_name`` in seat 0;
+    with a list ``shapes``, also appends ``depth_summary`` of the agent's tree
+    after each timed decision (agents with a ``_tree``)."""
     records = []
     for g in range(games):
         game = Pommerman(game_config)
@@ -52,6 +56,8 @@ def _decisions(agent_name, params, budget, game_config, games, decisions_per_gam
             t0 = time.perf_counter()
             action, iterations = agents[0].decide(obs)
             records.append((iterations, time.perf_counter() - t0))
+            if shapes is not None:
+                shapes.append(depth_summary(agents[0]._tree))
             actions = [action] + [agents[i].act(game.observation(i)) for i in range(1, 4)]
             game.step(actions)
             n += 1
@@ -68,8 +74,9 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
     ``femcts*_iters_per_40ms``, ``femcts*_vs_unfeatured`` (featured FEMCTS's
     iterations per ``ms`` relative to unfeatured's on the same positions, see
     :func:`paired_femcts_iterations`), ``ms_per_decision_mcts_200`` (wall ms of
-    a 200-iteration MCTS decision), ``rhea_ms_per_decision_200`` and the
-    settings used.
+    a 200-iteration MCTS decision), ``rhea_ms_per_decision_200``, the
+    settings used, ``*_tree_depth_mean`` / ``*_tree_depth_max`` of the MCTS and
+    FEMCTS trees and what one iteration contains (:func:`iteration_contents`).
     """
     config = PommermanConfig(mode=mode, ruleset=ruleset)
     out = {"ruleset": ruleset, "mode": mode, "budget_ms": ms, "games": games,
@@ -77,9 +84,15 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
     timed = [("mcts", "mcts", {}), ("rhea", "rhea", {})]
     timed += [(BENCH_KEYS[short], "femcts", params) for short, params in FEMCTS_VARIANTS.items()]
     for key, name, params in timed:
-        recs = _decisions(name, params, Budget(ms=ms), config, games, decisions_per_game, seed, opponent)
+        shapes = None if name == "rhea" else []
+        recs = _decisions(name, params, Budget(ms=ms), config, games, decisions_per_game, seed, opponent,
+                          shapes)
         out[f"{key}_iters_per_40ms"] = float(statistics.median(r[0] for r in recs))
         out[f"{key}_decision_ms_timed"] = 1000.0 * float(statistics.median(r[1] for r in recs))
+        if shapes:
+            out[f"{key}_tree_depth_mean"] = round(float(statistics.median(s[0] for s in shapes)), 2)
+            out[f"{key}_tree_depth_max"] = int(statistics.median(s[1] for s in shapes))
+    out.update(iteration_contents(config))
     # featured FEMCTS's iterations relative to unfeatured's at equal time (issue 8:
     # at least 0.9), on the same positions: the medians above come from each
     # variant's own games, whose positions (bombs, flames) differ in cost
@@ -92,6 +105,46 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
         key = "ms_per_decision_mcts_200" if name == "mcts" else "rhea_ms_per_decision_200"
         out[key] = 1000.0 * float(statistics.median(r[1] for r in recs))
     return out
+
+
+def iteration_contents(game_config) -> dict:
+    """What one iteration of each benchmarked agent contains, from the agents'
+    default configs (issue 22, point 6: so that figures compare fairly with
+    the Java framework's, ``../shared/reference/pommerman-agents.md``).
+
+    ``*_ticks_per_iteration``: forward-model ticks an iteration plays at most
+    (fewer when the simulated game, or with the java profile the searcher's own
+    game, ends first); ``*_state_copies_per_iteration``: root-state copies;
+    ``iteration``: the same in words. The measured tree depths are
+    ``*_tree_depth_mean`` / ``*_tree_depth_max`` (median over the timed decisions).
+    """
+    from .femcts import FEMCTSConfig
+    from .mcts import MCTSConfig
+    from .rhea import RHEAConfig
+
+    m, r, f = MCTSConfig(), RHEAConfig(), FEMCTSConfig()
+    evaluations = r.offspring_count + r.population_size
+    mc = r.mc_rollouts_length * r.mc_rollouts_repeat if r.mc_rollouts else 0
+    return {
+        "mcts_ticks_per_iteration": m.rollout_depth,
+        "mcts_state_copies_per_iteration": 1,
+        "rhea_ticks_per_iteration": evaluations * (r.individual_length + mc),
+        "rhea_state_copies_per_iteration": evaluations,
+        "femcts_ticks_per_iteration": f.rollout_depth,
+        "femcts_state_copies_per_iteration": 1,
+        "iteration": {
+            "mcts": f"copy the root; descend by UCT re-simulating each action, expand one node; random "
+                    f"rollout (own moves avoid flames, opponents uniform) to {m.rollout_depth} ticks "
+                    f"from the root in all (tree + rollout, the Java default; its study runner uses 12); "
+                    f"heuristic of the last state; back up",
+            "rhea": f"one generation: {r.offspring_count} offspring + {r.population_size} parent(s) "
+                    f"re-evaluated, each {r.individual_length} ticks from a copy of the root "
+                    f"(opponents uniform){' + Monte Carlo rollouts' if mc else ''}: "
+                    f"{evaluations * (r.individual_length + mc)} ticks",
+            "femcts": f"as mcts with the evolved rollout policy, {f.rollout_depth} ticks from the root "
+                      f"(the FEMCTS study's depth)",
+        },
+    }
 
 
 def _rule_based_positions(config, games: int, stride: int, seed: int) -> list:

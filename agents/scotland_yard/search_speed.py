@@ -22,6 +22,7 @@ from games.scotland_yard.kernels import (
 )
 
 from ..api import Budget
+from ..search.tree import depth_summary
 
 
 @nb.njit(cache=True)
@@ -86,19 +87,22 @@ def bench_search(iterations: int = 20_000, decisions: int = 3, quick: bool = Fal
     warm.step([mrx_small.act(warm.observation(0)), 0])
     seek_small.act(warm.observation(1))
 
-    def run(agent, seat, obs):
+    depths = {}
+
+    def run(agent, seat, obs, key):
         total = 0
         for _ in range(decisions):
             agent.act(obs)
             total += agent.total_iterations
             agent.total_iterations = 0
+        depths[key] = depth_summary(agent._tree)
         return total
 
-    n, wall, cpu = _timed(lambda: run(mrx, 0, game.observation(0)))
+    n, wall, cpu = _timed(lambda: run(mrx, 0, game.observation(0), "mrx"))
     out["mrx_iters_per_s"] = n / wall
     out["mrx_iters_per_cpu_s"] = n / cpu
     game.step([int(mrx.act(game.observation(0))), 0])
-    n, wall, cpu = _timed(lambda: run(seekers, 1, game.observation(1)))
+    n, wall, cpu = _timed(lambda: run(seekers, 1, game.observation(1), "seeker"))
     out["seeker_iters_per_s"] = n / wall
     out["seeker_iters_per_cpu_s"] = n / cpu
     # later in the game: after 5 rounds of greedy play (shorter playouts)
@@ -116,9 +120,23 @@ def bench_search(iterations: int = 20_000, decisions: int = 3, quick: bool = Fal
     if not later.done:
         while later.acting_players() != [1]:
             later.step([greedy[0].act(later.observation(0)), 0])
-        n, wall, cpu = _timed(lambda: run(seekers, 1, later.observation(1)))
+        n, wall, cpu = _timed(lambda: run(seekers, 1, later.observation(1), "seeker_round6"))
         out["seeker_iters_per_s_round6"] = n / wall
         out["seeker_iters_per_cpu_s_round6"] = n / cpu
     out["iterations_per_decision"] = iterations
+    # what one iteration contains (issue 22 point 6; compare ../shared/reference/scotland-yard.md)
+    for key, (mean, deepest) in depths.items():
+        out[f"{key}_tree_depth_mean"] = round(mean, 2)
+        out[f"{key}_tree_depth_max"] = deepest
+    out["iteration"] = {
+        "mrx": "copy the root; descend by UCB over every ply (Mr X's filtered moves and each "
+               "detective's), expand one move; epsilon-greedy playout to the end of the game "
+               "(24 rounds or a capture; round-1 position: up to 24 x 6 moves); back up per player",
+        "seeker": "copy the observation and place Mr X on one possible location (LC general "
+                  "roulette: one determinization per iteration); descend by UCB over the "
+                  "detectives' moves (shared tree), expand one; epsilon-greedy playout of both "
+                  "sides to the end of the game; back up with coalition reduction r = 0.25",
+        "tree_depth": "plies of the tree part, mean / max over the nodes of the last decision",
+    }
     out["note"] = "shared machine: wall-clock figures are lower bounds"
     return out

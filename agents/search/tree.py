@@ -131,6 +131,18 @@ def root_child_value(tree, action: int) -> float:
     return float(tree.node_value_sum[child] / tree.node_visits[child])
 
 
+def depth_summary(tree) -> tuple[float, int]:
+    """(mean, max) depth in plies of the non-root nodes of ``tree`` after a search;
+    (0.0, 0) when only the root exists. A search that expands one node per
+    iteration has its mean tree depth per iteration here. Python-side, once per
+    decision (for benchmarks)."""
+    n = int(tree.num_nodes[0])
+    if n <= 1:
+        return 0.0, 0
+    depth = tree.depth[1:n]
+    return float(depth.mean()), int(depth.max())
+
+
 @nb.njit(cache=True)
 def mean_value(tree, node):
     """Mean backed-up value of ``node`` (0.0 when unvisited)."""
