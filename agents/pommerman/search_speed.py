@@ -110,7 +110,7 @@ def bench_agents(games: int = 3, decisions_per_game: int = 40, ms: float = 40.0,
 def iteration_contents(game_config) -> dict:
     """What one iteration of each benchmarked agent contains, from the agents'
     default configs (issue 22, point 6: so that figures compare fairly with
-    the Java framework's, ``../shared/reference/pommerman-agents.md``).
+    the Java framework's, in the project's reference notes on the framework's agents).
 
     ``*_ticks_per_iteration``: forward-model ticks an iteration plays at most
     (fewer when the simulated game, or with the java profile the searcher's own

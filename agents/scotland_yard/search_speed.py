@@ -124,7 +124,7 @@ def bench_search(iterations: int = 20_000, decisions: int = 3, quick: bool = Fal
         out["seeker_iters_per_s_round6"] = n / wall
         out["seeker_iters_per_cpu_s_round6"] = n / cpu
     out["iterations_per_decision"] = iterations
-    # what one iteration contains (issue 22 point 6; compare ../shared/reference/scotland-yard.md)
+    # what one iteration contains (issue 22 point 6; compare the reference notes on Scotland Yard)
     for key, (mean, deepest) in depths.items():
         out[f"{key}_tree_depth_mean"] = round(mean, 2)
         out[f"{key}_tree_depth_max"] = deepest
