@@ -3,25 +3,19 @@ chance node, the point-differential backup, outcome grouping at chance nodes, an
 options under their names replaying the games recorded before the options existed."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from recorded_games import records_script
 
 from cluster.replay import load_record, verify
 
 DATA = Path(__file__).resolve().parent / "data" / "birds_main"
 
 
-def _records_module():
-    spec = importlib.util.spec_from_file_location("birds_make_records", DATA / "make_records.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-RECORDS = _records_module()
+RECORDS = records_script("birds_main")
 
 
 @pytest.mark.parametrize("name", sorted(RECORDS.SERIES))

@@ -3,25 +3,19 @@ bonus, the reward-only control, and today's reading (V(s') alone) replaying game
 recorded before the option existed."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from recorded_games import records_script
 
 from cluster.replay import load_record, verify
 
 DATA = Path(__file__).resolve().parent / "data" / "xcom_next_state"
 
 
-def _records_module():
-    spec = importlib.util.spec_from_file_location("xcom_make_records", DATA / "make_records.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-RECORDS = _records_module()
+RECORDS = records_script("xcom_next_state")
 
 
 @pytest.mark.parametrize("name", sorted(RECORDS.SERIES))
