@@ -72,6 +72,10 @@ class Agent(ABC):
 
     name: ClassVar[str] = "agent"
     Config: ClassVar[type] = NoConfig
+    #: Short names of well-known parameters (parameter -> alias, e.g. FEMCTS's
+    #: ``mutation_probability`` -> ``mP``), shown beside the full names in sweeps and
+    #: MLflow. Default: none.
+    param_aliases: ClassVar[dict[str, str]] = {}
 
     def __init__(self, config: Any, budget: Budget, game_config: Any):
         self.config = config

@@ -590,6 +590,8 @@ class FEMCTSAgent(PommermanAgent):
     """MCTS whose rollout policy is evolved online (population carried across games)."""
 
     name = "femcts"
+    param_aliases = {"mutation_probability": "mP", "mutation_strength": "mS", "elite_count": "E",
+                     "population_size": "P", "rollouts_per_individual": "L"}
     Config = FEMCTSConfig
 
     def __init__(self, config: FEMCTSConfig, budget: Budget, game_config):
