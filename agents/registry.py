@@ -58,8 +58,7 @@ def resolved_params(name: str, config, game_config) -> dict[str, Any]:
     """Parameters whose effective value depends on the game (e.g. a Pommerman
     search agent's ``profile = "auto"`` becomes ``java`` or ``arena``), as the
     agent will use them; ``{}`` for agents without such parameters."""
-    resolve = getattr(agent_class(name), "resolved_params", None)
-    return dict(resolve(config, game_config)) if callable(resolve) else {}
+    return dict(agent_class(name).resolved_params(config, game_config))
 
 
 def config_hash(name: str, config, budget: Budget) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import config_hash, make_agent
-from cluster.store import METRIC_PREFIX
+from cluster.store import METRIC_PREFIX, SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +32,14 @@ ERROR = "error"
 #: Longest error text stored in a row.
 MAX_ERROR_CHARS = 2000
 
-#: Columns of a result row, in order (see the contract in cluster/store.py).
-ROW_COLUMNS = (
-    "study_id", "series_id", "game_index", "index_in_series", "board_seed", "seed_entropy",
-    "seat", "label", "agent", "config_hash", "team", "result", "reward", "length", "died_at",
-    "mean_iterations", "mean_ms", "invalid_actions", "budget", "error", "finished_at", "worker",
-    "condition", "profile",
-)
+#: Columns of a result row, in order (the schema is declared once, in cluster/store.py).
+ROW_COLUMNS = tuple(SCHEMA.names)
 #: Besides these, a study with conditions (``design.vary``) adds one ``vary.<option>``
-#: column per varied game option, a game with scores (``Game.scores()``, optional)
-#: adds ``score`` and ``score_margin`` (own score minus the best other seat's), and an
-#: agent that reports figures about its play (``Agent.game_metrics()``) adds one
-#: ``metric.<name>`` column per figure (null in the rows of other seats).
+#: column per varied game option, a game with scores (``Game.scores()``) adds
+#: ``score`` and ``score_margin`` (own score minus the best other seat's), an agent
+#: that reports figures about its play (``Agent.game_metrics()``) adds one
+#: ``metric.<name>`` column per figure, and an agent may add columns of its own
+#: (``Agent.row_fields()``, e.g. Pommerman's ``profile``); null in other seats' rows.
 
 
 def worker_name() -> str:
@@ -59,13 +55,9 @@ def build_agents(spec) -> list:
 
 
 def death_ticks(game) -> list:
-    """``Game.death_ticks()`` (the tick each seat died at, None if alive at the
-    end); games without it: None for every seat."""
-    probe = getattr(game, "death_ticks", None)
+    """``Game.death_ticks()`` as ints, one entry per seat (None: alive at the end)."""
     n = game.num_players
-    if not callable(probe):
-        return [None] * n
-    ticks = list(probe())
+    ticks = list(game.death_ticks())
     return [None if t is None else int(t) for t in ticks] + [None] * (n - len(ticks))
 
 
@@ -89,19 +81,9 @@ def learned_state_of(spec, agents: list) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def _is_alive(game, player: int) -> bool:
-    """Whether ``player`` is still in the game (``Game.is_alive``; games without it: always)."""
-    probe = getattr(game, "is_alive", None)
-    return bool(probe(player)) if callable(probe) else True
-
-
 def acting_players(game) -> list[int]:
-    """The seats asked for an action this step: ``Game.acting_players()`` of a
-    turn-based game, else every seat still in the game (simultaneous moves)."""
-    probe = getattr(game, "acting_players", None)
-    if callable(probe):
-        return [int(p) for p in probe()]
-    return [p for p in range(game.num_players) if _is_alive(game, p)]
+    """The seats asked for an action this step (``Game.acting_players()``)."""
+    return [int(p) for p in game.acting_players()]
 
 
 def play_game(spec, task, agents: list, learned: dict | None = None,
@@ -126,7 +108,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
 
     worker = worker or worker_name()
     load_learned(spec, agents, learned)
-    condition = int(getattr(task, "condition", 0))
+    condition = int(task.condition)
     game = make_game(spec.game, spec.game_config_for(condition))
     board_ss = board_seed_sequence(spec.seed, task)
     seats = [agents[i] for i in task.seat_lineup]
@@ -140,7 +122,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         if record:
             try:
                 recorder = GameRecorder(spec.game, spec.game_config_for(condition), board_ss, labels,
-                                        int(getattr(game, "num_actions", 0)))
+                                        int(game.num_actions))
                 recorder.start(game)
             except Exception as exc:  # a game we cannot fingerprint is played unrecorded
                 log.warning("game %d is not recorded: %s: %s", task.game_index, type(exc).__name__, exc)
@@ -166,7 +148,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         metrics = [{f"{METRIC_PREFIX}{k}": float(v) for k, v in agent.game_metrics().items()}
                    for agent in seats]
         outcomes = list(game.outcomes())
-        scores = _scores(game)
+        scores = game.scores()
         died_at = death_ticks(game)
     except Exception as exc:  # an agent (or the engine) failed: record it, keep the series going
         tb = traceback.format_exc(limit=4)
@@ -177,13 +159,14 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         died_at = [None] * n
         metrics = [{} for _ in seats]
         recorder = None
+    extras = [dict(agent.row_fields()) for agent in seats]
 
     try:
         learned_after = learned_state_of(spec, agents)
     except Exception:  # an agent whose state broke in the failed game: carry nothing
         learned_after = {}
 
-    invalid = np.asarray(getattr(game, "invalid_actions", np.zeros(n)), dtype=np.int64)
+    invalid = np.asarray(game.invalid_actions, dtype=np.int64)
     try:
         teams = list(game.teams())
     except Exception:
@@ -219,21 +202,15 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             "finished_at": finished_at,
             "worker": worker,
             "condition": spec.condition_label(condition),
-            "profile": getattr(agent, "profile", "") or None,
             **{f"vary.{k}": v for k, v in spec.design.conditions[condition].items()},
             **metrics[seat],
+            **extras[seat],
         })
         if scores is not None:
             others = [x for i, x in enumerate(scores) if i != seat]
             rows[-1]["score"] = float(scores[seat])
             rows[-1]["score_margin"] = float(scores[seat] - max(others)) if others else 0.0
     return rows, learned_after, (recorder.finish() if recorder is not None else None)
-
-
-def _scores(game) -> list[float] | None:
-    """``Game.scores()`` (optional: games with a score besides the outcome), else None."""
-    probe = getattr(game, "scores", None)
-    return [float(x) for x in probe()] if callable(probe) else None
 
 
 def _safe_step_count(game) -> int:

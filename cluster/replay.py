@@ -69,19 +69,8 @@ def fold16(crc: int) -> int:
 
 
 def fingerprint(game) -> int:
-    """CRC-32 of the game's whole state: ``game.fingerprint()`` if the game has
-    one, else every array of ``game.state`` (a NamedTuple of arrays, the layout
-    every Arena game uses) in field order, else the game's ``to_json()``."""
-    own = getattr(game, "fingerprint", None)
-    if callable(own):
-        return int(own()) & 0xFFFFFFFF
-    state = getattr(game, "state", None)
-    if isinstance(state, tuple) and state and all(isinstance(a, np.ndarray) for a in state):
-        crc = 0
-        for array in state:
-            crc = zlib.crc32(np.ascontiguousarray(array).view(np.uint8), crc)
-        return crc
-    return zlib.crc32(game.to_json().encode())
+    """CRC-32 of the game's whole state (:meth:`games.api.Game.fingerprint`)."""
+    return int(game.fingerprint()) & 0xFFFFFFFF
 
 
 @dataclass
@@ -183,8 +172,8 @@ class GameRecorder:
 
     def decision(self, seat: int, agent) -> None:
         """After ``agent.act``: its iterations and the value of its choice."""
-        self._pending_iterations[seat] = int(getattr(agent, "last_iterations", -1))
-        value = getattr(agent, "last_value", math.nan)
+        self._pending_iterations[seat] = int(agent.last_iterations)
+        value = agent.last_value
         self._pending_values[seat] = float(value) if value is not None else math.nan
 
     def step(self, game, actions) -> None:

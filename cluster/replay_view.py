@@ -2,8 +2,8 @@
 
 Every frame comes from re-simulating the record (:func:`cluster.replay.replay`,
 which checks each step against the record), drawn by the game's own renderer:
-``game.render_image(state)`` (Pommerman: :mod:`games.pommerman.image`); a game
-without one is drawn from its text ``render()``. Nothing needs a display.
+``game.render_image(state)`` (Pommerman: :mod:`games.pommerman.image`; by
+default the game's text ``render()``, :meth:`games.api.Game.render_image`). Nothing needs a display.
 
 The HTML page embeds every frame (palette PNG, base64) and the per-step
 details (joint action, each seat's search iterations and the value of its
@@ -19,7 +19,7 @@ import json
 import math
 from pathlib import Path
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image
 
 from .replay import GameRecord, replay
 
@@ -27,42 +27,15 @@ __all__ = ["frame_image", "write_png", "write_gif", "write_html", "render_record
            "write_study_replays"]
 
 
-def _text_image(text: str) -> Image.Image:
-    try:
-        font = ImageFont.load_default(size=14)
-    except TypeError:  # Pillow < 10.1
-        font = ImageFont.load_default()
-    lines = text.splitlines() or [""]
-    probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
-    width = max(probe.textbbox((0, 0), ln, font=font)[2] for ln in lines) + 16
-    height = 18 * len(lines) + 16
-    img = Image.new("RGB", (width, height), (255, 255, 255))
-    draw = ImageDraw.Draw(img)
-    for i, ln in enumerate(lines):
-        draw.text((8, 8 + 18 * i), ln, font=font, fill=(0, 0, 0))
-    return img
-
-
 def frame_image(game, observer: int | None = None, title: str | None = None) -> Image.Image:
     """The game's current state (or ``observer``'s view of it) as an RGB image."""
     state = game.observation(observer) if observer is not None else None
-    draw = getattr(game, "render_image", None)
-    if callable(draw):
-        return draw(state, title=title) if state is not None else draw(title=title)
-    text = game.render(state) if state is not None else game.render()
-    return _text_image((title + "\n" if title else "") + text)
+    return game.render_image(state, title=title) if state is not None else game.render_image(title=title)
 
 
 def _title(record: GameRecord, step: int, observer: int | None) -> str:
     view = f" | view of seat {observer} ({record.labels[observer]})" if observer is not None else ""
     return f"{record.game}: step {step} of {record.length}{view}"
-
-
-def _action_text(game, action: int) -> str:
-    names = getattr(game, "action_names", None)
-    if names is not None and 0 <= action < len(names):
-        return str(names[action])
-    return str(action)
 
 
 def step_details(record: GameRecord, step: int, game) -> dict:
@@ -75,11 +48,11 @@ def step_details(record: GameRecord, step: int, game) -> dict:
             value = float(record.values[step - 1, s])
             seats.append({
                 "seat": s, "label": str(record.labels[s]),
-                "action": _action_text(game, int(record.actions[step - 1, s])) if it >= 0 else "-",
+                "action": game.action_name(int(record.actions[step - 1, s])) if it >= 0 else "-",
                 "iterations": it if it >= 0 else None,
                 "value": None if math.isnan(value) else round(value, 4),
             })
-    status = game.render().splitlines()[-1] if hasattr(game, "render") else ""
+    status = game.render().splitlines()[-1]
     return {"step": step, "seats": seats, "status": status}
 
 

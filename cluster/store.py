@@ -20,9 +20,13 @@ Idempotence: ``append`` skips the rows of games already in the store (and
 duplicate (game_index, seat) rows within a batch), so replaying results after a
 resume never duplicates a game; ``read`` also deduplicates defensively.
 
-One row per seat per game, with the columns of :data:`SCHEMA` (extra columns
-are kept, with inferred types: ``vary.<option>``, ``score``, ``score_margin``, and
-``metric.<name>``, :data:`METRIC_PREFIX`, the figures an agent reports about its play).
+One row per seat per game, with the columns of :data:`SCHEMA` (the one
+declaration of the row; ``cluster.play.ROW_COLUMNS`` is its names). Extra
+columns are kept, with inferred types: ``vary.<option>``, ``score``,
+``score_margin``, ``metric.<name>`` (:data:`METRIC_PREFIX`, the figures an agent
+reports about its play) and an agent's own (``Agent.row_fields()``, e.g.
+Pommerman's ``profile``; stores written before it was an agent field have a
+``profile`` column in every row, which still reads and resumes).
 """
 from __future__ import annotations
 
@@ -76,7 +80,6 @@ SCHEMA = pa.schema([
     pa.field("finished_at", pa.timestamp("us", tz="UTC")),
     pa.field("worker", pa.string()),
     pa.field("condition", pa.string()),
-    pa.field("profile", pa.string()),  # an agent's resolved profile (java / arena), null if none
 ])
 #: Columns every row must have (the others may be missing or None).
 REQUIRED = ("study_id", "series_id", "game_index", "index_in_series", "board_seed", "seat",

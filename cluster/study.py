@@ -29,6 +29,8 @@ from typing import Sequence
 
 import numpy as np
 
+from agents.registry import agent_class
+
 from .replay import record_path, save_record
 from .scheduler import GameHost, HostPool, SeriesRun, import_plugins, warm_up_nodes
 from .tracking import RunContext, StudyTracker, Tally
@@ -91,16 +93,6 @@ def load_populations(spec) -> dict[str, dict[str, np.ndarray]]:
             with np.load(seat.seed_population, allow_pickle=False) as npz:
                 out[seat.label] = {k: npz[k] for k in npz.files}
     return out
-
-
-def lineup_learns(spec) -> bool:
-    """Whether any lineup agent carries learned state from game to game."""
-    from .play import build_agents
-
-    try:
-        return any(a.learned_state() is not None for a in build_agents(spec))
-    except Exception:  # be safe: assume it does (replays from saved state, never stale)
-        return True
 
 
 def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[SeriesRun]:
@@ -190,18 +182,21 @@ def _init_ray(address: str | None, num_workers: int | None) -> bool:
 
 
 def export_best_streak_populations(spec) -> list[Path]:
-    """For every seat that learned a population, write the one in force during
-    its longest winning streak to ``study_dir/populations/<label>-best-streak.npz``
-    (a ready ``seed_population`` for a later study; logged to MLflow)."""
+    """For every seat whose agent exports its population (``Agent.exports_population``),
+    write the one in force during its longest winning streak to
+    ``study_dir/populations/<label>-best-streak.npz`` (a ready ``seed_population``
+    for a later study; logged to MLflow)."""
     from .populations import PopulationExportError, export_population
 
     out = []
     for seat in spec.lineup:
+        if not agent_class(seat.agent).exports_population:
+            continue
         target = Path(spec.study_dir) / "populations" / f"{seat.label}-best-streak.npz"
         try:
             out.append(Path(export_population(spec.study_dir, seat.label, target)["out"]))
         except PopulationExportError:
-            continue  # this seat learns no population
+            continue  # no game of this seat finished yet
     return out
 
 
@@ -263,7 +258,8 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     skipped = len(finished)
     if monitor is not None and finished:
         monitor.add_frame(store.read())  # a resume honours a decision reached before
-    runs = plan_runs(spec, plan, store, finished, lineup_learns(spec))
+    learns = any(agent_class(seat.agent).learns(seat.config) for seat in spec.lineup)
+    runs = plan_runs(spec, plan, store, finished, learns)
     if monitor is not None:
         if monitor.finished:
             log.info("sequential test already decided (%s); nothing to play", monitor.decision)

@@ -27,12 +27,14 @@ A game has two layers (see ``games/pommerman`` for the reference example):
    ergonomic API used by agents' Python glue, the cluster and the CLI.
 
 A game is registered by name in :mod:`games.registry` with a frozen config
-dataclass whose ``__post_init__`` validates every field and raises
-``ValueError`` naming the field.
+dataclass declared with :func:`games.validation.config_class` (each field's
+rule declared, errors naming the field).
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+import zlib
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -40,58 +42,182 @@ import numpy as np
 WIN, TIE, LOSS = "win", "tie", "loss"
 
 
-@runtime_checkable
-class Game(Protocol):
-    """What the cluster and the CLI need from any game."""
+def _as_int(action) -> int:
+    """An action entry as an int; -1 (never valid) for what is not a number."""
+    try:
+        return int(action)
+    except (TypeError, ValueError):
+        return -1
 
-    config: Any
-    num_players: int
+
+class Game(ABC):
+    """What the cluster and the CLI need from any game: the base of every game.
+
+    The base holds the shared ``step`` semantics: ``reset`` must come first,
+    ``actions`` has one entry per player, stepping a finished game does
+    nothing, and an invalid action of a player in :meth:`acting_players` (not
+    an int, out of range, or refused by :meth:`is_valid_action`) is counted
+    in ``invalid_actions`` and replaced by :meth:`replacement_action`, as the
+    game's reference rules do; the entries of players not acting are ignored
+    (0 is passed on). A game implements :meth:`new_state` and :meth:`apply`
+    and the queries; the optional members have defaults here.
+    """
+
+    num_players: ClassVar[int]
+    #: Actions of the game (a game whose count depends on its config sets it per instance).
     num_actions: int
+    #: A name per action, for replay pages (None: actions are shown as numbers).
+    action_names: ClassVar[tuple[str, ...] | None] = None
 
+    def __init__(self, config: Any):
+        self.config = config
+        self.state: Any = None
+        self.invalid_actions = np.zeros(self.num_players, dtype=np.int64)
+
+    # --- life cycle -----------------------------------------------------------
     def reset(self, seed) -> None:
         """Start a new game; ``seed`` is an int or a numpy SeedSequence."""
+        self.state = self.new_state(seed)
+        self.invalid_actions[:] = 0
+
+    @abstractmethod
+    def new_state(self, seed) -> Any:
+        """The initial state of a game played from ``seed``."""
 
     def step(self, actions: Sequence[int]) -> None:
-        """Apply one joint action (one entry per player). Invalid actions are
-        replaced as the reference rules do and counted in ``invalid_actions``."""
+        """Apply one joint action (one entry per player; see the class docstring)."""
+        if self.state is None:
+            raise RuntimeError("call reset(seed) before step()")
+        if len(actions) != self.num_players:
+            raise ValueError(f"actions: expected {self.num_players} actions, got {len(actions)}")
+        if self.done:
+            return
+        joint = np.zeros(self.num_players, dtype=np.int64)
+        for p in self.acting_players():
+            a = _as_int(actions[p])
+            if not (0 <= a < self.num_actions and self.is_valid_action(p, a)):
+                self.invalid_actions[p] += 1
+                a = self.replacement_action(p)
+            joint[p] = a
+        self.apply(joint)
 
+    def is_valid_action(self, player: int, action: int) -> bool:
+        """Whether ``action`` (in range) is accepted from ``player``. Default: legal."""
+        return bool(self.legal_actions(player)[action])
+
+    def replacement_action(self, player: int) -> int:
+        """What an invalid action of ``player`` becomes. Default: its first legal action."""
+        return int(np.flatnonzero(self.legal_actions(player))[0])
+
+    @abstractmethod
+    def apply(self, joint: np.ndarray) -> None:
+        """Advance the state by the checked joint action (int64[num_players];
+        entries of players not acting are 0)."""
+
+    # --- queries --------------------------------------------------------------
+    @abstractmethod
     def observation(self, player: int) -> Any:
         """What ``player`` may see now (a state in the game's layout)."""
 
+    @abstractmethod
     def legal_actions(self, player: int) -> np.ndarray:
         """bool[num_actions]."""
 
     def is_alive(self, player: int) -> bool:
-        """Whether ``player`` is still in the game (a player out of it sends action 0)."""
+        """Whether ``player`` is still in the game (a player out of it sends action 0).
+        Default: always."""
+        return True
 
     def acting_players(self) -> Sequence[int]:
-        """The players whose action this step uses. Optional: a game without it is
-        simultaneous-move (every player still in the game acts, as in Pommerman);
-        a turn-based game returns the one player to move (the others' entries of
-        the joint action are ignored by ``step`` and their agents are not asked)."""
+        """The players whose action this step uses. Default: simultaneous moves,
+        every player still in the game (as in Pommerman); a turn-based game
+        returns the one player to move (the others' entries are ignored and
+        their agents are not asked). Nobody once the game is over."""
+        if self.done:
+            return []
+        return [p for p in range(self.num_players) if self.is_alive(p)]
 
     @property
+    @abstractmethod
     def done(self) -> bool: ...
 
     @property
+    @abstractmethod
     def step_count(self) -> int: ...
 
+    @abstractmethod
     def returns(self) -> np.ndarray:
         """float64[num_players]: rewards at the end (zeros before)."""
 
+    @abstractmethod
     def outcomes(self) -> list[str]:
         """Per player WIN / TIE / LOSS once done."""
 
-    def death_ticks(self) -> Sequence[int | None]:
+    def death_ticks(self) -> list[int | None]:
         """Per player, the step count at which it left the game (died), None if it
-        is still in. Optional: a game without it records no ``died_at`` (rows get None)."""
+        is still in. Default: None for everybody (rows record no ``died_at``)."""
+        return [None] * self.num_players
+
+    def scores(self) -> list[float] | None:
+        """Per player, a score besides the outcome (rows get ``score`` and
+        ``score_margin``). Default: None (no score)."""
+        return None
 
     def teams(self) -> list[int]:
-        """Team id of each seat (FFA: the seat itself)."""
+        """Team id of each seat. Default: every seat its own team."""
+        return list(range(self.num_players))
 
+    def action_name(self, action: int) -> str:
+        """``action_names[action]``, else the number."""
+        names = self.action_names
+        return str(names[action]) if names is not None and 0 <= action < len(names) else str(action)
+
+    # --- copies, serialisation, pictures ---------------------------------------
+    @abstractmethod
     def copy(self) -> "Game": ...
 
+    @abstractmethod
     def to_json(self) -> str: ...
 
-    def render(self) -> str:
-        """A text picture of the current state."""
+    def fingerprint(self) -> int:
+        """CRC-32 of the whole state, what a game record checks at every step
+        (:mod:`cluster.replay`). Default: every array of ``state`` (a NamedTuple
+        of arrays, the layout every Arena game uses) in field order, else the
+        CRC of ``to_json()``. A game with constant tables in its state
+        fingerprints only the arrays that change."""
+        state = self.state
+        if isinstance(state, tuple) and state and all(isinstance(a, np.ndarray) for a in state):
+            crc = 0
+            for array in state:
+                crc = zlib.crc32(np.ascontiguousarray(array).view(np.uint8), crc)
+            return crc
+        return zlib.crc32(self.to_json().encode())
+
+    @abstractmethod
+    def render(self, state=None) -> str:
+        """A text picture of the current state (or of ``state``, e.g. an observation)."""
+
+    def render_image(self, state=None, title: str | None = None):
+        """A PIL image of the current state (or of ``state``). Default: the text
+        of :meth:`render` (under ``title``) drawn on white."""
+        text = self.render(state) if state is not None else self.render()
+        return text_image((title + "\n" if title else "") + text)
+
+
+def text_image(text: str):
+    """``text`` drawn black on white as a PIL image (PIL is imported on first use)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    try:
+        font = ImageFont.load_default(size=14)
+    except TypeError:  # Pillow < 10.1
+        font = ImageFont.load_default()
+    lines = text.splitlines() or [""]
+    probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    width = max(probe.textbbox((0, 0), ln, font=font)[2] for ln in lines) + 16
+    height = 18 * len(lines) + 16
+    img = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(img)
+    for i, ln in enumerate(lines):
+        draw.text((8, 8 + 18 * i), ln, font=font, fill=(0, 0, 0))
+    return img

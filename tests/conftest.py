@@ -7,20 +7,23 @@ workers import it too: the cluster tests pass ``plugins=("conftest",)`` to
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 from agents.api import Agent
 from agents.registry import register as register_agent
-from games.api import LOSS, TIE, WIN
+from games.api import LOSS, TIE, WIN, Game
 from games.registry import register as register_game
 
 TESTS_DIR = str(Path(__file__).resolve().parent)
+REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 PLUGINS = ("conftest",)
 
 
@@ -41,73 +44,87 @@ class CountConfig:
             raise ValueError(f"num_players: must be 2, 3 or 4, got {self.num_players!r}")
 
 
-class CountGame:
+class CountState(NamedTuple):
+    t: np.ndarray
+    """int64[1]: ticks played."""
+    bonus: np.ndarray
+    """int64[P]: each player's bonus (drawn from the board seed)."""
+    points: np.ndarray
+    """int64[P]: each player's score."""
+
+
+class CountGame(Game):
     """Each tick every player adds ``(action + bonus[p]) % 3`` to its score; the
-    highest score at the end wins (ties tie). The board seed draws the bonuses."""
+    highest score at the end wins (ties tie). The board seed draws the bonuses.
+    An action out of range counts as invalid and becomes 0."""
 
     num_actions = 3
 
     def __init__(self, config: CountConfig):
-        self.config = config
         self.num_players = config.num_players
-        self.invalid_actions = np.zeros(self.num_players, dtype=np.int64)
+        super().__init__(config)
         self.reset(0)
 
-    def reset(self, seed) -> None:
+    def new_state(self, seed) -> CountState:
         rng = np.random.default_rng(seed)
-        self.bonus = rng.integers(0, 3, size=self.num_players)
-        self.scores = np.zeros(self.num_players, dtype=np.int64)
-        self.t = 0
-        self.invalid_actions[:] = 0
+        n = self.num_players
+        return CountState(np.zeros(1, dtype=np.int64), rng.integers(0, 3, size=n),
+                          np.zeros(n, dtype=np.int64))
 
-    def step(self, actions) -> None:
-        for p, a in enumerate(actions):
-            a = int(a)
-            if not 0 <= a < 3:
-                self.invalid_actions[p] += 1
-                a = 0
-            self.scores[p] += (a + self.bonus[p]) % 3
-        self.t += 1
+    def is_valid_action(self, player, action) -> bool:
+        return True
+
+    def replacement_action(self, player) -> int:
+        return 0
+
+    def apply(self, joint) -> None:
+        self.state.points[:] += (joint + self.state.bonus) % 3
+        self.state.t[0] += 1
 
     def observation(self, player):
-        return np.array([self.t, self.scores[player]], dtype=np.int64)
+        return np.array([self.state.t[0], self.state.points[player]], dtype=np.int64)
 
     def legal_actions(self, player):
         return np.ones(3, dtype=bool)
 
     @property
     def done(self) -> bool:
-        return self.t >= self.config.max_steps
+        return int(self.state.t[0]) >= self.config.max_steps
 
     @property
     def step_count(self) -> int:
-        return self.t
+        return int(self.state.t[0])
 
     def outcomes(self):
-        best = self.scores.max()
-        winners = np.flatnonzero(self.scores == best)
+        points = self.state.points
+        best = points.max()
+        winners = np.flatnonzero(points == best)
         if len(winners) > 1:
-            return [TIE if s == best else LOSS for s in self.scores]
-        return [WIN if s == best else LOSS for s in self.scores]
+            return [TIE if s == best else LOSS for s in points]
+        return [WIN if s == best else LOSS for s in points]
 
     def returns(self):
         if not self.done:
             return np.zeros(self.num_players)
         return np.array([{WIN: 1.0, TIE: 0.0, LOSS: -1.0}[o] for o in self.outcomes()])
 
-    def teams(self):
-        return list(range(self.num_players))
-
     def copy(self):
         other = CountGame(self.config)
-        other.bonus, other.scores, other.t = self.bonus.copy(), self.scores.copy(), self.t
+        other.state = CountState(*(a.copy() for a in self.state))
+        other.invalid_actions = self.invalid_actions.copy()
         return other
 
     def to_json(self) -> str:
-        return "{}"
+        return json.dumps({k: v.tolist() for k, v in self.state._asdict().items()})
 
-    def render(self) -> str:
-        return f"t={self.t} scores={self.scores.tolist()}"
+    @classmethod
+    def from_json(cls, text: str, config: CountConfig | None = None) -> "CountGame":
+        game = cls(config or CountConfig(num_players=len(json.loads(text)["bonus"])))
+        game.state = CountState(*(np.asarray(v, dtype=np.int64) for v in json.loads(text).values()))
+        return game
+
+    def render(self, state=None) -> str:
+        return f"t={int(self.state.t[0])} scores={self.state.points.tolist()}"
 
 
 register_game("count", CountConfig, CountGame)
@@ -187,6 +204,10 @@ class FakeAgent(Agent):
     def end_game(self, observation, returns):
         self.games_played[0] += 1
 
+    @classmethod
+    def learns(cls, config):
+        return config.learn
+
     def learned_state(self):
         return {"games_played": self.games_played.copy()} if self.config.learn else None
 
@@ -197,9 +218,10 @@ class FakeAgent(Agent):
 # --- fixtures -------------------------------------------------------------------------
 @pytest.fixture(scope="session", autouse=True)
 def _tests_on_pythonpath():
-    """Ray workers (and subprocess drivers) must import this module by name."""
+    """Ray workers (and subprocess drivers) must import this module by name, and the
+    code under test (this checkout, not whichever one the environment installed)."""
     old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = TESTS_DIR + (os.pathsep + old if old else "")
+    os.environ["PYTHONPATH"] = os.pathsep.join([TESTS_DIR, REPO_ROOT] + ([old] if old else []))
     yield
     if old is None:
         os.environ.pop("PYTHONPATH", None)

@@ -300,5 +300,5 @@ def test_resolved_profile_is_in_result_rows_and_mlflow_params():
     assert "lineup.3.params.profile" not in params
     task = plan_study(spec)[0].games[0]
     rows, _ = play_game(spec, task, build_agents(spec))
-    profiles = {row["agent"]: row["profile"] for row in rows}
+    profiles = {row["agent"]: row.get("profile") for row in rows}
     assert profiles == {"mcts": "java", "rhea": "arena", "osla": "java", "simple": None}

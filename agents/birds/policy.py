@@ -54,6 +54,10 @@ class BirdsPolicyAgent(BirdsAgent):
     name = "birds_policy"
     Config = BirdsPolicyConfig
 
+    @classmethod
+    def learns(cls, config) -> bool:
+        return True  # its weights are its learned state (carried from game to game)
+
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
         self.weights = np.zeros(N_FEATURES, dtype=np.float64)

@@ -69,6 +69,11 @@ class PommermanAgent(Agent):
         requested = getattr(config, "profile", None)
         return {"profile": resolve_profile(requested, game_config)} if requested else {}
 
+    def row_fields(self) -> dict:
+        """``{"profile": "java" | "arena"}`` for agents with a profile (the result
+        rows' ``profile`` column), else none."""
+        return {"profile": self.profile} if self.profile else {}
+
     def model_max_wood(self, observation) -> int:
         """The heuristic's wood divisor: the config's ``max_woods`` if > 0, else
         under ``QUIRK_FIRST_ROOT_WOOD`` the wood of this agent's first root of

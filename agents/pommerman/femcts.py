@@ -590,6 +590,11 @@ class FEMCTSAgent(PommermanAgent):
     """MCTS whose rollout policy is evolved online (population carried across games)."""
 
     name = "femcts"
+    exports_population = True
+
+    @classmethod
+    def learns(cls, config) -> bool:
+        return True  # the population evolves from game to game
     param_aliases = {"mutation_probability": "mP", "mutation_strength": "mS", "elite_count": "E",
                      "population_size": "P", "rollouts_per_individual": "L"}
     Config = FEMCTSConfig

@@ -581,8 +581,14 @@ class SeekersMCTSAgent(ScotlandYardAgent):
     def game_metrics(self):
         return dict(self._metrics)
 
+    @classmethod
+    def learns(cls, config) -> bool:
+        """The LC tables are learned state unless neither the determinization
+        nor ``lc_update`` uses them."""
+        return not (config.determinization == "uniform" and not config.lc_update)
+
     def learned_state(self):
-        if self.config.determinization == "uniform" and not self.config.lc_update:
+        if not self.learns(self.config):
             return None
         return {k: v.copy() for k, v in self.tables.items()}
 

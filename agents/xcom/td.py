@@ -161,6 +161,10 @@ class TDAgent(XcomSearchAgent):
 
     Config = TDConfig
 
+    @classmethod
+    def learns(cls, config) -> bool:
+        return True  # the value weights, by TD(0) after every game
+
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
         self._value_weight = float(config.value_weight)

@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._rng import make_rng
-from ..api import LOSS, TIE, WIN
+from ..api import LOSS, TIE, WIN, Game
 from . import kernels as K
 
 __all__ = ["Birds", "BirdsConfig"]
@@ -71,8 +71,9 @@ class BirdsConfig:
         return _cards_for(self.cards_csv, int(self.card_seed))
 
 
-class Birds:
-    """The ergonomic wrapper over the bird game kernels (see :class:`games.api.Game`)."""
+class Birds(Game):
+    """The ergonomic wrapper over the bird game kernels (see :class:`games.api.Game`).
+    An illegal or malformed action becomes GAIN_FOOD (always legal) and is counted."""
 
     num_players = K.N_PLAYERS
     num_actions = K.N_ACTIONS
@@ -80,34 +81,22 @@ class Birds:
                          + [f"take tray {j}" for j in range(K.TRAY_SLOTS)] + ["draw deck", "gain food"])
 
     def __init__(self, config: BirdsConfig | None = None, **options):
-        self.config = config if config is not None else BirdsConfig(**options)
-        self.state: K.BirdsState | None = None
-        self.invalid_actions = np.zeros(K.N_PLAYERS, dtype=np.int64)
+        super().__init__(config if config is not None else BirdsConfig(**options))
 
     # --- life cycle -----------------------------------------------------
-    def reset(self, seed) -> None:
-        self.state = K.empty_state(self.config.cards().copy())
-        K.deal(self.state, int(self.config.start_food), make_rng(seed))
-        self.invalid_actions[:] = 0
+    def new_state(self, seed) -> K.BirdsState:
+        state = K.empty_state(self.config.cards().copy())
+        K.deal(state, int(self.config.start_food), make_rng(seed))
+        return state
 
-    def step(self, actions) -> None:
-        """Apply the entry of ``actions`` (one per player) of the player to move; an
-        illegal or malformed action becomes GAIN_FOOD (always legal) and is counted."""
-        if self.state is None:
-            raise RuntimeError("call reset(seed) before step()")
-        if len(actions) != K.N_PLAYERS:
-            raise ValueError(f"actions: expected {K.N_PLAYERS} actions, got {len(actions)}")
-        if self.done:
-            return
-        p = int(K.to_move(self.state))
-        try:
-            a = int(actions[p])
-        except (TypeError, ValueError):
-            a = -1
-        if not (0 <= a < K.N_ACTIONS and K.is_legal(self.state, p, a)):
-            self.invalid_actions[p] += 1
-            a = K.GAIN_FOOD
-        K.step(self.state, a)
+    def is_valid_action(self, player: int, action: int) -> bool:
+        return bool(K.is_legal(self.state, player, action))
+
+    def replacement_action(self, player: int) -> int:
+        return K.GAIN_FOOD
+
+    def apply(self, joint) -> None:
+        K.step(self.state, int(joint[K.to_move(self.state)]))
 
     # --- queries --------------------------------------------------------
     def acting_players(self) -> list[int]:
@@ -118,9 +107,6 @@ class Birds:
 
     def legal_actions(self, player: int) -> np.ndarray:
         return K.legal_actions(self.state, int(player))
-
-    def is_alive(self, player: int) -> bool:
-        return True
 
     @property
     def done(self) -> bool:
@@ -142,9 +128,6 @@ class Birds:
         if not self.done:
             return [TIE] * K.N_PLAYERS
         return [WIN if x == 1.0 else TIE if x == 0.5 else LOSS for x in r]
-
-    def teams(self) -> list[int]:
-        return [0, 1]
 
     # --- copies and serialisation ---------------------------------------
     def copy(self) -> "Birds":

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..api import LOSS, TIE, WIN
+from ..api import LOSS, TIE, WIN, Game
 from . import _kernels
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._layout import (
@@ -180,40 +180,31 @@ def generate(config: PommermanConfig, seed) -> PommermanState:
     return state
 
 
-class Pommerman:
-    """The ergonomic wrapper over the Pommerman kernels (see :class:`games.api.Game`)."""
+class Pommerman(Game):
+    """The ergonomic wrapper over the Pommerman kernels (see :class:`games.api.Game`).
+    Simultaneous moves; an action out of range is counted and becomes stop, as
+    in the reference (a move into a wall is legal: the agent stays)."""
 
     num_players = N_AGENTS
     num_actions = N_ACTIONS
     action_names = ("stop", "up", "down", "left", "right", "bomb")
 
     def __init__(self, config: PommermanConfig | None = None, **options):
-        self.config = config if config is not None else PommermanConfig(**options)
-        self.state: PommermanState | None = None
-        self.invalid_actions = np.zeros(N_AGENTS, dtype=np.int64)
+        super().__init__(config if config is not None else PommermanConfig(**options))
         self._died_at = np.full(N_AGENTS, -1, dtype=np.int64)
 
     # --- life cycle -----------------------------------------------------
-    def reset(self, seed) -> None:
-        self.state = generate(self.config, seed)
-        self.invalid_actions[:] = 0
+    def new_state(self, seed) -> PommermanState:
         self._died_at[:] = -1
+        return generate(self.config, seed)
 
-    def step(self, actions) -> None:
-        if self.state is None:
-            raise RuntimeError("call reset(seed) before step()")
-        if len(actions) != N_AGENTS:
-            raise ValueError(f"actions: expected {N_AGENTS} actions, got {len(actions)}")
-        joint = np.zeros(N_AGENTS, dtype=np.int64)
-        for i, a in enumerate(actions):
-            try:
-                a = int(a)
-            except (TypeError, ValueError):
-                a = -1
-            if 0 <= a < N_ACTIONS:
-                joint[i] = a
-            else:  # the reference treats an invalid action as stop
-                self.invalid_actions[i] += 1
+    def is_valid_action(self, player: int, action: int) -> bool:
+        return True  # in range is valid
+
+    def replacement_action(self, player: int) -> int:
+        return 0  # stop
+
+    def apply(self, joint) -> None:
         alive_before = self.state.agents[:, A_ALIVE].copy()
         _kernels.step(self.state, joint)
         died = (alive_before != 0) & (self.state.agents[:, A_ALIVE] == 0) & (self._died_at < 0)
@@ -266,9 +257,7 @@ class Pommerman:
         return [None if t < 0 else int(t) for t in self._died_at]
 
     def teams(self) -> list[int]:
-        if self.config.mode == "team":
-            return [0, 1, 0, 1]
-        return [0, 1, 2, 3]
+        return [0, 1, 0, 1] if self.config.mode == "team" else super().teams()
 
     # --- copies and serialisation ---------------------------------------
     def copy(self) -> "Pommerman":

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .._rng import make_rng
-from ..api import LOSS, WIN
+from ..api import LOSS, WIN, Game
 from . import kernels as K
 
 __all__ = ["ScotlandYard", "ScotlandYardConfig", "DEFAULT_BOARD_FILE", "board_for"]
@@ -126,53 +126,42 @@ def board_for(config: ScotlandYardConfig) -> K.Board:
     return config.load()[0]
 
 
-class ScotlandYard:
-    """The wrapper over the Scotland Yard kernels (see :class:`games.api.Game`)."""
+class ScotlandYard(Game):
+    """The wrapper over the Scotland Yard kernels (see :class:`games.api.Game`).
+    An illegal action is counted and replaced by the mover's first legal one."""
 
     num_players = 2
     num_actions = K.NUM_ACTIONS
 
     def __init__(self, config: ScotlandYardConfig | None = None, **options):
-        self.config = config if config is not None else ScotlandYardConfig(**options)
+        super().__init__(config if config is not None else ScotlandYardConfig(**options))
         self.board, self._det_cards, self._mrx_cards = self.config.load()
-        self.state: K.ScotlandYardState | None = None
-        self.invalid_actions = np.zeros(2, dtype=np.int64)
 
     # --- life cycle -----------------------------------------------------
-    def reset(self, seed) -> None:
+    def new_state(self, seed) -> K.ScotlandYardState:
         c = self.config
-        self.state = K.empty_state(self.board)
-        K.init(self.state, self._det_cards, self._mrx_cards,
+        state = K.empty_state(self.board)
+        K.init(state, self._det_cards, self._mrx_cards,
                np.asarray(c.detective_tickets, dtype=np.int32),
                np.asarray(c.mrx_tickets, dtype=np.int32), c.num_detectives, c.rounds,
                np.asarray(c.reveal_rounds, dtype=np.int32), make_rng(seed))
-        self.invalid_actions[:] = 0
+        return state
 
     def mover(self) -> int:
         """The player to move: 0 = Mr X, 1..D a detective."""
         return int(self.state.meta[K.M_TO_MOVE])
 
     def acting_players(self) -> list[int]:
+        """The seat to move: 0 for Mr X, 1 for the seekers (any detective)."""
         if self.done:
             return []
         return [0] if self.mover() == K.MRX else [1]
 
-    def step(self, actions) -> None:
-        if self.state is None:
-            raise RuntimeError("call reset(seed) before step()")
-        if self.done:
-            return
-        if len(actions) != 2:
-            raise ValueError(f"actions: expected 2 actions (Mr X, seekers), got {len(actions)}")
-        seat = 0 if self.mover() == K.MRX else 1
-        try:
-            action = int(actions[seat])
-        except (TypeError, ValueError):
-            action = -1
-        if not K.is_legal(self.state, self.mover(), action):
-            self.invalid_actions[seat] += 1
-            action = int(np.flatnonzero(self.legal_actions(seat))[0])
-        K.step(self.state, action)
+    def is_valid_action(self, player: int, action: int) -> bool:
+        return bool(K.is_legal(self.state, self.mover(), action))
+
+    def apply(self, joint) -> None:
+        K.step(self.state, int(joint[0 if self.mover() == K.MRX else 1]))
 
     # --- queries --------------------------------------------------------
     def observation(self, player: int) -> K.ScotlandYardState:
@@ -180,9 +169,6 @@ class ScotlandYard:
 
     def legal_actions(self, player: int) -> np.ndarray:
         return K.legal_actions(self.state, int(player))
-
-    def is_alive(self, player: int) -> bool:
-        return True
 
     @property
     def done(self) -> bool:
@@ -202,9 +188,6 @@ class ScotlandYard:
     def outcomes(self) -> list[str]:
         r = self.returns()
         return [WIN if r[i] > 0 else LOSS for i in range(2)]
-
-    def teams(self) -> list[int]:
-        return [0, 1]
 
     def possible_locations(self) -> list[int]:
         """Stations where Mr X may be, as the seekers know it."""

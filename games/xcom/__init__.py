@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import LOSS, TIE, WIN
+from ..api import LOSS, TIE, WIN, Game
 from ._layout import (
     ALIENS, BUILTIN_LAYOUTS, DEFAULT_MAX_MOVES, HUMANS, LayoutError, M_DONE, M_FIRST, M_MOVES,
     M_TO_MOVE, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW, XcomState, copy_state, grid_of, load_layout,
@@ -121,49 +121,34 @@ def first_mover_for(config: XcomConfig, seed) -> int:
     return HUMANS if _seed_index(seed) % 2 == 0 else ALIENS
 
 
-class Xcom:
-    """The wrapper over the XCOM kernels (see :class:`games.api.Game`)."""
+class Xcom(Game):
+    """The wrapper over the XCOM kernels (see :class:`games.api.Game`). Turn-based:
+    the command of the side to move is applied (the other entry is ignored); an
+    invalid or illegal command is replaced by the first legal one and counted."""
 
     num_players = 2
 
     def __init__(self, config: XcomConfig | None = None, **options):
-        self.config = config if config is not None else XcomConfig(**options)
-        self.num_actions = self.config.num_actions
-        self.state: XcomState | None = None
-        self.invalid_actions = np.zeros(2, dtype=np.int64)
+        config = config if config is not None else XcomConfig(**options)
+        self.num_actions = config.num_actions
+        super().__init__(config)
         self.last_shot = None  # ((row, col) shooter, (row, col) victim) of the last command, for pictures
 
     # --- life cycle -----------------------------------------------------
-    def reset(self, seed) -> None:
+    def new_state(self, seed) -> XcomState:
         """A fresh round on the configured layout; ``seed`` decides the first mover
         (``first_mover = "alternate"``); the board itself is fixed."""
         c = self.config
-        self.state = copy_state(_fresh_state(c.board, c.max_move, c.max_moves))
+        state = copy_state(_fresh_state(c.board, c.max_move, c.max_moves))
         first = first_mover_for(c, seed)
-        self.state.meta[M_TO_MOVE] = first
-        self.state.meta[M_FIRST] = first
-        self.invalid_actions[:] = 0
+        state.meta[M_TO_MOVE] = first
+        state.meta[M_FIRST] = first
         self.last_shot = None
+        return state
 
-    def step(self, actions) -> None:
-        """Apply the command of the side to move (``actions[side]``; the other entry is
-        ignored). An invalid or illegal command is replaced by the first legal one
-        and counted in ``invalid_actions``."""
-        if self.state is None:
-            raise RuntimeError("call reset(seed) before step()")
-        if len(actions) != 2:
-            raise ValueError(f"actions: expected 2 actions, got {len(actions)}")
-        if self.done:
-            return
+    def apply(self, joint) -> None:
         side = int(self.state.meta[M_TO_MOVE])
-        legal = _rules.legal_actions(self.state, side)
-        try:
-            a = int(actions[side])
-        except (TypeError, ValueError):
-            a = -1
-        if not (0 <= a < self.num_actions and legal[a]):
-            self.invalid_actions[side] += 1
-            a = int(np.flatnonzero(legal)[0])
+        a = int(joint[side])
         self.last_shot = self._shot_of(side, a)
         _rules.apply_action(self.state, a)
 
@@ -215,9 +200,6 @@ class Xcom:
         if w == NO_WINNER:
             return [TIE, TIE]
         return [WIN if p == w else LOSS for p in range(2)]
-
-    def teams(self) -> list[int]:
-        return [0, 1]
 
     # --- copies and serialisation ---------------------------------------
     def copy(self) -> "Xcom":
