@@ -1,8 +1,9 @@
 """The agent interface: a named, configurable player with a per-decision budget.
 
 An agent is a class registered in :mod:`agents.registry` under a name, with a
-frozen ``Config`` dataclass (one docstring per field, ``__post_init__``
-validation raising ``ValueError`` that names the field). The cluster builds
+frozen ``Config`` dataclass declared with :func:`games.validation.config_class`
+(one docstring per field, its rule declared; errors name the field). Search
+agents' configs inherit :class:`agents.search.config.SearchConfig`. The cluster builds
 agents only through the registry::
 
     agent = make_agent("mcts", {"exploration": 1.4}, Budget(iterations=200), game_config)
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+
+from games.validation import config_class
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class Budget:
         return f"{self.iterations} it" if self.iterations is not None else f"{self.ms:g} ms"
 
 
-@dataclass(frozen=True)
+@config_class
 class NoConfig:
     """An agent without parameters."""
 

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, fields
 from typing import Any
 
+from games.validation import build
+
 from .api import Agent, Budget
 
 _AGENTS: dict[str, type[Agent]] = {}
@@ -38,13 +40,7 @@ def make_agent_config(name: str, params: dict | None = None, field_prefix: str =
         if key not in known:
             raise ValueError(f"{field_prefix}.{key}: unknown parameter for agent {name!r}; "
                              f"known: {sorted(known) or 'none'}")
-    try:
-        return cls.Config(**params)
-    except ValueError as exc:
-        msg = str(exc)
-        raise ValueError(msg if msg.startswith(field_prefix) else f"{field_prefix}.{msg}") from None
-    except TypeError as exc:
-        raise ValueError(f"{field_prefix}: {exc}") from None
+    return build(cls.Config, params, field_prefix)
 
 
 def make_agent(name: str, params: dict | Any | None, budget: Budget, game_config) -> Agent:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Callable
 
+from .validation import build
+
 _GAMES: dict[str, tuple[type, Callable[[Any], Any]]] = {}
 _KERNELS: dict[type, Any] = {}
 
@@ -39,7 +41,7 @@ def make_config(name: str, options: dict | None = None):
     for key in options:
         if key not in known:
             raise ValueError(f"game.{key}: unknown option for {name!r}; known: {sorted(known)}")
-    return config_cls(**options)
+    return build(config_cls, options)
 
 
 def make_game(name: str, config=None, **options):

@@ -54,10 +54,11 @@ old default), ``chance_selection = "proportional"`` (what ``pw_ucb`` meant).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numba as nb
 import numpy as np
+from pydantic import Field
 
 from agents.api import Budget
 from agents.registry import register
@@ -67,7 +68,9 @@ from agents.search import (
     select_outcome_pw_ucb, select_ucb1_legal,
 )
 from agents.search.clock import budget_exhausted
+from agents.search.config import Exploration
 from games._rng import rng_integer
+from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
     DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
     N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
@@ -526,22 +529,22 @@ BACKUPS = {"result": BACKUP_RESULT, "margin": BACKUP_MARGIN}
 GROUPINGS = {"class": GROUPING_CLASS, "coarse": GROUPING_COARSE, "none": GROUPING_NONE}
 
 
-@dataclass(frozen=True)
+@config_class
 class BirdsMCTSConfig:
     """Parameters of the bird game's MCTS."""
 
-    exploration: float = math.sqrt(2.0)
+    exploration: Exploration = math.sqrt(2.0)
     """UCB1 constant c in Q + c * sqrt(ln N / n) (rewards in [0, 1])."""
     chance_nodes: bool = True
     """True: re-determinize every iteration and branch on drawn cards at chance
     nodes; False: the single-determinization baseline (no chance nodes)."""
-    chance_grouping: str = "class"
+    chance_grouping: Annotated[str, one_of(GROUPINGS)] = "class"
     """What a chance node branches on (with ``chance_nodes``): ``class`` (the drawn
     card's (points, cost) class, 40 outcomes, the default), ``coarse`` (8 wider
     classes: points 0-2, 3-4, 5-6, 7-9 x cost 0-1, 2-3; :func:`outcome_map`) or
     ``none`` (no split: a fresh determinization per iteration and the drawn card
     is whatever that determinization holds; no chance node)."""
-    widening_alpha: float = 0.0
+    widening_alpha: Annotated[Real, Field(ge=0, le=1)] = 0.0
     """Progressive widening at chance nodes: a node with N visits has at most
     ceil(N ** widening_alpha) outcome children; once it has that many, iterations
     follow only outcomes it has (by ``chance_selection`` among them). 0: off."""
@@ -551,61 +554,31 @@ class BirdsMCTSConfig:
     taken, a blind draw, food), and so is the tray refill after it (by
     ``chance_selection``); False (the default): both are merged into the searcher's
     transition (open loop)."""
-    chance_selection: str = "sample"
+    chance_selection: Annotated[str, one_of(CHANCE_SELECTIONS)] = "sample"
     """The outcome an iteration follows at a chance node (``agents.search.chance``):
     ``sample`` (drawn by probability p_k, the default); ``proportional`` (value-free:
     the outcome whose visit share lags furthest behind p_k, the rule this option
     called ``pw_ucb`` before); ``pw_ucb`` (the seed's probability-weighted UCB: the
     outcome maximising p_k * (Q_k + exploration * sqrt(ln N / n_k)), untried outcomes
     first, the most probable first)."""
-    opponent: str = "policy"
+    opponent: Annotated[str, one_of(OPPONENT_MODELS)] = "policy"
     """Opponent model in the tree and rollouts: ``policy`` (the trained linear policy,
     the default: it reads the opponent's own hand in the determinized state), ``random``
     (uniform over the legal moves) or ``greedy``. The policy's weights are the seat's
     learned state when it has one (a spec's ``seed_population`` .npz with an array
     ``weights``), else the shipped policy (``agents/birds/weights/birds_policy.npz``)."""
-    rollout: str = "random"
+    rollout: Annotated[str, one_of(OPPONENT_MODELS)] = "random"
     """The searcher's own rollout moves: ``random``, ``greedy`` or ``policy`` (weights as
     for ``opponent``)."""
-    final: str = "most_visited"
+    final: Literal["most_visited", "best_mean"] = "most_visited"
     """Root choice: ``most_visited`` or ``best_mean``."""
-    backup: str = "result"
+    backup: Annotated[str, one_of(BACKUPS)] = "result"
     """What a finished game backs up (in [0, 1], the searcher's view): ``result``
     (1 / 0.5 / 0, the default) or ``margin`` (the point differential d scaled to
     [-1, 1] and mapped onto [0, 1]: (1 + clip(d / margin_scale, -1, 1)) / 2)."""
-    margin_scale: float = 20.0
+    margin_scale: Annotated[Real, Field(gt=0, le=1000)] = 20.0
     """Points of differential that count as a sure win (value 1) with ``backup =
     "margin"``; board scores run 0 to 45, MCTS margins against random about +5 to +10."""
-
-    def __post_init__(self):
-        if isinstance(self.exploration, bool) or not isinstance(self.exploration, (int, float)) \
-                or not (0.0 <= float(self.exploration) <= 100.0):
-            raise ValueError(f"exploration: must be a number in [0, 100], got {self.exploration!r}")
-        if not isinstance(self.chance_nodes, bool):
-            raise ValueError(f"chance_nodes: must be true or false, got {self.chance_nodes!r}")
-        if self.chance_grouping not in GROUPINGS:
-            raise ValueError(f"chance_grouping: must be one of {sorted(GROUPINGS)}, "
-                             f"got {self.chance_grouping!r}")
-        if isinstance(self.widening_alpha, bool) or not isinstance(self.widening_alpha, (int, float)) \
-                or not (0.0 <= float(self.widening_alpha) <= 1.0):
-            raise ValueError(f"widening_alpha: must be a number in [0, 1] (0: off), "
-                             f"got {self.widening_alpha!r}")
-        if not isinstance(self.closed_loop, bool):
-            raise ValueError(f"closed_loop: must be true or false, got {self.closed_loop!r}")
-        if self.chance_selection not in CHANCE_SELECTIONS:
-            raise ValueError(f"chance_selection: must be one of {sorted(CHANCE_SELECTIONS)}, "
-                             f"got {self.chance_selection!r}")
-        if self.opponent not in OPPONENT_MODELS:
-            raise ValueError(f"opponent: must be one of {sorted(OPPONENT_MODELS)}, got {self.opponent!r}")
-        if self.rollout not in OPPONENT_MODELS:
-            raise ValueError(f"rollout: must be one of {sorted(OPPONENT_MODELS)}, got {self.rollout!r}")
-        if self.final not in ("most_visited", "best_mean"):
-            raise ValueError(f"final: must be 'most_visited' or 'best_mean', got {self.final!r}")
-        if self.backup not in BACKUPS:
-            raise ValueError(f"backup: must be one of {sorted(BACKUPS)}, got {self.backup!r}")
-        if isinstance(self.margin_scale, bool) or not isinstance(self.margin_scale, (int, float)) \
-                or not (0.0 < float(self.margin_scale) <= 1000.0):
-            raise ValueError(f"margin_scale: must be a number in (0, 1000], got {self.margin_scale!r}")
 
     @property
     def needs_weights(self) -> bool:

@@ -15,13 +15,16 @@ The weights are learned state: a ``.npz`` with one float64 array ``weights``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numba as nb
 import numpy as np
+from pydantic import Field
 
 from agents.registry import register
 from games._rng import make_rng
+from games.birds import CardsCsv
+from games.validation import Real, config_class
 from games.birds.kernels import (
     M_TO_MOVE, N_ACTIONS, N_PLAYERS, P_SCORE, deal, empty_state, is_terminal, returns, step,
 )
@@ -34,16 +37,12 @@ from .features import (
 )
 
 
-@dataclass(frozen=True)
+@config_class
 class BirdsPolicyConfig:
     """Parameters of the policy player."""
 
     greedy: bool = False
     """Play the most probable action instead of sampling from the policy."""
-
-    def __post_init__(self):
-        if not isinstance(self.greedy, bool):
-            raise ValueError(f"greedy: must be true or false, got {self.greedy!r}")
 
 
 @register
@@ -179,51 +178,39 @@ def evaluate_policy(cards, start_food, weights, opponent_model, games, rng):
                      np.asarray(weights, dtype=np.float64), int(opponent_model), int(games), rng)
 
 
-@dataclass(frozen=True)
+PositiveInt = Annotated[int, Field(ge=1)]
+
+
+@config_class
 class TrainConfig:
     """Hyperparameters of :func:`train_policy` (logged whole to MLflow by the job)."""
 
-    iterations: int = 300
+    iterations: PositiveInt = 300
     """Gradient steps."""
-    games_per_iteration: int = 200
+    games_per_iteration: PositiveInt = 200
     """Games per gradient step (the public project used 100)."""
-    learning_rate: float = 0.05
+    learning_rate: Annotated[Real, Field(gt=0, le=10)] = 0.05
     """Adam step size."""
-    opponent: str = "random"
+    opponent: Literal["random", "self"] = "random"
     """``random``: the learner plays uniform random moves; ``self``: self-play."""
-    score_weight: float = 0.02
+    score_weight: Annotated[Real, Field(ge=0, le=1)] = 0.02
     """Weight of the score difference added to the 1 / 0.5 / 0 result as reward."""
-    eval_every: int = 25
+    eval_every: PositiveInt = 25
     """Evaluate against random every this many iterations (the learning curve)."""
-    eval_games: int = 400
+    eval_games: PositiveInt = 400
     """Games per evaluation."""
     seed: int = 0
     """Seed of the training games and evaluations."""
     card_seed: int = 2026
     """Card set (the game's ``card_seed``)."""
-    cards_csv: str | None = None
+    cards_csv: CardsCsv = None
     """A card set file instead of the generated set (the game's ``cards_csv``: columns
     ``points``, ``cost``), e.g. the public project's card list."""
-    final_eval_games: int = 1000
+    final_eval_games: PositiveInt = 1000
     """Games of the final evaluation against each kind of random player (flat over the
     legal actions, and action type first), reported with 95% intervals."""
     start_food: int = 3
     """Food each player starts with (the game's ``start_food``)."""
-
-    def __post_init__(self):
-        for name in ("iterations", "games_per_iteration", "eval_every", "eval_games",
-                     "final_eval_games"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: must be a positive int, got {value!r}")
-        if not isinstance(self.learning_rate, (int, float)) or not 0 < self.learning_rate <= 10:
-            raise ValueError(f"learning_rate: must be in (0, 10], got {self.learning_rate!r}")
-        if self.opponent not in ("random", "self"):
-            raise ValueError(f"opponent: must be 'random' or 'self', got {self.opponent!r}")
-        if not isinstance(self.score_weight, (int, float)) or not 0 <= self.score_weight <= 1:
-            raise ValueError(f"score_weight: must be in [0, 1], got {self.score_weight!r}")
-        if self.cards_csv is not None and (not isinstance(self.cards_csv, str) or not self.cards_csv.strip()):
-            raise ValueError(f"cards_csv: must be a path (string) or absent, got {self.cards_csv!r}")
 
 
 def train_policy(config: TrainConfig, cards: np.ndarray, progress=None):

@@ -1,5 +1,5 @@
 """The Python side shared by the Pommerman agents: seeded generator, preallocated
-model states, parameter checks. (The kernels they share are in ``_common.py``.)
+model states, the profile fields' rules. (The kernels they share are in ``_common.py``.)
 
 Each agent plans from its observation only (``observe`` output: fog, no hidden
 power-ups, bombs without owner). All randomness comes from one ``uint64[2]``
@@ -9,7 +9,12 @@ numba call.
 """
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from games._rng import make_rng
+from games.validation import one_of
 from games.pommerman.kernels import A_ALIVE, DEFAULT_MAX_STEPS, M_DONE, empty_state
 
 from ..api import Agent, Budget
@@ -26,17 +31,10 @@ def can_act(observation, seat) -> bool:
     return bool(observation.agents[seat, A_ALIVE]) and not observation.meta[M_DONE]
 
 
-def check_param(cond: bool, field: str, message: str) -> None:
-    if not cond:
-        raise ValueError(f"{field}: {message}")
-
-
-def check_profile(profile, max_woods=0) -> None:
-    """Validate a search agent's ``profile`` (and ``max_woods``) fields."""
-    check_param(profile in PROFILE_CHOICES, "profile",
-                f"must be one of {list(PROFILE_CHOICES)}, got {profile!r}")
-    check_param(isinstance(max_woods, int) and not isinstance(max_woods, bool) and 0 <= max_woods <= 1000,
-                "max_woods", f"must be an int in [0, 1000], got {max_woods!r}")
+#: A search agent's ``profile`` field.
+Profile = Annotated[str, one_of(PROFILE_CHOICES)]
+#: A search agent's ``max_woods`` field (the heuristic's wood divisor; 0: the profile's rule).
+MaxWoods = Annotated[int, Field(ge=0, le=1000)]
 
 
 class PommermanAgent(Agent):

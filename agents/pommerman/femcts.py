@@ -44,12 +44,14 @@ the same values as the full board scan), read in :func:`evolved_rollout`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numba as nb
 import numpy as np
+from pydantic import Field, model_validator
 
 from games._rng import rng_integer, rng_uniform
+from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
     B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
@@ -63,10 +65,11 @@ from ..evolution import (
 )
 from games.pommerman.kernels import M_STEP
 from ..registry import register
+from ..search.config import SearchConfig
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
 from ..search.uct import backup, most_visited_child
-from ._agent import PommermanAgent, can_act, check_param, check_profile
+from ._agent import PommermanAgent, Profile, can_act
 from ._common import advance, is_over, prepare_search
 from .mcts import tree_policy
 from .features import (
@@ -430,50 +433,44 @@ def resolve_fog_moves(fog_moves: str, profile: str) -> str:
     return fog_moves
 
 
-@dataclass(frozen=True)
-class FEMCTSConfig:
+@config_class
+class FEMCTSConfig(SearchConfig):
     """Fast Evolutionary MCTS (defaults of the FEMCTS study)."""
 
     featured: bool = True
     """Weights over state features (a matrix per individual); False: one weight per action."""
-    n_effective: int = 6
+    n_effective: Literal[6, 3, 2] = 6
     """Effective actions: 6 (all), 3 (move, stop, bomb) or 2 (movement, bomb). Unfeatured: 6."""
-    population_size: int = 10
+    population_size: Annotated[int, Field(ge=1, le=1000)] = 10
     """P: individuals in the population."""
-    elite_count: int = 4
+    elite_count: Annotated[int, Field(ge=0)] = 4
     """E: best individuals kept unchanged each generation (E <= P)."""
-    rollouts_per_individual: int = 4
+    rollouts_per_individual: Annotated[int, Field(ge=1, le=1000)] = 4
     """L: rollouts per fitness evaluation of an individual."""
-    mutation_probability: float = 0.2
+    mutation_probability: Annotated[Real, Field(ge=0, le=1)] = 0.2
     """mP: probability that a weight is mutated."""
-    mutation_strength: float = 0.01
+    mutation_strength: Annotated[Real, Field(ge=0, le=100)] = 0.01
     """mS: a mutation moves a weight by up to this amount."""
-    mutation_variant: str = "per_action"
+    mutation_variant: Annotated[str, one_of(MUTATION_VARIANTS)] = "per_action"
     """``per_action`` (each action its own random set of features) or ``shared``
     (one random set of features for all actions; the study's final experiments)."""
-    move_weighting: str = "multiply"
+    move_weighting: Annotated[str, one_of(MOVE_WEIGHTINGS)] = "multiply"
     """How "move" (nEA = 3, four directions) and "movement" (nEA = 2, five) are
     weighted: ``multiply`` (the paper: their W.f is multiplied by 4 / 5 before the
     softmax) or ``log_count`` (log 4 / log 5 added to their logit). nEA = 6: unused."""
-    positive_bias: float | None = None
+    positive_bias: Annotated[Real, Field(ge=0, le=1)] | None = None
     """Probability that a mutation adds; default 0.6 for n_effective = 3, else 0.5."""
     keep_positive: bool | None = None
     """Clip weights at 0; default True for n_effective = 3 (weights must stay positive)."""
-    tournament_size: int = 2
+    tournament_size: Annotated[int, Field(ge=1, le=100)] = 2
     """Individuals drawn per selection tournament."""
     normalise_weights: bool = False
     """Extension: scale each action's weights to unit norm after each generation."""
-    discount: float = 1.0
+    discount: Annotated[Real, Field(gt=0, le=1)] = 1.0
     """Extension: back up heuristic * discount ** depth (1 = no discount)."""
-    exploration: float = math.sqrt(2)
-    """UCB1 constant of the tree policy."""
-    rollout_depth: int = 12
+    rollout_depth: Annotated[int, Field(ge=1, le=1000)] = 12
     """Ticks per iteration counted from the root (the study's runner: 12)."""
-    epsilon: float = 1e-6
-    """Tie-breaking noise."""
-    max_nodes: int = 1 << 17
-    """Tree capacity under a time budget."""
-    fog_moves: str = "auto"
+    fog_moves: Annotated[str, one_of(FOG_MOVES)] = "auto"
     """How the random safe direction of "move" (nEA = 3) and "movement" (nEA = 2)
     treats unseen cells under partial observability: ``blocked`` (a FOG cell is
     not a safe target, as the Java framework's passability test
@@ -482,52 +479,25 @@ class FEMCTSConfig:
     27, and the forward model's, where FOG does not block); ``auto``: ``blocked``
     with the ``java`` profile, ``open`` with ``arena``. No effect at full
     observability or with nEA = 6."""
-    absent_closeness: float = 0.0
+    absent_closeness: Annotated[Real, Field(ge=0, le=1)] = 0.0
     """The value of a closeness feature 1 / (d + 1) whose object is not on the
     searched board (none exists, or fog hides it): 0 (d infinite; default) or,
     e.g., 1 (a nearest-object search whose best distance starts at 0)."""
-    profile: str = "auto"
+    profile: Profile = "auto"
     """The shared search set-up's profile (``_common.prepare_search``): ``java``
     keeps hidden power-ups in the model at full observability and divides wood
     by the first root's wood + 1, as the framework the study ran on; ``arena``
     does not; ``auto``: ``java`` in the java ruleset."""
 
-    def __post_init__(self):
-        check_profile(self.profile)
-        check_param(self.n_effective in (6, 3, 2), "n_effective", f"must be 6, 3 or 2, got {self.n_effective!r}")
-        check_param(self.featured or self.n_effective == 6, "n_effective",
-               "the unfeatured variant has one weight per real action (n_effective = 6)")
-        check_param(isinstance(self.population_size, int) and 1 <= self.population_size <= 1000,
-               "population_size", f"must be an int in [1, 1000], got {self.population_size!r}")
-        check_param(isinstance(self.elite_count, int) and 0 <= self.elite_count <= self.population_size,
-               "elite_count", f"must be an int in [0, population_size={self.population_size}], "
-               f"got {self.elite_count!r}")
-        check_param(isinstance(self.rollouts_per_individual, int) and 1 <= self.rollouts_per_individual <= 1000,
-               "rollouts_per_individual", f"must be an int in [1, 1000], got {self.rollouts_per_individual!r}")
-        check_param(isinstance(self.mutation_probability, (int, float)) and 0 <= self.mutation_probability <= 1,
-               "mutation_probability", f"must be in [0, 1], got {self.mutation_probability!r}")
-        check_param(isinstance(self.mutation_strength, (int, float)) and 0 <= self.mutation_strength <= 100,
-               "mutation_strength", f"must be in [0, 100], got {self.mutation_strength!r}")
-        check_param(self.mutation_variant in MUTATION_VARIANTS, "mutation_variant",
-               f"must be one of {sorted(MUTATION_VARIANTS)}, got {self.mutation_variant!r}")
-        check_param(self.move_weighting in MOVE_WEIGHTINGS, "move_weighting",
-               f"must be one of {list(MOVE_WEIGHTINGS)}, got {self.move_weighting!r}")
-        check_param(self.positive_bias is None or 0 <= self.positive_bias <= 1, "positive_bias",
-               f"must be in [0, 1], got {self.positive_bias!r}")
-        check_param(isinstance(self.tournament_size, int) and 1 <= self.tournament_size <= 100,
-               "tournament_size", f"must be an int in [1, 100], got {self.tournament_size!r}")
-        check_param(isinstance(self.discount, (int, float)) and 0 < self.discount <= 1,
-               "discount", f"must be in (0, 1], got {self.discount!r}")
-        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
-               "exploration", f"must be in [0, 100], got {self.exploration!r}")
-        check_param(isinstance(self.rollout_depth, int) and 1 <= self.rollout_depth <= 1000,
-               "rollout_depth", f"must be an int in [1, 1000], got {self.rollout_depth!r}")
-        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
-               "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
-        check_param(self.fog_moves in FOG_MOVES, "fog_moves",
-               f"must be one of {list(FOG_MOVES)}, got {self.fog_moves!r}")
-        check_param(isinstance(self.absent_closeness, (int, float)) and 0 <= self.absent_closeness <= 1,
-               "absent_closeness", f"must be a number in [0, 1], got {self.absent_closeness!r}")
+    @model_validator(mode="after")
+    def _cross_field_rules(self):
+        if not self.featured and self.n_effective != 6:
+            raise ValueError("n_effective: the unfeatured variant has one weight per real "
+                             "action (n_effective = 6)")
+        if self.elite_count > self.population_size:
+            raise ValueError(f"elite_count: must be an int in [0, population_size="
+                             f"{self.population_size}], got {self.elite_count!r}")
+        return self
 
     @property
     def feature_index(self) -> np.ndarray:

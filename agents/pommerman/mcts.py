@@ -34,19 +34,21 @@ Remaining deviations from the Java framework (all deliberate):
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from typing import Annotated
 
 import numba as nb
+from pydantic import Field
 
 from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
+from games.validation import config_class
 
 from ..registry import register
 
+from ..search.config import SearchConfig
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
 from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
-from ._agent import PommermanAgent, can_act, check_param, check_profile
+from ._agent import MaxWoods, PommermanAgent, Profile, can_act
 from ._common import advance, prepare_search, safe_random_action, search_over, search_value
 
 
@@ -121,42 +123,24 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
 
 
 # --------------------------------------------------------------------- the agent
-@dataclass(frozen=True)
-class MCTSConfig:
+@config_class
+class MCTSConfig(SearchConfig):
     """Open-loop UCT (the Java framework's MCTSPlayer defaults)."""
 
-    exploration: float = math.sqrt(2)
-    """UCB1 constant K (on values normalised to each node's observed range)."""
-    rollout_depth: int = 8
+    rollout_depth: Annotated[int, Field(ge=1, le=1000)] = 8
     """Ticks simulated per iteration, counted from the root (tree + rollout);
     the FEMCTS study's runner uses 12."""
-    epsilon: float = 1e-6
-    """Tie-breaking noise and the guard added to visit counts."""
-    max_nodes: int = 1 << 17
-    """Tree capacity under a time budget (an iteration budget of n uses n + 1).
-    When the tree is full, iterations go on without expanding."""
-    profile: str = "auto"
+    profile: Profile = "auto"
     """``java``: the Java framework's behaviour, slips included; ``arena``:
     Arena's corrected search; ``auto``: ``java`` in the java ruleset, else
     ``arena`` (see ``agents/pommerman/_common.py``)."""
-    max_woods: int = 0
+    max_woods: MaxWoods = 0
     """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
     profile's rule (``java``: the wood of the agent's first decision of the game
     + 1; ``arena``: the board's initial wood). The framework's divisor is static,
     set once per process (JVM) by its first decision: give that value here to
     replay a particular framework run (e.g. 3 at view range 2 in the
     side-by-side of jobs/femcts/framework_side_by_side.md)."""
-
-    def __post_init__(self):
-        check_profile(self.profile, self.max_woods)
-        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
-               "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
-        check_param(isinstance(self.rollout_depth, int) and 1 <= self.rollout_depth <= 1000,
-               "rollout_depth", f"must be an int in [1, 1000], got {self.rollout_depth!r}")
-        check_param(isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < 0.01,
-               "epsilon", f"must be in (0, 0.01), got {self.epsilon!r}")
-        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
-               "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
 
 
 @register

@@ -1,16 +1,18 @@
 """One-step look-ahead for Pommerman (the Java framework's ``OSLAPlayer``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated
 
 import numba as nb
 import numpy as np
+from pydantic import Field
 
 from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
+from games.validation import Real, config_class
 
 from ..registry import register
 from ..search.uct import tie_noise
-from ._agent import PommermanAgent, can_act, check_param, check_profile
+from ._agent import MaxWoods, PommermanAgent, Profile, can_act
 from ._common import advance, prepare_search, search_value
 
 
@@ -33,27 +35,23 @@ def osla_decide(observation, player, root, scratch, epsilon, rng, quirks=0, max_
 
 
 # --------------------------------------------------------------------- the agent
-@dataclass(frozen=True)
+@config_class
 class OSLAConfig:
     """One-step look-ahead (the Java framework's OSLAPlayer)."""
 
-    epsilon: float = 1e-6
+    epsilon: Annotated[Real, Field(ge=0, lt=0.01)] = 1e-6
     """Tie-breaking noise on the heuristic values."""
-    profile: str = "auto"
+    profile: Profile = "auto"
     """``java``: the Java framework's behaviour (its heuristic's wood divisor,
     hidden power-ups at full observability, a tie death scored by the
     heuristic); ``arena``: Arena's; ``auto``: ``java`` in the java ruleset."""
-    max_woods: int = 0
+    max_woods: MaxWoods = 0
     """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
     profile's rule (``java``: the wood of the agent's first decision of the game
     + 1; ``arena``: the board's initial wood). The framework's divisor is static,
     set once per process (JVM) by its first decision: give that value here to
     replay a particular framework run (e.g. 3 at view range 2 in the
     side-by-side of jobs/femcts/framework_side_by_side.md)."""
-
-    def __post_init__(self):
-        check_profile(self.profile, self.max_woods)
-        check_param(0 <= self.epsilon < 0.01, "epsilon", f"must be in [0, 0.01), got {self.epsilon!r}")
 
 
 @register

@@ -22,19 +22,21 @@ new fitness is the average of the old fitness and this value
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated
 
 import numba as nb
 import numpy as np
+from pydantic import Field
 
 from games._rng import rng_integer, rng_uniform
 from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
+from games.validation import Real, config_class, one_of
 
 from ..registry import register
 
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.uct import normalise
-from ._agent import PommermanAgent, can_act, check_param, check_profile, scratch_state
+from ._agent import MaxWoods, PommermanAgent, Profile, can_act, scratch_state
 from ._common import advance, prepare_search, search_over, search_value
 
 EVALUATE_LAST = 0
@@ -242,68 +244,45 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
 _EVALUATE = {"last": EVALUATE_LAST, "discount": EVALUATE_DISCOUNT}
 
 
-@dataclass(frozen=True)
+@config_class
 class RHEAConfig:
     """Rolling horizon evolution (the Java framework's RHEAParams defaults)."""
 
-    population_size: int = 1
+    population_size: Annotated[int, Field(ge=1, le=1000)] = 1
     """Individuals kept from generation to generation."""
-    offspring_count: int = 1
+    offspring_count: Annotated[int, Field(ge=1, le=1000)] = 1
     """Offspring evaluated per generation (iteration)."""
-    individual_length: int = 12
+    individual_length: Annotated[int, Field(ge=1, le=500)] = 12
     """Actions per individual (the planning horizon in ticks)."""
-    mutation_rate: float = 0.3
+    mutation_rate: Annotated[Real, Field(ge=0, le=1)] = 0.3
     """Per-gene probability of a uniform mutation (the study's runner uses 0.5)."""
-    tournament_fraction: float = 0.4
+    tournament_fraction: Annotated[Real, Field(gt=0, le=1)] = 0.4
     """Tournament size = max(1, min(2, int(population_size * fraction)));
     selection and one-point crossover only act when population_size > 2."""
     shift_buffer: bool = True
     """Keep the population between decisions, shifted by one action."""
-    evaluate_act: str = "last"
+    evaluate_act: Annotated[str, one_of(_EVALUATE)] = "last"
     """Value of a rollout: ``last`` state's heuristic (framework default) or the
     ``discount``-ed sum of every state's value."""
-    discount: float = 0.99
+    discount: Annotated[Real, Field(gt=0, le=1)] = 0.99
     """Discount factor of ``evaluate_act = "discount"``."""
     mc_rollouts: bool = False
     """Continue each evaluation with random Monte Carlo rollouts."""
-    mc_rollouts_length: int = 6
+    mc_rollouts_length: Annotated[int, Field(ge=1, le=500)] = 6
     """Ticks per Monte Carlo rollout (framework: half the individual length)."""
-    mc_rollouts_repeat: int = 1
+    mc_rollouts_repeat: Annotated[int, Field(ge=1, le=100)] = 1
     """Monte Carlo rollouts per evaluation (values averaged)."""
-    profile: str = "auto"
+    profile: Profile = "auto"
     """``java``: the Java framework's behaviour, slips included; ``arena``:
     Arena's corrected search; ``auto``: ``java`` in the java ruleset, else
     ``arena`` (see ``agents/pommerman/_common.py``)."""
-    max_woods: int = 0
+    max_woods: MaxWoods = 0
     """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
     profile's rule (``java``: the wood of the agent's first decision of the game
     + 1; ``arena``: the board's initial wood). The framework's divisor is static,
     set once per process (JVM) by its first decision: give that value here to
     replay a particular framework run (e.g. 3 at view range 2 in the
     side-by-side of jobs/femcts/framework_side_by_side.md)."""
-
-    def __post_init__(self):
-        check_profile(self.profile, self.max_woods)
-        check_param(isinstance(self.population_size, int) and 1 <= self.population_size <= 1000,
-               "population_size", f"must be an int in [1, 1000], got {self.population_size!r}")
-        check_param(isinstance(self.offspring_count, int) and 1 <= self.offspring_count <= 1000,
-               "offspring_count", f"must be an int in [1, 1000], got {self.offspring_count!r}")
-        check_param(isinstance(self.individual_length, int) and 1 <= self.individual_length <= 500,
-               "individual_length", f"must be an int in [1, 500], got {self.individual_length!r}")
-        check_param(isinstance(self.mutation_rate, (int, float)) and 0 <= self.mutation_rate <= 1,
-               "mutation_rate", f"must be in [0, 1], got {self.mutation_rate!r}")
-        check_param(isinstance(self.tournament_fraction, (int, float)) and 0 < self.tournament_fraction <= 1,
-               "tournament_fraction", f"must be in (0, 1], got {self.tournament_fraction!r}")
-        check_param(isinstance(self.shift_buffer, bool), "shift_buffer", "must be a bool")
-        check_param(self.evaluate_act in _EVALUATE, "evaluate_act",
-               f"must be one of {sorted(_EVALUATE)}, got {self.evaluate_act!r}")
-        check_param(isinstance(self.discount, (int, float)) and 0 < self.discount <= 1,
-               "discount", f"must be in (0, 1], got {self.discount!r}")
-        check_param(isinstance(self.mc_rollouts, bool), "mc_rollouts", "must be a bool")
-        check_param(isinstance(self.mc_rollouts_length, int) and 1 <= self.mc_rollouts_length <= 500,
-               "mc_rollouts_length", f"must be an int in [1, 500], got {self.mc_rollouts_length!r}")
-        check_param(isinstance(self.mc_rollouts_repeat, int) and 1 <= self.mc_rollouts_repeat <= 100,
-               "mc_rollouts_repeat", f"must be an int in [1, 100], got {self.mc_rollouts_repeat!r}")
 
     @property
     def tournament_size(self) -> int:

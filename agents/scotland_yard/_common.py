@@ -384,13 +384,8 @@ def check_seat(agent_name: str, seat: int, expected: int) -> None:
                          f"use design.rotate_seats = false with Mr X first in the lineup")
 
 
-def check_param(cond: bool, field: str, message: str) -> None:
-    if not cond:
-        raise ValueError(f"{field}: {message}")
-
-
 __all__ = [
-    "BLACK_WASTED_ROUNDS", "categorize", "category_of", "category_weights", "check_param",
+    "BLACK_WASTED_ROUNDS", "categorize", "category_of", "category_weights",
     "check_seat", "filter_mrx_moves", "greedy_detective_action", "greedy_mrx_action",
     "location_weights", "mean_detective_distance", "count_weights", "ratio_weights",
     "presence_counts", "LC_N_PRESENCE", "LC_N_LOCATIONS", "LC_DETAILED_COUNTS",

@@ -16,12 +16,14 @@ and the root move with the best mean value (or the most visited) is played.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numba as nb
 import numpy as np
+from pydantic import Field
 
 from games._rng import make_rng
+from games.validation import Real, config_class
 from games.scotland_yard.kernels import (
     MAX_DETECTIVES, MRX, M_RESULT, M_TO_MOVE, NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into,
     copy_into, empty_state, is_terminal, legal_actions_into, step,
@@ -29,11 +31,12 @@ from games.scotland_yard.kernels import (
 
 from ..api import Agent
 from ..registry import register
+from ..search.config import Exploration, MaxNodes
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.multiplayer import backup_by_player, select_ucb_legal
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree
 from ..search.uct import expand, random_untried_legal, recommend_root_action
-from ._common import check_param, check_seat, filter_mrx_moves, playout, prepare_root
+from ._common import check_seat, filter_mrx_moves, playout, prepare_root
 
 
 @nb.njit(cache=True)
@@ -103,42 +106,30 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
     return action, iterations
 
 
-@dataclass(frozen=True)
+#: A probability (playout randomness, a reduction), in [0, 1].
+Probability = Annotated[Real, Field(ge=0, le=1)]
+
+
+@config_class
 class MrXMCTSConfig:
     """MCTS for Mr X (defaults: the study's; the reference uses C = 0.2)."""
 
-    exploration: float = 0.2
+    exploration: Exploration = 0.2
     """UCB constant C in ``mean + C sqrt(2 ln N / n)`` (values in [0, 1])."""
-    epsilon: float = 0.2
+    epsilon: Probability = 0.2
     """Playout randomness of Mr X's moves (0.2: 80% greedy, away from the nearest detective)."""
-    epsilon_detectives: float = 0.2
+    epsilon_detectives: Probability = 0.2
     """Playout randomness of the detectives' moves (greedy: toward Mr X)."""
     filter_black: bool = True
     """No black ticket in rounds 1, 2, 3, 8, 13, 18, 24 nor from all-taxi stations."""
     filter_double: bool = True
     """The double-move card only when the detectives' mean distance is at most ``double_distance``."""
-    double_distance: float = 3.0
+    double_distance: Annotated[Real, Field(ge=0)] = 3.0
     """Threshold of ``filter_double``."""
-    final_move: str = "best_mean"
+    final_move: Literal["best_mean", "most_visited"] = "best_mean"
     """``best_mean`` (the reference) or ``most_visited``."""
-    max_nodes: int = 1 << 17
+    max_nodes: MaxNodes = 1 << 17
     """Tree capacity under a time budget (an iteration budget of n uses n + 1)."""
-
-    def __post_init__(self):
-        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
-                    "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
-        for name in ("epsilon", "epsilon_detectives"):
-            v = getattr(self, name)
-            check_param(isinstance(v, (int, float)) and 0 <= v <= 1, name,
-                        f"must be in [0, 1], got {v!r}")
-        for name in ("filter_black", "filter_double"):
-            check_param(isinstance(getattr(self, name), bool), name, "must be true or false")
-        check_param(isinstance(self.double_distance, (int, float)) and self.double_distance >= 0,
-                    "double_distance", f"must be a number >= 0, got {self.double_distance!r}")
-        check_param(self.final_move in ("best_mean", "most_visited"), "final_move",
-                    f"must be 'best_mean' or 'most_visited', got {self.final_move!r}")
-        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
-                    "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
 
 
 class ScotlandYardAgent(Agent):

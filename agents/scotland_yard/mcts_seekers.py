@@ -70,12 +70,14 @@ the uniform probability) and the number of decisions scored (``p_true_decisions`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numba as nb
 import numpy as np
+from pydantic import Field, model_validator
 
 from games._rng import rng_uniform
+from games.validation import config_class, one_of
 from games.scotland_yard.kernels import (
     HIDDEN, MAX_DETECTIVES, MRX, M_CAPTURER, M_NUM_DETECTIVES, M_RESULT, M_ROUND, M_TO_MOVE,
     NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into, copy_into, is_terminal, legal_actions_into,
@@ -83,16 +85,17 @@ from games.scotland_yard.kernels import (
 )
 
 from ..registry import register
+from ..search.config import Exploration, MaxNodes
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.multiplayer import backup_by_player, select_ucb_legal
 from ..search.tree import ROOT_INDEX, reset_tree
 from ..search.uct import expand, random_untried_legal, recommend_root_action
 from ._common import (
     LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
-    PRIOR_MEAN_FLOOR, categorize, check_param, filter_mrx_moves, location_weights, playout,
+    PRIOR_MEAN_FLOOR, categorize, filter_mrx_moves, location_weights, playout,
     playout_detective_action, playout_mrx_action, prepare_root, roulette,
 )
-from .mcts_mrx import ScotlandYardAgent
+from .mcts_mrx import Probability, ScotlandYardAgent
 
 DETERMINIZATIONS = {"uniform": 0, "lc_general": 1, "lc_detailed": 2}
 LC_GENERAL_N = {"presence": LC_N_PRESENCE, "locations": LC_N_LOCATIONS}
@@ -303,91 +306,69 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
     return action, iterations, m
 
 
-@dataclass(frozen=True)
+@config_class
 class SeekersMCTSConfig:
     """MCTS for the seekers (defaults: the study's and the paper's definitions;
     the reference uses C = 2, r = 0.25)."""
 
-    exploration: float = 2.0
+    exploration: Exploration = 2.0
     """UCB constant C in ``mean + C sqrt(2 ln N / n)``."""
-    epsilon: float = 0.2
+    epsilon: Probability = 0.2
     """Playout randomness of the detectives' moves (greedy: toward the guessed location)."""
-    epsilon_mrx: float = 0.2
+    epsilon_mrx: Probability = 0.2
     """Playout randomness of Mr X's moves (greedy: away from the nearest detective)."""
-    coalition_reduction: float = 0.25
+    coalition_reduction: Probability = 0.25
     """r: another detective's capture scores 1 - r (0: no reduction)."""
-    coalition_view: str = "root"
+    coalition_view: Annotated[str, one_of(COALITION_VIEWS)] = "root"
     """``root`` (the paper: the seekers are one player, every detective's node scores
     from the root player's point of view) or ``own`` (each detective's node from its
     own detective's, Arena's first rule)."""
-    trees: str = "single"
+    trees: Annotated[str, one_of(TREES)] = "single"
     """``single`` (one tree shared by all determinizations), ``per_determinization``
     (one tree per determinization, root decision combined by ``combine``) or
     ``per_detective`` (a tree over the moving detective's own moves)."""
     shared_tree: bool | None = None
     """Legacy alias of ``trees``: true is ``single``, false ``per_detective`` (None: not given)."""
-    determinizations: int = 10
+    determinizations: Annotated[int, Field(ge=1, le=10_000)] = 10
     """K, the trees of ``trees = "per_determinization"`` (each gets 1/K of the budget)."""
-    combine: str = "visits"
+    combine: Annotated[str, one_of(COMBINE)] = "visits"
     """How ``per_determinization`` picks the move: ``visits`` (summed over the trees)
     or ``vote`` (each tree's ``final_move`` choice one vote; ties by summed visits)."""
     mrx_in_tree: bool = False
     """Mr X's moves as tree nodes (the Java reference); false: by his playout policy."""
-    determinization: str = "uniform"
+    determinization: Annotated[str, one_of(DETERMINIZATIONS)] = "uniform"
     """How Mr X is placed: ``uniform``, ``lc_general`` or ``lc_detailed``."""
-    categories: int = 5
+    categories: Annotated[int, Field(ge=2, le=10)] = 5
     """L: Location Categorization categories (distances 1..L-1 and a catch-all L)."""
-    lc_general_n: str = "presence"
+    lc_general_n: Annotated[str, one_of(LC_GENERAL_N)] = "presence"
     """General table n: ``presence`` (the paper: records in which the category held a
     possible location) or ``locations`` (the possible locations it held, summed)."""
-    lc_detailed: str = "counts"
+    lc_detailed: Annotated[str, one_of(LC_DETAILED)] = "counts"
     """Detailed table weights: ``counts`` (the paper: the stored vector itself) or
     ``ratio`` (divided by the location counts)."""
-    lc_prior: str = "add_one"
+    lc_prior: Annotated[str, one_of(LC_PRIORS)] = "add_one"
     """Empty categories: ``add_one`` counts (no location ever weighs 0) or
     ``mean_floor`` (the mean of the others, floored at 1e-6)."""
-    lc_record: str = "hider_move"
+    lc_record: Annotated[str, one_of(LC_RECORDS)] = "hider_move"
     """Table records: one per hider move (the paper) or ``every_decision``."""
     lc_update: bool = False
     """Update the tables at the end of every game (online learning; the cluster
     carries them through a series). Offline tables are loaded through the
     lineup's ``seed_population`` and kept fixed (false)."""
-    final_move: str = "best_mean"
+    final_move: Literal["best_mean", "most_visited"] = "best_mean"
     """``best_mean`` (the reference) or ``most_visited``."""
-    max_nodes: int = 1 << 17
+    max_nodes: MaxNodes = 1 << 17
     """Tree capacity under a time budget (an iteration budget of n uses n + 1)."""
 
-    def __post_init__(self):
-        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
-                    "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
-        for name in ("epsilon", "epsilon_mrx", "coalition_reduction"):
-            v = getattr(self, name)
-            check_param(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
-                        name, f"must be in [0, 1], got {v!r}")
-        for name in ("lc_update", "mrx_in_tree"):
-            check_param(isinstance(getattr(self, name), bool), name, "must be true or false")
-        choices = {"coalition_view": COALITION_VIEWS, "trees": TREES, "combine": COMBINE,
-                   "determinization": DETERMINIZATIONS, "lc_general_n": LC_GENERAL_N,
-                   "lc_detailed": LC_DETAILED, "lc_prior": LC_PRIORS, "lc_record": LC_RECORDS,
-                   "final_move": ("best_mean", "most_visited")}
-        for name, allowed in choices.items():
-            v = getattr(self, name)
-            check_param(isinstance(v, str) and v in allowed, name,
-                        f"must be one of {sorted(allowed)}, got {v!r}")
+    @model_validator(mode="after")
+    def _legacy_shared_tree(self):
         if self.shared_tree is not None:
-            check_param(isinstance(self.shared_tree, bool), "shared_tree",
-                        "must be true or false (legacy; use trees)")
             implied = "single" if self.shared_tree else "per_detective"
-            check_param(self.trees in ("single", implied), "shared_tree",
-                        f"= {str(self.shared_tree).lower()} contradicts trees = {self.trees!r}")
+            if self.trees not in ("single", implied):
+                raise ValueError(f"shared_tree: = {str(self.shared_tree).lower()} contradicts "
+                                 f"trees = {self.trees!r}")
             object.__setattr__(self, "trees", implied)
-        check_param(isinstance(self.determinizations, int) and not isinstance(self.determinizations, bool)
-                    and 1 <= self.determinizations <= 10_000, "determinizations",
-                    f"must be an int in [1, 10000], got {self.determinizations!r}")
-        check_param(isinstance(self.categories, int) and 2 <= self.categories <= 10, "categories",
-                    f"must be an int in [2, 10], got {self.categories!r}")
-        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 24,
-                    "max_nodes", f"must be an int in [2, 2**24], got {self.max_nodes!r}")
+        return self
 
 
 TABLE_KEYS = ("lc_general_n", "lc_general_a", "lc_detailed_n", "lc_detailed_a")

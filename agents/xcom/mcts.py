@@ -37,13 +37,14 @@ and children given a bonus (``agents.xcom.diagnostics`` reports the shares).
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from typing import Annotated
 
 import numba as nb
 import numpy as np
+from pydantic import Field
 
 from games._rng import make_rng
+from games.validation import Real, config_class
 from games.xcom.kernels import (
     M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, XcomState, apply_action,
     copy_into, copy_state, decode_action, legal_actions_into, offset_index_table,
@@ -52,6 +53,7 @@ from games.xcom.kernels import (
 
 from ..api import Agent
 from ..registry import register
+from ..search.config import SearchConfig
 from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import ROOT_INDEX, new_tree, reset_tree
 from ..search.uct import (
@@ -159,11 +161,6 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
 
 
 # --------------------------------------------------------------------- glue
-def check_param(cond: bool, field: str, message: str) -> None:
-    if not cond:
-        raise ValueError(f"{field}: {message}")
-
-
 def dummy_encoder() -> Encoder:
     """A 1-channel, 1-feature encoder for drivers that do not encode (numba needs a value)."""
     z = np.zeros
@@ -175,24 +172,12 @@ def fresh_state(game_config) -> XcomState:
     return state_from_grid(game_config.grid, game_config.max_move, game_config.max_moves)
 
 
-@dataclass(frozen=True)
-class MCTSConfig:
+@config_class
+class MCTSConfig(SearchConfig):
     """UCT with random rollouts to the end of the round."""
 
-    exploration: float = math.sqrt(2)
-    """UCB1 constant K (on values normalised to each node's observed range)."""
-    epsilon: float = 1e-6
-    """Tie-breaking noise and the guard added to visit counts."""
-    max_nodes: int = 1 << 14
+    max_nodes: Annotated[int, Field(ge=2, le=1 << 20)] = 1 << 14
     """Tree capacity under a time budget (an iteration budget of n uses n + 1)."""
-
-    def __post_init__(self):
-        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
-                    "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
-        check_param(isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < 0.01,
-                    "epsilon", f"must be in (0, 0.01), got {self.epsilon!r}")
-        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 20,
-                    "max_nodes", f"must be an int in [2, 2**20], got {self.max_nodes!r}")
 
 
 class XcomSearchAgent(Agent):
@@ -248,20 +233,18 @@ class MCTSAgent(XcomSearchAgent):
     Config = MCTSConfig
 
 
-@dataclass(frozen=True)
+#: The weight of a command's value in a child's UCT score.
+ValueWeight = Annotated[Real, Field(ge=0, le=100)]
+
+
+@config_class
 class RewardGuidedConfig(MCTSConfig):
     """MCTS whose own commands get their reward as the UCT bonus (no learned value)."""
 
-    value_weight: float = 0.05
+    value_weight: ValueWeight = 0.05
     """Weight of the command's reward in a child's UCT score (rewards are +-10 per kill,
     UCT's mean values are normalised to [0, 1]): the TD agents' default, so that a kill
     weighs what it weighs in their ``r + gamma * V`` bonus; 0 makes it plain MCTS."""
-
-    def __post_init__(self):
-        super().__post_init__()
-        check_param(isinstance(self.value_weight, (int, float)) and not isinstance(
-            self.value_weight, bool) and 0 <= self.value_weight <= 100,
-            "value_weight", f"must be in [0, 100], got {self.value_weight!r}")
 
 
 @register

@@ -41,14 +41,15 @@ the object store.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numba as nb
 import numpy as np
+from pydantic import Field, model_validator
 
 from games._rng import make_rng
+from games.validation import Real, config_class, one_of
 from games.xcom.kernels import (
     M_MAX_MOVE, M_SIZE, XcomState, apply_action, copy_into, decode_action, new_dist,
 )
@@ -62,7 +63,7 @@ from .encoder import (
     ENCODER_KEYS, builtin_encoder_arrays, check_encoder_arrays, encoder_from_arrays,
     load_encoder_arrays,
 )
-from .mcts import XcomSearchAgent, check_param
+from .mcts import MCTSConfig, ValueWeight, XcomSearchAgent
 
 
 @nb.njit(cache=True)
@@ -81,79 +82,56 @@ def afterstate_features(afterstate, observation, action, player, kind, enc, phi)
     return key, afterstate.rewards[player]
 
 
-@dataclass(frozen=True)
-class TDConfig:
+@config_class
+class TDConfig(MCTSConfig):
     """MCTS plus a TD(0)-learned value term (shared by MCTS-TD, MF+FA, Conv-AE+FA)."""
 
-    exploration: float = math.sqrt(2)
-    """UCB1 constant K (on values normalised to each node's observed range)."""
-    epsilon: float = 1e-6
-    """Tie-breaking noise and the guard added to visit counts."""
-    max_nodes: int = 1 << 14
-    """Tree capacity under a time budget (an iteration budget of n uses n + 1)."""
-    alpha: float = 0.01
+    alpha: Annotated[Real, Field(gt=0, le=1)] = 0.01
     """TD(0) learning rate, in (0, 1]."""
-    gamma: float = 0.9
+    gamma: Annotated[Real, Field(ge=0, le=1)] = 0.9
     """TD(0) discount of the next afterstate's value, in [0, 1]."""
-    value_weight: float = 0.05
+    value_weight: ValueWeight = 0.05
     """Weight of the command's value (``value_target``) added to a child's UCT score
     (rewards are +-10 per kill, UCT's mean values are normalised to [0, 1]); 0 disables
     the guidance."""
-    value_target: str = "td_target"
+    value_target: Annotated[str, one_of(VALUE_TARGETS)] = "td_target"
     """How the search reads a command ``c`` from ``s`` to the afterstate ``s'``:
     ``"td_target"``: ``r(s, c) + gamma * V(s')`` (the command's own reward plus the
     discounted learned value; ``V = 0`` when ``s'`` ends the round); ``"next_state"``:
     ``V(s')`` alone (the reading before issue 23)."""
 
-    def __post_init__(self):
-        check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
-                    "exploration", f"must be a number in [0, 100], got {self.exploration!r}")
-        check_param(isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < 0.01,
-                    "epsilon", f"must be in (0, 0.01), got {self.epsilon!r}")
-        check_param(isinstance(self.max_nodes, int) and 2 <= self.max_nodes <= 1 << 20,
-                    "max_nodes", f"must be an int in [2, 2**20], got {self.max_nodes!r}")
-        check_param(isinstance(self.alpha, (int, float)) and not isinstance(self.alpha, bool)
-                    and 0 < self.alpha <= 1, "alpha", f"must be in (0, 1], got {self.alpha!r}")
-        check_param(isinstance(self.gamma, (int, float)) and not isinstance(self.gamma, bool)
-                    and 0 <= self.gamma <= 1, "gamma", f"must be in [0, 1], got {self.gamma!r}")
-        check_param(isinstance(self.value_weight, (int, float)) and 0 <= self.value_weight <= 100,
-                    "value_weight", f"must be in [0, 100], got {self.value_weight!r}")
-        check_param(isinstance(self.value_target, str) and self.value_target in VALUE_TARGETS,
-                    "value_target",
-                    f"must be one of {sorted(VALUE_TARGETS)}, got {self.value_target!r}")
 
-
-@dataclass(frozen=True)
+@config_class
 class TableTDConfig(TDConfig):
     """MCTS-TD: the table over the 3x3 grid around the acting unit."""
 
-    alpha: float = 0.1
+    alpha: Annotated[Real, Field(gt=0, le=1)] = 0.1
     """TD(0) learning rate, in (0, 1] (one table entry moves per step)."""
 
 
-@dataclass(frozen=True)
+@config_class
 class ConvAEConfig(TDConfig):
     """Conv-AE+FA: linear TD over the convolutional encoder's features."""
 
-    alpha: float = 5e-4
+    alpha: Annotated[Real, Field(gt=0, le=1)] = 5e-4
     """TD(0) learning rate, in (0, 1]. The encoder's features are unbounded (about 1.5 in
     magnitude on 6x6, 7.5 on 18x18), and linear TD is stable for alpha * |phi|^2 < 2:
     5e-4 keeps that near 0.5 on 18x18."""
-    encoder: str = "builtin"
+    encoder: Annotated[str, Field(min_length=1)] = "builtin"
     """``builtin`` (the shipped encoder for the game's board size) or the path of an
     encoder ``.npz``; a lineup ``seed_population`` holding encoder arrays overrides it."""
 
-    def __post_init__(self):
-        super().__post_init__()
-        check_param(isinstance(self.encoder, str) and self.encoder, "encoder",
-                    f"must be 'builtin' or an .npz path, got {self.encoder!r}")
+    @model_validator(mode="after")
+    def _encoder_file(self):
         if self.encoder != "builtin":
             path = Path(self.encoder).expanduser()
-            check_param(path.is_file(), "encoder", f"file not found: {self.encoder}")
+            if not path.is_file():
+                raise ValueError(f"encoder: file not found: {self.encoder}")
             try:
                 check_encoder_arrays(load_encoder_arrays(path))
             except ValueError as exc:
                 raise ValueError(f"encoder: {self.encoder}: {exc}") from None
+        return self
 
 
 class TDAgent(XcomSearchAgent):

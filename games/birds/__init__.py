@@ -25,13 +25,16 @@ and :meth:`Birds.step` uses only that entry of the joint action.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import lru_cache
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from .._rng import make_rng
 from ..api import LOSS, TIE, WIN, Game
+from ..validation import NonBlank, config_class
 from . import kernels as K
 
 __all__ = ["Birds", "BirdsConfig"]
@@ -44,26 +47,23 @@ def _cards_for(cards_csv: str | None, card_seed: int) -> np.ndarray:
     return cards
 
 
-@dataclass(frozen=True)
+#: A card set file: a non-blank path, or None (the generated set).
+CardsCsv = NonBlank | None
+
+
+@config_class
 class BirdsConfig:
     """Options of a bird card game."""
 
-    cards_csv: str | None = None
+    cards_csv: CardsCsv = None
     """CSV file of the card set (columns ``points``, ``cost``; see ``games/birds/_cards.py``);
     None: the generated set of 180 birds."""
-    card_seed: int = 2026
+    card_seed: Annotated[int, Field(ge=0)] = 2026
     """Seed of the generated card set (the same set in every game of a study)."""
-    start_food: int = 3
+    start_food: Annotated[int, Field(ge=0, le=20)] = 3
     """Food each player starts with (the public game: 5 minus the starting hand)."""
 
     def __post_init__(self):
-        if self.cards_csv is not None and (not isinstance(self.cards_csv, str) or not self.cards_csv.strip()):
-            raise ValueError(f"cards_csv: must be a path (string) or absent, got {self.cards_csv!r}")
-        if isinstance(self.card_seed, bool) or not isinstance(self.card_seed, int) or self.card_seed < 0:
-            raise ValueError(f"card_seed: must be a non-negative int, got {self.card_seed!r}")
-        if isinstance(self.start_food, bool) or not isinstance(self.start_food, int) \
-                or not 0 <= self.start_food <= 20:
-            raise ValueError(f"start_food: must be an int in [0, 20], got {self.start_food!r}")
         self.cards()  # a malformed CSV fails here, naming its row and column
 
     def cards(self) -> np.ndarray:

@@ -18,11 +18,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field, field_validator, model_validator
 
 from ..api import LOSS, TIE, WIN, Game
+from ..validation import NonBlank, config_class, one_of
 from . import _kernels
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._layout import (
@@ -36,13 +39,13 @@ __all__ = ["Pommerman", "PommermanConfig", "PommermanState", "StateFormatError"]
 VIEW_RANGES = (0, 1, 2, 3, 4)
 
 
-@dataclass(frozen=True)
+@config_class
 class PommermanConfig:
     """Options of a Pommerman game."""
 
-    mode: str = "ffa"
+    mode: Annotated[str, one_of(MODES)] = "ffa"
     """``ffa`` (four players) or ``team`` (agents 0+2 against 1+3)."""
-    ruleset: str = "canonical"
+    ruleset: Annotated[str, one_of(RULESETS)] = "canonical"
     """``canonical`` (NeurIPS 2018 package) or ``java`` (the Java framework)."""
     collapse: bool | None = None
     """Java ruleset only: the board collapses at ticks 500, 575, 650 and 725.
@@ -50,9 +53,9 @@ class PommermanConfig:
     ``Types.COLLAPSE_BOARD = true``), off for ``canonical`` (which has none)."""
     view_range: int | str | None = None
     """Chebyshev radius 0..4 each agent sees around itself; None (or "full") = full observability."""
-    max_steps: int = DEFAULT_MAX_STEPS
+    max_steps: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_MAX_STEPS
     """Game length limit in ticks (the references use 800)."""
-    boards_file: str | None = None
+    boards_file: NonBlank | None = None
     """Play recorded boards instead of generating them: a JSON Lines file
     (``.jsonl``, or ``.jsonl.gz``) of records in the golden-trajectory format
     (``{"states": [state, ...], ...}``; only ``states[0]`` is used, hidden
@@ -61,26 +64,24 @@ class PommermanConfig:
     record ``b``; ``reset(seed)`` with an int plays record ``seed``. A relative
     path is relative to the working directory. None: boards come from the seed."""
 
-    def __post_init__(self):
-        if self.mode not in MODES:
-            raise ValueError(f"mode: unknown mode {self.mode!r}; expected one of {sorted(MODES)}")
-        if self.ruleset not in RULESETS:
-            raise ValueError(f"ruleset: unknown ruleset {self.ruleset!r}; expected one of {sorted(RULESETS)}")
+    @field_validator("view_range", mode="before")
+    @classmethod
+    def _view_range(cls, value):
+        if value == "full":
+            return None
+        if value is not None and (isinstance(value, bool) or value not in VIEW_RANGES):
+            raise ValueError(f"must be one of {VIEW_RANGES}, 'full' or absent (full), got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _collapse_and_boards(self):
         if self.collapse is None:
             object.__setattr__(self, "collapse", self.ruleset == "java")
-        if not isinstance(self.collapse, bool):
-            raise ValueError(f"collapse: must be true or false, got {self.collapse!r}")
         if self.collapse and self.ruleset != "java":
             raise ValueError("collapse: board collapse exists only in the 'java' ruleset")
-        if self.view_range == "full":
-            object.__setattr__(self, "view_range", None)
-        if self.view_range is not None and (isinstance(self.view_range, bool)
-                                            or self.view_range not in VIEW_RANGES):
-            raise ValueError(f"view_range: must be one of {VIEW_RANGES}, 'full' or absent (full), got {self.view_range!r}")
-        if not isinstance(self.max_steps, int) or not 1 <= self.max_steps <= 100_000:
-            raise ValueError(f"max_steps: must be an int in [1, 100000], got {self.max_steps!r}")
         if self.boards_file is not None:
             load_boards(self)  # validates the file (cached per path and modification time)
+        return self
 
     @property
     def view(self) -> int:

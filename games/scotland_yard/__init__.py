@@ -20,13 +20,16 @@ from __future__ import annotations
 import functools
 import json
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from .._rng import make_rng
 from ..api import LOSS, WIN, Game
+from ..validation import config_class
 from . import kernels as K
 
 __all__ = ["ScotlandYard", "ScotlandYardConfig", "DEFAULT_BOARD_FILE", "board_for"]
@@ -45,14 +48,13 @@ def _load(board_file: str, setup_file: str, mtimes: tuple) -> tuple:
     return board, np.asarray(det_cards, dtype=np.int32), np.asarray(mrx_cards, dtype=np.int32)
 
 
-def _positive_ints(name: str, value, length: int) -> tuple:
-    if not isinstance(value, (list, tuple)) or len(value) != length or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
-        raise ValueError(f"{name}: expected {length} non-negative ints, got {value!r}")
-    return tuple(value)
+def Tickets(length: int):
+    """The type of a ticket tuple: ``length`` non-negative ints (a TOML array)."""
+    return Annotated[tuple[Annotated[int, Field(ge=0)], ...],
+                     Field(strict=False, min_length=length, max_length=length)]
 
 
-@dataclass(frozen=True)
+@config_class
 class ScotlandYardConfig:
     """Options of a Scotland Yard game (defaults: the published game)."""
 
@@ -62,39 +64,32 @@ class ScotlandYardConfig:
     setup_file: str | None = None
     """Path of the setup JSON with the start cards; None = ``scotland_yard_setup.json``
     beside the board file."""
-    num_detectives: int = 5
+    num_detectives: Annotated[int, Field(ge=1, le=K.MAX_DETECTIVES)] = 5
     """Detectives (1..5)."""
-    rounds: int = 24
+    rounds: Annotated[int, Field(ge=1, le=K.MAX_ROUNDS)] = 24
     """Mr X's moves in a game; he wins after the detectives' moves of the last round."""
-    reveal_rounds: tuple = (3, 8, 13, 18, 24)
+    reveal_rounds: Annotated[tuple[Annotated[int, Field(ge=1)], ...], Field(strict=False)] = (3, 8, 13, 18, 24)
     """Rounds after whose move Mr X is shown."""
-    detective_tickets: tuple = (10, 8, 4)
+    detective_tickets: Tickets(3) = (10, 8, 4)
     """Taxi, bus and underground tickets of each detective."""
-    mrx_tickets: tuple | None = None
+    mrx_tickets: Tickets(5) | None = None
     """Mr X's taxi, bus, underground, black and double-move tickets; None =
     (4, 3, 3, number of detectives, 2)."""
 
-    def __post_init__(self):
-        board = Path(self.board_file).expanduser() if self.board_file else DEFAULT_BOARD_FILE
+    @model_validator(mode="after")
+    def _files_and_rounds(self):
+        board = self.board_path
         if not board.is_file():
             raise ValueError(f"board_file: file not found: {board}")
-        setup = Path(self.setup_file).expanduser() if self.setup_file else board.parent / SETUP_FILE_NAME
+        setup = self.setup_path
         if not setup.is_file():
             raise ValueError(f"setup_file: file not found: {setup}")
-        if not isinstance(self.num_detectives, int) or not 1 <= self.num_detectives <= K.MAX_DETECTIVES:
-            raise ValueError(f"num_detectives: must be an int in [1, {K.MAX_DETECTIVES}], "
-                             f"got {self.num_detectives!r}")
-        if not isinstance(self.rounds, int) or not 1 <= self.rounds <= K.MAX_ROUNDS:
-            raise ValueError(f"rounds: must be an int in [1, {K.MAX_ROUNDS}], got {self.rounds!r}")
         reveals = self.reveal_rounds
-        if not isinstance(reveals, (list, tuple)) or not all(
-                isinstance(r, int) and 1 <= r <= self.rounds for r in reveals):
+        if not all(r <= self.rounds for r in reveals):
             raise ValueError(f"reveal_rounds: expected rounds in [1, {self.rounds}], got {reveals!r}")
         object.__setattr__(self, "reveal_rounds", tuple(sorted(set(reveals))))
-        object.__setattr__(self, "detective_tickets",
-                           _positive_ints("detective_tickets", self.detective_tickets, 3))
-        mrx = self.mrx_tickets if self.mrx_tickets is not None else (4, 3, 3, self.num_detectives, 2)
-        object.__setattr__(self, "mrx_tickets", _positive_ints("mrx_tickets", mrx, 5))
+        if self.mrx_tickets is None:
+            object.__setattr__(self, "mrx_tickets", (4, 3, 3, self.num_detectives, 2))
         try:
             _, det_cards, mrx_cards = self.load()
         except ValueError as exc:
@@ -105,6 +100,7 @@ class ScotlandYardConfig:
                              f"for {self.num_detectives} detectives")
         if not set(mrx_cards.tolist()) - set(det_cards.tolist()) and len(mrx_cards) <= self.num_detectives:
             raise ValueError("setup_file: Mr X's start cards may all be taken by detectives")
+        return self
 
     @property
     def board_path(self) -> Path:

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from ..api import LOSS, TIE, WIN, Game
+from ..validation import NonBlank, config_class, one_of
 from ._layout import (
     ALIENS, BUILTIN_LAYOUTS, DEFAULT_MAX_MOVES, HUMANS, LayoutError, M_DONE, M_FIRST, M_MOVES,
     M_TO_MOVE, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW, XcomState, copy_state, grid_of, load_layout,
@@ -49,26 +52,25 @@ def _fresh_state(board: str, max_move: int, max_moves: int) -> XcomState:
     return state_from_grid(_layout_grid(board), max_move, max_moves, HUMANS)
 
 
-@dataclass(frozen=True)
+@config_class
 class XcomConfig:
     """Options of an XCOM round."""
 
-    board: str = "mini"
+    board: NonBlank = "mini"
     """``mini`` (6x6, 2 units a side), ``large`` (18x18, 4 a side) or the path of a
     layout file (rows of -2 wall / -1 alien / 0 empty / 1 human; ``#`` comments)."""
-    max_move: int | None = None
+    max_move: Annotated[int, Field(ge=1, le=12)] | None = None
     """Most steps of one move; default 4 on ``mini``, 6 on ``large``, and for a
     layout file 4 below 12 cells a side, else 6."""
-    max_moves: int = DEFAULT_MAX_MOVES
+    max_moves: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_MAX_MOVES
     """Commands (both sides together) after which the round is a draw."""
-    first_mover: str = "alternate"
+    first_mover: Annotated[str, one_of(FIRST_MOVERS)] = "alternate"
     """``alternate``: humans move first on even board seeds (round k of a runs x
     rounds design plays board seed k, so a 40-round run gives each side 20
     starts), aliens on odd ones; or always ``humans`` / ``aliens``."""
 
-    def __post_init__(self):
-        if not isinstance(self.board, str) or not self.board:
-            raise ValueError(f"board: must be 'mini', 'large' or a layout file path, got {self.board!r}")
+    @model_validator(mode="after")
+    def _layout(self):
         if self.board not in BUILTIN_LAYOUTS and not Path(self.board).expanduser().is_file():
             raise ValueError(f"board: not 'mini', 'large' or an existing layout file: {self.board!r}")
         try:
@@ -79,12 +81,7 @@ class XcomConfig:
             default = BUILTIN_LAYOUTS[self.board][1] if self.board in BUILTIN_LAYOUTS else (
                 4 if grid.shape[0] < 12 else 6)
             object.__setattr__(self, "max_move", default)
-        if isinstance(self.max_move, bool) or not isinstance(self.max_move, int) or not 1 <= self.max_move <= 12:
-            raise ValueError(f"max_move: must be an int in [1, 12], got {self.max_move!r}")
-        if isinstance(self.max_moves, bool) or not isinstance(self.max_moves, int) or not 1 <= self.max_moves <= 10_000:
-            raise ValueError(f"max_moves: must be an int in [1, 10000], got {self.max_moves!r}")
-        if self.first_mover not in FIRST_MOVERS:
-            raise ValueError(f"first_mover: must be one of {list(FIRST_MOVERS)}, got {self.first_mover!r}")
+        return self
 
     @property
     def grid(self) -> np.ndarray:
