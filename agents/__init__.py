@@ -4,5 +4,12 @@ Imports go one way: ``agents -> games``. Agents use a game through the shared
 interface (``games.api``) and the game's public kernel module (e.g.
 ``games.pommerman.kernels``), never its underscore modules; nothing in
 ``agents`` imports ``cluster`` or ``jobs``.
+
+Importing the package registers the built-in agents (each module registers
+its classes in the leaf :mod:`agents.registry`, which imports no agent).
 """
-import games  # noqa: F401  (configures the numba cache before any kernel is defined)
+from games.numba_cache import configure_numba_cache
+
+configure_numba_cache("games", "agents")  # before any agent kernel is defined
+
+from . import birds, pommerman, scotland_yard, simple, xcom  # noqa: E402,F401  (registration)

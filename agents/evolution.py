@@ -3,7 +3,7 @@
 Game-independent: a population is ``float64[P, A, F]`` (P individuals, A
 effective actions, F features; an unfeatured individual has F = 1), fitness
 is ``float64[P]``. Every kernel draws from an explicit ``uint64[2]`` generator
-(:mod:`games._rng`). FEMCTS (:mod:`agents.pommerman.femcts`) evolves its
+(:mod:`games.rng`). FEMCTS (:mod:`agents.pommerman.femcts`) evolves its
 rollout policies with them.
 
 The softmax policy of an individual ``W`` in a state with features ``f`` is
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer, rng_uniform
+from games.rng import rng_integer, rng_uniform
 
 #: Mutation variants: (a) each action draws its own set of mutated features;
 #: (b) one set of features is drawn and mutated for every action.

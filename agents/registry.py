@@ -1,4 +1,9 @@
-"""Agents by name: the only way the cluster and the CLI construct an agent."""
+"""Agents by name: the only way the cluster and the CLI construct an agent.
+
+A leaf of the agents package: it imports only the agent interface; the
+built-in agents register themselves when the ``agents`` package loads them
+(``agents/__init__.py``), and plugins when they are imported.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -20,12 +25,10 @@ def register(cls: type[Agent]) -> type[Agent]:
 
 
 def agent_names() -> list[str]:
-    _load_builtin()
     return sorted(_AGENTS)
 
 
 def agent_class(name: str) -> type[Agent]:
-    _load_builtin()
     if name not in _AGENTS:
         raise ValueError(f"agent: unknown agent {name!r}; known: {sorted(_AGENTS)}")
     return _AGENTS[name]
@@ -62,14 +65,3 @@ def config_hash(name: str, config, budget: Budget) -> str:
     blob = json.dumps({"name": name, "config": asdict(config), "budget": asdict(budget)},
                       sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
-
-
-_loaded = False
-
-
-def _load_builtin() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from . import birds, pommerman, scotland_yard, simple, xcom  # noqa: F401  (registration happens on import)

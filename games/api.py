@@ -177,7 +177,13 @@ class Game(ABC):
     def copy(self) -> "Game": ...
 
     @abstractmethod
-    def to_json(self) -> str: ...
+    def to_json(self) -> str:
+        """The game (config and state) as JSON; :meth:`from_json` reads it back."""
+
+    @classmethod
+    @abstractmethod
+    def from_json(cls, text: str) -> "Game":
+        """The game ``to_json`` wrote (same state, same fingerprint)."""
 
     def fingerprint(self) -> int:
         """CRC-32 of the whole state, what a game record checks at every step

@@ -233,11 +233,11 @@ def _cmd_bench(args) -> int:
     if args.against is not None:
         return _cmd_bench_paired(args)
     if args.target == "pommerman":
-        from games.pommerman.engine_speed import bench_engine, bench_start
+        from games.pommerman.engine_speed import bench_engine
 
         result = {"ruleset": args.ruleset}
         result.update(bench_engine(ruleset=args.ruleset, seconds=args.seconds))
-        from agents.pommerman.search_speed import bench_agents
+        from agents.pommerman.search_speed import bench_agents, bench_start
 
         result.update(bench_agents(games=1 if args.quick else 3,
                                    decisions_per_game=15 if args.quick else 40,

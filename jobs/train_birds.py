@@ -85,7 +85,7 @@ def final_evaluation(config, cards: np.ndarray, weights: np.ndarray) -> dict:
     interval, the mean result (win 1, tie 0.5) and the mean score difference."""
     from agents.birds.policy import MODEL_RANDOM, MODEL_TYPED_RANDOM, evaluate_policy
     from cluster.report import wilson_interval
-    from games._rng import make_rng
+    from games.rng import make_rng
 
     out = {}
     for kind, model in (("flat", MODEL_RANDOM), ("typed", MODEL_TYPED_RANDOM)):

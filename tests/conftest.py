@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -63,7 +63,6 @@ class CountGame(Game):
     def __init__(self, config: CountConfig):
         self.num_players = config.num_players
         super().__init__(config)
-        self.reset(0)
 
     def new_state(self, seed) -> CountState:
         rng = np.random.default_rng(seed)
@@ -115,12 +114,14 @@ class CountGame(Game):
         return other
 
     def to_json(self) -> str:
-        return json.dumps({k: v.tolist() for k, v in self.state._asdict().items()})
+        return json.dumps({"config": asdict(self.config),
+                           "state": {k: v.tolist() for k, v in self.state._asdict().items()}})
 
     @classmethod
-    def from_json(cls, text: str, config: CountConfig | None = None) -> "CountGame":
-        game = cls(config or CountConfig(num_players=len(json.loads(text)["bonus"])))
-        game.state = CountState(*(np.asarray(v, dtype=np.int64) for v in json.loads(text).values()))
+    def from_json(cls, text: str) -> "CountGame":
+        d = json.loads(text)
+        game = cls(CountConfig(**d["config"]))
+        game.state = CountState(*(np.asarray(d["state"][k], dtype=np.int64) for k in CountState._fields))
         return game
 
     def render(self, state=None) -> str:

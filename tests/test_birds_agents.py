@@ -10,7 +10,7 @@ from agents.birds.mcts import TREE_WIDTH, determinize, unseen_class_counts, unse
 from agents.birds.policy import TrainConfig, evaluate_policy, train_policy
 from agents.registry import make_agent, make_agent_config
 from agents.search import CHANCE, DECISION, ROOT_INDEX, new_tree, sample_outcome
-from games._rng import make_rng
+from games.rng import make_rng
 from games.birds import Birds, BirdsConfig
 from games.birds import kernels as K
 

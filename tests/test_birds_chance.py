@@ -57,7 +57,7 @@ def test_pw_ucb_selects_the_outcome_maximising_probability_times_ucb(seed):
     The value-free proportional rule picks outcome 2 either way (its visit share .1 lags
     furthest behind its probability .2), and an untried outcome with cards comes first."""
     from agents.search import ROOT_INDEX, select_outcome_proportional, select_outcome_pw_ucb
-    from games._rng import make_rng
+    from games.rng import make_rng
 
     rng = make_rng(seed)
     tree, weights = chance_node_tree(0.8)

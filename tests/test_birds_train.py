@@ -72,7 +72,7 @@ def test_self_play_trainer_improves_over_its_start():
     small: the trained weights beat both kinds of random player far more often than the
     uniform start does."""
     from agents.birds.policy import MODEL_RANDOM, MODEL_TYPED_RANDOM, evaluate_policy, train_policy
-    from games._rng import make_rng
+    from games.rng import make_rng
     from games.birds import BirdsConfig
 
     cards = BirdsConfig().cards()
@@ -90,7 +90,7 @@ def test_typed_random_player_picks_an_action_type_first():
     """At a deal every type is open (a free bird in hand, the tray, food): food is a third
     of the moves whatever the number of draw and play actions."""
     from agents.birds.features import typed_random_action
-    from games._rng import make_rng
+    from games.rng import make_rng
     from games.birds import Birds, BirdsConfig
     from games.birds import kernels as K
 

@@ -8,7 +8,7 @@ from agents.evolution import (
     MUTATE_PER_ACTION, MUTATE_SHARED_FEATURES, evolve, mutate, policy_probabilities,
     sample_index, tournament_select, uniform_crossover,
 )
-from games._rng import make_rng
+from games.rng import make_rng
 
 
 def test_softmax_policy_matches_closed_form_scale_and_offset():

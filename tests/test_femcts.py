@@ -13,7 +13,7 @@ from agents.pommerman.features import (
 )
 from agents.pommerman.femcts import FEMCTSConfig
 from agents.registry import make_agent, make_agent_config
-from games._rng import make_rng
+from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import state_from_dict
 from games.pommerman.kernels import LAY_BOMB, STOP

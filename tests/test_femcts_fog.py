@@ -19,7 +19,7 @@ from agents.pommerman.femcts import (
     FEMCTSConfig, evolved_rollout, policy_action, resolve_fog_moves, rollout_features, safe_move_on,
 )
 from agents.registry import make_agent, resolved_params
-from games._rng import make_rng
+from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import (
     A_COL, A_ROW, BOARD_SIZE, DOWN, FOG, LAY_BOMB, LEFT, RIGHT, STOP, UP, copy_state, observe, step,

@@ -21,11 +21,11 @@ from agents.pommerman.femcts import (
     FEMCTSConfig, evolved_rollout, femcts_decide, policy_action, rollout_features,
 )
 from agents.registry import make_agent
-from agents.search.tree import ROOT_INDEX, new_tree
+from agents.search import ROOT_INDEX, new_tree
 from cluster.plan import plan_study
 from cluster.play import build_agents, play_game
 from cluster.spec import SpecError, build_spec
-from games._rng import make_rng, rng_integer
+from games.rng import make_rng, rng_integer
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import (
     LAY_BOMB, M_STEP, N_ACTIONS, STOP, copy_state, empty_state,

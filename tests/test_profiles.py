@@ -12,7 +12,7 @@ from agents.pommerman._common import (
     search_value,
 )
 from agents.registry import make_agent, resolved_params
-from games._rng import make_rng
+from games.rng import make_rng
 from games.pommerman import PommermanConfig
 from games.pommerman.kernels import (
     A_ALIVE, A_STATUS, FLAMES, KICK, LAY_BOMB, LEFT, PASSAGE, RIGHT, STATUS_LOSS, STATUS_TIE,

@@ -14,7 +14,7 @@ from agents.scotland_yard._common import (
     category_of, filter_mrx_moves, location_weights, roulette,
 )
 from agents.scotland_yard.mcts_seekers import coalition_values, empty_tables
-from games._rng import make_rng
+from games.rng import make_rng
 from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD
 from games.scotland_yard import ScotlandYard, ScotlandYardConfig
 from games.scotland_yard import kernels as K

@@ -18,8 +18,8 @@ from agents.scotland_yard._common import (
 from agents.scotland_yard.mcts_seekers import (
     coalition_values, coalition_values_root, combined_root_action, empty_tables, update_tables,
 )
-from agents.search.tree import ROOT_INDEX
-from games._rng import make_rng
+from agents.search import ROOT_INDEX
+from games.rng import make_rng
 from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD
 from games.scotland_yard import ScotlandYard, ScotlandYardConfig
 from games.scotland_yard import kernels as K

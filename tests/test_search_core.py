@@ -12,7 +12,7 @@ from agents.search import (
     mark_illegal, monotonic_ns, most_visited_child, new_tree, random_untried_action,
     reset_tree, select_uct,
 )
-from games._rng import make_rng, rng_uniform
+from games.rng import make_rng, rng_uniform
 
 
 def test_new_tree_layout():

@@ -17,7 +17,7 @@ import pytest
 from agents.api import Budget
 from agents.pommerman.simple_player import DIRECTIONS, POWER_UPS, RECENT_LENGTH, simple_decide
 from agents.registry import make_agent
-from games._rng import make_rng
+from games.rng import make_rng
 from games.pommerman import PommermanConfig
 from games.pommerman.kernels import (
     DOWN, KICK, LAY_BOMB, LEFT, RIGHT, STOP, UP, observe, state_from_dict,

@@ -73,7 +73,7 @@ def _root_bonuses(state, value_kind, value_target, gamma, weights, seed=0):
     from agents.search import ROOT_INDEX, new_tree
     from agents.xcom.mcts import SEARCH_STATS, STAT_BONUSES, STAT_ROOT_SELECTIONS, \
         dummy_encoder, xcom_search
-    from games._rng import make_rng
+    from games.rng import make_rng
     from games.xcom.kernels import HUMANS, copy_state, legal_actions
 
     legal = np.flatnonzero(legal_actions(state, HUMANS))

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.api import Agent
-from games._rng import make_rng
+from games.rng import make_rng
 
 from .features import N_FEATURES
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer, rng_uniform
+from games.rng import rng_integer, rng_uniform
 from games.birds.kernels import (
     BOARD_SLOTS, C_COST, C_POINTS, DRAW_DECK, DRAW_TRAY, GAIN_FOOD, M_TURN, N_ACTIONS,
     P_BOARD, P_FOOD, P_HAND, TOTAL_TURNS, is_legal, nth_legal_action,

@@ -10,7 +10,7 @@ One search per decision, a new tree each time, on the shared core
    observation and overwrites every hidden slot (so a true state and its
    observation give the same search).
 2. **Traverse** from the root. At a DECISION node (the searching player to
-   move) :func:`~agents.search.select_ucb1_legal` picks among the actions legal
+   move) :func:`~agents.search.select_ucb1_untried_first` picks among the actions legal
    in this determinization. An action that reveals a card leads to a CHANCE
    node: drawing from the deck (outcome: the class of the drawn card), taking a
    tray card (outcome: the class of the card refilling the tray). The outcome
@@ -63,13 +63,11 @@ from pydantic import Field
 from agents.api import Budget
 from agents.registry import register
 from agents.search import (
-    CHANCE, DECISION, ROOT_INDEX, backup, deadline_ns, expand_as, is_full, monotonic_ns,
-    new_tree, recommend_root_action, reset_tree, sample_outcome, select_outcome_proportional,
-    select_outcome_pw_ucb, select_ucb1_legal,
+    CHANCE, DECISION, ROOT_INDEX, backup, budget_exhausted, deadline_ns, expand_as, Exploration,
+    is_full, monotonic_ns, new_tree, recommend_root_action, reset_tree, sample_outcome,
+    select_outcome_proportional, select_outcome_pw_ucb, select_ucb1_untried_first,
 )
-from agents.search.clock import budget_exhausted
-from agents.search.config import Exploration
-from games._rng import rng_integer
+from games.rng import rng_integer
 from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
     DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
@@ -487,7 +485,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                     value = leaf_value(sim, player, backup_kind, margin_scale)
                     break
                 legal_actions_into(sim, player, legal)
-                a = select_ucb1_legal(tree, node, legal, exploration, rng)
+                a = select_ucb1_untried_first(tree, node, legal, exploration, rng)
                 pending = pending_after(sim, a, split)
                 begin_action(sim, player, a, pending, closed_loop, opp_model, weights, feats,
                              probs, rng)
@@ -555,7 +553,7 @@ class BirdsMCTSConfig:
     ``chance_selection``); False (the default): both are merged into the searcher's
     transition (open loop)."""
     chance_selection: Annotated[str, one_of(CHANCE_SELECTIONS)] = "sample"
-    """The outcome an iteration follows at a chance node (``agents.search.chance``):
+    """The outcome an iteration follows at a chance node (``agents.search.selection``):
     ``sample`` (drawn by probability p_k, the default); ``proportional`` (value-free:
     the outcome whose visit share lags furthest behind p_k, the rule this option
     called ``pw_ucb`` before); ``pw_ucb`` (the seed's probability-weighted UCB: the

@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import Field
 
 from agents.registry import register
-from games._rng import make_rng
+from games.rng import make_rng
 from games.birds import CardsCsv
 from games.validation import Real, config_class
 from games.birds.kernels import (

@@ -23,8 +23,8 @@ import numpy as np
 
 from agents.api import Budget
 from agents.registry import make_agent
-from agents.search.tree import depth_summary
-from games._rng import make_rng
+from agents.search import depth_summary
+from games.rng import make_rng
 from games.birds import Birds, BirdsConfig
 from games.birds.kernels import M_TO_MOVE, deal, empty_state, is_terminal, step
 

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from games._rng import make_rng
+from games.rng import make_rng
 from games.validation import one_of
 from games.pommerman.kernels import A_ALIVE, DEFAULT_MAX_STEPS, M_DONE, empty_state
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer
+from games.rng import rng_integer
 from games.pommerman.kernels import count_wood, heuristic, heuristic_score, step
 from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, ACTION_DCOL, ACTION_DROW,

@@ -24,14 +24,13 @@ import json
 import numba as nb
 import numpy as np
 
-from games._rng import make_rng
+from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import M_STEP, N_ACTIONS, copy_into, heuristic
 
 from ..api import Budget
 from ..registry import make_agent
-from ..search.tree import new_tree, reset_tree
-from ..search.uct import backup
+from ..search import backup, new_tree, reset_tree
 from ._common import prepare_search
 from .mcts import rollout, tree_policy
 

@@ -50,7 +50,7 @@ import numba as nb
 import numpy as np
 from pydantic import Field, model_validator
 
-from games._rng import rng_integer, rng_uniform
+from games.rng import rng_integer, rng_uniform
 from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
@@ -65,10 +65,10 @@ from ..evolution import (
 )
 from games.pommerman.kernels import M_STEP
 from ..registry import register
-from ..search.config import SearchConfig
-from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
-from ..search.uct import backup, most_visited_child
+from ..search import (
+    ROOT_INDEX, backup, budget_exhausted, deadline_ns, monotonic_ns, most_visited_child,
+    new_tree, reset_tree, root_child_value, SearchConfig,
+)
 from ._agent import PommermanAgent, Profile, can_act
 from ._common import advance, is_over, prepare_search
 from .mcts import tree_policy

@@ -44,10 +44,10 @@ from games.validation import config_class
 
 from ..registry import register
 
-from ..search.config import SearchConfig
-from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.tree import ROOT_INDEX, new_tree, reset_tree, root_child_value
-from ..search.uct import backup, expand, most_visited_child, random_untried_action, select_uct
+from ..search import (
+    ROOT_INDEX, backup, budget_exhausted, deadline_ns, expand, monotonic_ns, most_visited_child,
+    new_tree, random_untried_action, reset_tree, root_child_value, SearchConfig, select_uct,
+)
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act
 from ._common import advance, prepare_search, safe_random_action, search_over, search_value
 

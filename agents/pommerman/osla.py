@@ -11,7 +11,7 @@ from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
 from games.validation import Real, config_class
 
 from ..registry import register
-from ..search.uct import tie_noise
+from ..search import tie_noise
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act
 from ._common import advance, prepare_search, search_value
 

@@ -28,14 +28,13 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games._rng import rng_integer, rng_uniform
+from games.rng import rng_integer, rng_uniform
 from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
 from games.validation import Real, config_class, one_of
 
 from ..registry import register
 
-from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.uct import normalise
+from ..search import budget_exhausted, deadline_ns, monotonic_ns, normalise
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act, scratch_state
 from ._common import advance, prepare_search, search_over, search_value
 

@@ -27,7 +27,7 @@ from collections import deque
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer
+from games.rng import rng_integer
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, AGENT0,
     B_BLAST, B_COL, B_ROW, BOARD_SIZE, EXTRA_BOMB, FLAMES, KICK, LAY_BOMB, M_N_BOMBS,

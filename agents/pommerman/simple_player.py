@@ -56,7 +56,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer, rng_uniform
+from games.rng import rng_integer, rng_uniform
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_ROW, A_VISIBLE, AGENT0, B_BLAST, B_COL,
     B_ROW, BOARD_SIZE, BOMB, DOWN, EXTRA_BOMB, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB,

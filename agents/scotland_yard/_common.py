@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer, rng_uniform
+from games.rng import rng_integer, rng_uniform
 from games.scotland_yard.kernels import (
     DOUBLE_MOVE, MRX, M_NUM_DETECTIVES, M_ROUND, M_TO_MOVE, M_TRACK_POSSIBLE, NUM_ACTIONS,
     TAXI, copy_into, is_terminal, legal_actions_into, step,

@@ -15,7 +15,7 @@ from games.scotland_yard.kernels import M_TO_MOVE, NUM_ACTIONS, legal_actions_in
 
 from ..api import NoConfig
 from ..registry import register
-from ..search.uct import tie_noise
+from ..search import tie_noise
 from ._common import playout_mrx_action
 from .mcts_mrx import ScotlandYardAgent
 

@@ -22,7 +22,7 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games._rng import make_rng
+from games.rng import make_rng
 from games.validation import Real, config_class
 from games.scotland_yard.kernels import (
     MAX_DETECTIVES, MRX, M_RESULT, M_TO_MOVE, NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into,
@@ -31,11 +31,11 @@ from games.scotland_yard.kernels import (
 
 from ..api import Agent
 from ..registry import register
-from ..search.config import Exploration, MaxNodes
-from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.multiplayer import backup_by_player, select_ucb_legal
-from ..search.tree import ROOT_INDEX, new_tree, reset_tree
-from ..search.uct import expand, random_untried_legal, recommend_root_action
+from ..search import (
+    ROOT_INDEX, backup_by_player, budget_exhausted, deadline_ns, expand, Exploration, MaxNodes,
+    monotonic_ns, new_tree, random_untried_legal, recommend_root_action, reset_tree,
+    select_ucb_among_legal_children,
+)
 from ._common import check_seat, filter_mrx_moves, playout, prepare_root
 
 
@@ -89,7 +89,7 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
                     node = child
                 step(scratch, a)
                 break
-            a = select_ucb_legal(tree, node, mask, exploration, rng)
+            a = select_ucb_among_legal_children(tree, node, mask, exploration, rng)
             step(scratch, a)
             node = tree.children[node, a]
         playout(scratch, epsilon_mrx, epsilon_detectives, mask, rng)

@@ -76,7 +76,7 @@ import numba as nb
 import numpy as np
 from pydantic import Field, model_validator
 
-from games._rng import rng_uniform
+from games.rng import rng_uniform
 from games.validation import config_class, one_of
 from games.scotland_yard.kernels import (
     HIDDEN, MAX_DETECTIVES, MRX, M_CAPTURER, M_NUM_DETECTIVES, M_RESULT, M_ROUND, M_TO_MOVE,
@@ -85,11 +85,11 @@ from games.scotland_yard.kernels import (
 )
 
 from ..registry import register
-from ..search.config import Exploration, MaxNodes
-from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.multiplayer import backup_by_player, select_ucb_legal
-from ..search.tree import ROOT_INDEX, reset_tree
-from ..search.uct import expand, random_untried_legal, recommend_root_action
+from ..search import (
+    ROOT_INDEX, backup_by_player, budget_exhausted, deadline_ns, expand, Exploration, MaxNodes,
+    monotonic_ns, random_untried_legal, recommend_root_action, reset_tree,
+    select_ucb_among_legal_children,
+)
 from ._common import (
     LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
     PRIOR_MEAN_FLOOR, categorize, filter_mrx_moves, location_weights, playout,
@@ -175,7 +175,7 @@ def seekers_iteration(scratch, tree, node_player, me, mask, values, exploration,
                 node = child
             expanded = True
         else:
-            a = select_ucb_legal(tree, node, mask, exploration, rng)
+            a = select_ucb_among_legal_children(tree, node, mask, exploration, rng)
             node = tree.children[node, a]
         step(scratch, a)
     playout(scratch, epsilon_mrx, epsilon_detectives, mask, rng)

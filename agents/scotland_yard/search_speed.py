@@ -16,13 +16,13 @@ import time
 import numba as nb
 import numpy as np
 
-from games._rng import make_rng, rng_integer
+from games.rng import make_rng, rng_integer
 from games.scotland_yard.kernels import (
     M_TO_MOVE, NUM_ACTIONS, copy_into, is_terminal, legal_actions_into, step,
 )
 
 from ..api import Budget
-from ..search.tree import depth_summary
+from ..search import depth_summary
 
 
 @nb.njit(cache=True)

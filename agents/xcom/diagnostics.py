@@ -37,10 +37,10 @@ import time
 
 import numpy as np
 
-from games._rng import make_rng
+from games.rng import make_rng
 from games.xcom.kernels import legal_actions
 
-from ..search.tree import new_tree
+from ..search import new_tree
 from ._value import TARGET_NEXT_STATE, VALUE_NONE
 from .mcts import (
     SEARCH_STATS, STAT_OWN_SELECTIONS_BELOW, STAT_ROOT_SELECTIONS, dummy_encoder, fresh_state,

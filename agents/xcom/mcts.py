@@ -43,7 +43,7 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games._rng import make_rng
+from games.rng import make_rng
 from games.validation import Real, config_class
 from games.xcom.kernels import (
     M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, XcomState, apply_action,
@@ -53,11 +53,9 @@ from games.xcom.kernels import (
 
 from ..api import Agent
 from ..registry import register
-from ..search.config import SearchConfig
-from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
-from ..search.tree import ROOT_INDEX, new_tree, reset_tree
-from ..search.uct import (
-    backup_alternating, expand, mark_illegal, most_visited_child, random_untried_action,
+from ..search import (
+    ROOT_INDEX, backup_alternating, budget_exhausted, deadline_ns, expand, mark_illegal,
+    monotonic_ns, most_visited_child, new_tree, random_untried_action, reset_tree, SearchConfig,
     select_uct_bonus,
 )
 from ._value import TARGET_NEXT_STATE, TARGET_TD, VALUE_NONE, command_value

@@ -22,7 +22,7 @@ import time
 import numba as nb
 import numpy as np
 
-from games._rng import make_rng
+from games.rng import make_rng
 from games.xcom.kernels import (
     M_DONE, M_MOVES, copy_into, copy_state, random_command, rollout_scratch,
 )

@@ -48,7 +48,7 @@ import numba as nb
 import numpy as np
 from pydantic import Field, model_validator
 
-from games._rng import make_rng
+from games.rng import make_rng
 from games.validation import Real, config_class, one_of
 from games.xcom.kernels import (
     M_MAX_MOVE, M_SIZE, XcomState, apply_action, copy_into, decode_action, new_dist,

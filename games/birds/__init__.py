@@ -32,7 +32,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from .._rng import make_rng
+from ..rng import make_rng
 from ..api import LOSS, TIE, WIN, Game
 from ..validation import NonBlank, config_class
 from . import kernels as K

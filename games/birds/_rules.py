@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._rng import rng_integer
+from ..rng import rng_integer
 from ._layout import (
     BOARD_SLOTS, C_COST, C_POINTS, DRAW_DECK, DRAW_TRAY, EMPTY, FEEDER_SIZE, FULL_STATE,
     GAIN_FOOD, HIDDEN, MAX_HAND, M_DECK_POS, M_FEEDER, M_OBSERVER, M_START_FOOD, M_TO_MOVE,

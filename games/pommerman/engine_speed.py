@@ -1,19 +1,16 @@
-"""Engine benchmarks: forward-model ticks and state copies per second, start-up times.
+"""Engine benchmarks: forward-model ticks and state copies per second (the start-up
+time of a process that also builds an agent is measured in agents/pommerman/search_speed.py).
 
 Run through the CLI: ``arena bench pommerman --json``.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import numba as nb
 import numpy as np
 
-from .._rng import make_rng, rng_integer
+from ..rng import make_rng, rng_integer
 from . import PommermanConfig, generate
 from ._kernels import step
 from ._layout import M_DONE, N_AGENTS, copy_into, copy_state
@@ -75,32 +72,3 @@ def bench_engine(ruleset: str = "canonical", mode: str = "ffa", seconds: float =
     copy_s = time.perf_counter() - t0
     return {"ticks_per_s": ticks / elapsed, "random_games": games,
             "mean_game_length": ticks / games, "copies_per_s": n / copy_s}
-
-
-_START_SNIPPET = (
-    "import time; t0 = time.perf_counter();"
-    "import numpy as np;"
-    "from games.pommerman import Pommerman;"
-    "from agents.registry import make_agent; from agents.api import Budget;"
-    "g = Pommerman(); g.reset(1);"
-    "a = make_agent('mcts', {}, Budget(iterations=50), g.config); a.begin_game(0, np.random.SeedSequence(1));"
-    "a.act(g.observation(0)); g.step([0, 0, 0, 0]);"
-    "print(time.perf_counter() - t0)"
-)
-
-
-def _timed_start(cache_dir: str) -> float:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", _START_SNIPPET], env=env, check=True,
-                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return time.perf_counter() - t0
-
-
-def bench_start() -> dict:
-    """Wall time of a fresh process that makes a game, one MCTS decision and one step:
-    with an empty numba cache (cold) and then with the cache it left (warm)."""
-    with tempfile.TemporaryDirectory(prefix="arena-numba-") as cache_dir:
-        cold = _timed_start(cache_dir)
-        warm = _timed_start(cache_dir)
-    return {"cold_start_s": cold, "warm_start_s": warm}

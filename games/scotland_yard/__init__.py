@@ -27,7 +27,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, model_validator
 
-from .._rng import make_rng
+from ..rng import make_rng
 from ..api import LOSS, WIN, Game
 from ..validation import config_class
 from . import kernels as K

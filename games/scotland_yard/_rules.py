@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._rng import rng_integer
+from games.rng import rng_integer
 
 from ._board import FERRY
 from ._layout import (

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._rng import rng_integer
+from ..rng import rng_integer
 from ._layout import (
     ALIENS, EMPTY, HUMANS, KILL_REWARD, M_DONE, XcomState, M_MAX_MOVE, M_MAX_MOVES, M_MOVES, M_SIZE,
     M_TO_MOVE, M_UNITS, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW,

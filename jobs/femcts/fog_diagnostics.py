@@ -197,7 +197,7 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
         STATUS_TIE, STATUS_WIN, copy_state,
     )
     from games.registry import make_game
-    from games._rng import make_rng
+    from games.rng import make_rng
 
     names = {STATUS_WIN: "WIN", STATUS_TIE: "TIE", STATUS_LOSS: "LOSS"}
     seeds = load_populations(spec)

@@ -1,0 +1,79 @@
+"""Back-up: a playout's value from the leaf to the root (Tree kernels).
+
+:func:`backup` adds one value from one player's perspective to every node on
+the path; :func:`backup_alternating` flips its sign at every level (two-player
+zero-sum); :func:`backup_by_player` adds, at each node, the entry of a value
+vector that belongs to the node's player (``node_player``, an ``int8[N]``
+array beside the :class:`~agents.search.tree.Tree`, owned by the driver: max^n
+for multi-player and imperfect-information searches such as Scotland Yard's).
+Every node also tracks the smallest and largest value backed up through it
+(what :func:`~agents.search.selection.select_uct` normalises by).
+"""
+from __future__ import annotations
+
+import numba as nb
+
+from .tree import NO_PARENT
+
+
+@nb.njit(cache=True)
+def backup(tree, leaf, value):
+    """Add ``value`` to ``leaf`` and every ancestor up to the root (visits,
+    value sum, observed min / max). Single perspective: drivers of alternating
+    zero-sum games negate ``value`` themselves where they need to."""
+    node = leaf
+    while node != NO_PARENT:
+        tree.node_visits[node] += 1
+        tree.node_value_sum[node] += value
+        if value < tree.node_min_value[node]:
+            tree.node_min_value[node] = value
+        if value > tree.node_max_value[node]:
+            tree.node_max_value[node] = value
+        node = tree.parents[node]
+
+
+@nb.njit(cache=True)
+def backup_alternating(tree, leaf, value):
+    """Back up ``value`` in a two-player game whose players alternate every ply.
+
+    ``value`` is from the perspective of the player to move at the root. Each
+    node's value sum is stored from the perspective of the player who chose the
+    action into it (the player to move at its parent): ``+value`` at odd
+    depths, ``-value`` at even ones, so :func:`select_uct` maximises for whoever
+    moves. A node's observed min / max are kept in its children's perspective
+    (the player to move at the node), which is the range :func:`select_uct`
+    normalises them to.
+    """
+    node = leaf
+    while node != NO_PARENT:
+        odd = tree.depth[node] % 2 == 1
+        stored = value if odd else -value
+        seen = -stored  # the perspective of the player to move at this node
+        tree.node_visits[node] += 1
+        tree.node_value_sum[node] += stored
+        if seen < tree.node_min_value[node]:
+            tree.node_min_value[node] = seen
+        if seen > tree.node_max_value[node]:
+            tree.node_max_value[node] = seen
+        node = tree.parents[node]
+
+
+@nb.njit(cache=True)
+def backup_by_player(tree, leaf, values, node_player):
+    """Back up a value vector: every node from ``leaf`` to the root gains one visit
+    and ``values[node_player[node]]`` (the root, whose player is negative, adds
+    ``values[0]``).
+
+    Args: tree; leaf (int); values (float64[P]); node_player (int8[N]).
+    """
+    node = leaf
+    while node != NO_PARENT:
+        p = node_player[node]
+        value = values[p] if p >= 0 else values[0]
+        tree.node_visits[node] += 1
+        tree.node_value_sum[node] += value
+        if value < tree.node_min_value[node]:
+            tree.node_min_value[node] = value
+        if value > tree.node_max_value[node]:
+            tree.node_max_value[node] = value
+        node = tree.parents[node]
