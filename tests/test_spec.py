@@ -203,7 +203,7 @@ def test_scale_applies_after_overrides_and_to_runs(tmp_path):
     (["lineup.3.label=test_prob", "lineup.0.label=test_prob"], r"^lineup\[\d\]\.label: duplicate label 'test_prob'"),
     (["game.view_range=7"], r"^game\.view_range: must be one of \(0, 1, 2, 3, 4\)"),
     (["game.bogus=1"], r"^game\.bogus: unknown option for 'pommerman'"),
-    (["game.mode=duel"], r"^game\.mode: unknown mode 'duel'"),
+    (["game.mode=duel"], r"^game\.mode: must be one of \['ffa', 'team'\], got 'duel'"),
     (["game.name=chess"], r"^game\.name: unknown game 'chess'; known: \[.*'pommerman'"),
     (["design.seeds=0"], r"^design\.seeds: must be a positive int, got 0$"),
     (["design.seeds=2.5"], r"^design\.seeds: must be a positive int, got 2\.5$"),
