@@ -13,9 +13,7 @@ From the result rows alone (``series_id`` = run, ``index_in_series`` = round)::
 * ``win_ratio`` = the second label's wins / the first label's wins over the
   whole study (below 1: the first label, e.g. Conv-AE+FA, is stronger).
 
-The t distribution's CDF is computed exactly (to floating-point accuracy)
-from the regularized incomplete beta function (continued fraction, modified
-Lentz), so no SciPy is needed:  p = I_{df / (df + t^2)}(df / 2, 1 / 2).
+The t-test is :func:`cluster.stats.paired_t_test` (SciPy's ``ttest_rel``).
 """
 from __future__ import annotations
 
@@ -25,82 +23,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["betainc_regularized", "t_two_tailed_p", "paired_t_test", "run_win_rates",
+from .stats import paired_t_test
+
+__all__ = ["run_win_rates",
            "segment_table", "segment_tests", "win_ratio", "segment_plot", "ratio_plot",
            "write_segment_report", "SEGMENT"]
 
 #: Rounds per segment in the studies (40 rounds -> 4 segments).
 SEGMENT = 10
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = 1.0
-    d = 1.0 - qab * x / qap
-    d = tiny if abs(d) < tiny else d
-    d = 1.0 / d
-    h = d
-    for m in range(1, 10_000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = tiny if abs(d) < tiny else d
-        c = 1.0 + aa / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = tiny if abs(d) < tiny else d
-        c = 1.0 + aa / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def betainc_regularized(a: float, b: float, x: float) -> float:
-    """I_x(a, b) for a, b > 0 and 0 <= x <= 1."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_two_tailed_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
-    if math.isnan(t) or df <= 0:
-        return math.nan
-    if math.isinf(t):
-        return 0.0
-    return betainc_regularized(df / 2.0, 0.5, df / (df + t * t))
-
-
-def paired_t_test(x, y) -> tuple[float, float, int]:
-    """(t, two-tailed p, df) of a paired t-test of ``x`` against ``y`` (equal lengths).
-    Identical pairs give (0, 1); constant non-zero differences give (+-inf, 0)."""
-    d = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
-    n = len(d)
-    if n < 2:
-        return math.nan, math.nan, max(n - 1, 0)
-    mean = float(d.mean())
-    sd = float(d.std(ddof=1))
-    if sd == 0.0:
-        if mean == 0.0:
-            return 0.0, 1.0, n - 1
-        return math.copysign(math.inf, mean), 0.0, n - 1
-    t = mean / (sd / math.sqrt(n))
-    return t, t_two_tailed_p(t, n - 1), n - 1
 
 
 def _labels(df: pd.DataFrame) -> list[str]:

@@ -64,7 +64,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .report import Z95, wilson_interval
+from .stats import Z95, holm, sample_variance, two_proportion_z_test, welch_z_test, wilson_interval
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ class ObjectiveTally:
             lo, hi = wilson_interval(counts["win"], n) if n else (0.0, 1.0)
         else:
             value = reward_sum / n if n else 0.0
-            var = max(0.0, reward_sq / n - value * value) * n / (n - 1) if n > 1 else 0.0
+            var = sample_variance(reward_sum, reward_sq, n)
             half = Z95 * math.sqrt(var / n) if n else math.inf
             lo, hi = value - half, value + half
         boards = len(self.complete_boards())
@@ -456,44 +456,16 @@ class SweepTracker(_get_tune_callback_base()):
 
 
 # --- selection and statistics -----------------------------------------------------------
-def _two_sided_p(z: float) -> float:
-    return math.erfc(abs(z) / math.sqrt(2.0))
-
-
 def compare_to_best(best: Mapping, other: Mapping, metric: str) -> tuple[float, float]:
     """(z, two-sided p) of best vs other: pooled two-proportion z-test (win rate) or
     Welch's z-test (mean reward)."""
-    n1, n2 = best["games"], other["games"]
-    if n1 == 0 or n2 == 0:
-        return math.nan, math.nan
     if metric == "win_rate":
-        p1, p2 = best["wins"] / n1, other["wins"] / n2
-        pooled = (best["wins"] + other["wins"]) / (n1 + n2)
-        se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
-        diff = p1 - p2
-    else:
-        def var(s):
-            n, mean = s["games"], s[METRIC]
-            return max(0.0, s["reward_sq_sum"] / n - mean * mean) * n / (n - 1) if n > 1 else 0.0
-        se = math.sqrt(var(best) / n1 + var(other) / n2)
-        diff = best[METRIC] - other[METRIC]
-    if se == 0:
-        return (0.0, 1.0) if diff == 0 else (math.copysign(math.inf, diff), 0.0)
-    z = diff / se
-    return z, _two_sided_p(z)
+        return two_proportion_z_test(best["wins"], best["games"], other["wins"], other["games"])
 
+    def var(s):
+        return sample_variance(s[METRIC] * s["games"], s["reward_sq_sum"], s["games"])
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values (nan stays nan)."""
-    idx = [i for i, p in enumerate(pvalues) if not math.isnan(p)]
-    order = sorted(idx, key=lambda i: pvalues[i])
-    m = len(order)
-    adjusted = [math.nan] * len(pvalues)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
+    return welch_z_test(best[METRIC], var(best), best["games"], other[METRIC], var(other), other["games"])
 
 
 def rank_settings(stats: list[dict], metric: str, alpha: float = 0.05) -> pd.DataFrame:

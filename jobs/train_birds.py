@@ -84,7 +84,7 @@ def final_evaluation(config, cards: np.ndarray, weights: np.ndarray) -> dict:
     ``SeedSequence([seed, 3])``: wins / ties / losses, the win rate with its 95% Wilson
     interval, the mean result (win 1, tie 0.5) and the mean score difference."""
     from agents.birds.policy import MODEL_RANDOM, MODEL_TYPED_RANDOM, evaluate_policy
-    from cluster.report import wilson_interval
+    from cluster.stats import wilson_interval
     from games._rng import make_rng
 
     out = {}

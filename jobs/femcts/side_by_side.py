@@ -21,20 +21,6 @@ import math
 import sys
 from collections import defaultdict
 
-Z95 = 1.959963984540054
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """95% Wilson score interval of k successes in n trials (as fractions)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def play_side(spec) -> list[dict]:
     """Every game of ``spec``: one dict per seat (agent label, result, died_at, bombs, ...)."""
     from cluster.plan import board_seed_sequence, plan_study, seat_seed_sequence
@@ -96,7 +82,9 @@ def summarise(rows) -> dict[str, dict]:
 
 
 def _cell(k, n):
-    lo, hi = wilson(k, n)
+    from cluster.stats import wilson_interval
+
+    lo, hi = wilson_interval(k, n) if n else (0.0, 1.0)
     return f"{k} [{100 * lo:.0f}-{100 * hi:.0f}%]"
 
 
