@@ -76,6 +76,39 @@ class Agent(ABC):
     #: ``mutation_probability`` -> ``mP``), shown beside the full names in sweeps and
     #: MLflow. Default: none.
     param_aliases: ClassVar[dict[str, str]] = {}
+    #: After a study, the cluster exports this seat's learned population from its
+    #: longest winning streak as a ``seed_population`` file (``cluster/populations.py``;
+    #: the learned state holds ``population``, ``counters`` and
+    #: ``best_streak_population``, as FEMCTS's does). Default: no export.
+    exports_population: ClassVar[bool] = False
+
+    @classmethod
+    def learns(cls, config) -> bool:
+        """Whether an agent with ``config`` carries learned state from game to game
+        (``learned_state`` not None), so a series restarts from its last saved
+        state. A classmethod over the config rather than a class attribute because
+        for some agents learning is a parameter (Scotland Yard seekers learn their
+        location-categorization tables only with ``lc_update`` or a non-uniform
+        ``determinization``). Default: False."""
+        return False
+
+    @classmethod
+    def resolved_params(cls, config, game_config) -> dict[str, Any]:
+        """Parameters whose effective value depends on the game (e.g. a Pommerman
+        search agent's ``profile = "auto"`` becomes ``java`` or ``arena``), as the
+        agent will use them (logged beside the given ones). Default: none."""
+        return {}
+
+    @classmethod
+    def check_for_game(cls, config, game_config, arrays=None) -> None:
+        """Raise ValueError if ``config`` (or the seed state ``arrays``) cannot play
+        ``game_config`` (e.g. an encoder trained on another board size), before any
+        game. Messages start with ``params.<field>`` or name the arrays. Default: fits."""
+
+    def row_fields(self) -> dict[str, Any]:
+        """Extra columns of this seat's result rows (name -> str / number / None),
+        e.g. a Pommerman search agent's resolved ``profile``. Default: none."""
+        return {}
 
     def __init__(self, config: Any, budget: Budget, game_config: Any):
         self.config = config
