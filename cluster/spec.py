@@ -487,7 +487,7 @@ class StudySpec:
     def flat_params(self) -> dict[str, str]:
         """The whole spec flattened with dotted keys (agent configs with their
         defaults filled in), as strings: what MLflow logs as parameters."""
-        from agents.registry import resolved_params
+        from agents.registry import agent_class
 
         flat: dict[str, str] = {}
 
@@ -517,7 +517,7 @@ class StudySpec:
                 put(f"lineup.{i}.budget.iterations", seat.budget.iterations)
             for key, value in asdict(seat.config).items():
                 put(f"lineup.{i}.params.{key}", value)
-            for key, value in resolved_params(seat.agent, seat.config, self.game_config).items():
+            for key, value in agent_class(seat.agent).resolved_params(seat.config, self.game_config).items():
                 put(f"lineup.{i}.params.{key}", value)  # e.g. profile "auto" as resolved for this game
         for key, value in asdict(self.tracking).items():
             put(f"tracking.{key}", value)
@@ -790,16 +790,15 @@ def _check_population_fits(name: str, agent: str, config, path: str) -> None:
 
 
 def _check_fits_game(where: str, agent: str, config, game_config, arrays, population) -> None:
-    """Optional agent hook ``check_for_game(config, game_config, arrays)``: inputs that
+    """The agent's ``Agent.check_for_game(config, game_config, arrays)``: inputs that
     depend on the game (e.g. an encoder's board size) are checked before any game.
     Its messages start with ``params.<field>`` or name the population's arrays."""
     from agents.registry import agent_class
 
-    check = getattr(agent_class(agent), "check_for_game", None)
-    if check is None or game_config is None:
+    if game_config is None:
         return
     try:
-        check(config, game_config, arrays)
+        agent_class(agent).check_for_game(config, game_config, arrays)
     except ValueError as exc:
         msg = str(exc)
         if msg.startswith("params."):

@@ -64,6 +64,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .tracking import PARENT_TAG, log_batch
 from .stats import Z95, holm, sample_variance, two_proportion_z_test, welch_z_test, wilson_interval
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,6 @@ __all__ = ["ObjectiveTally", "SweepTracker", "SweepResult", "run_sweep", "reeval
 
 SWEEP_TAG = "arena.sweep"
 TRIAL_TAG = "arena.trial_study_id"
-PARENT_TAG = "mlflow.parentRunId"
 #: Tune's time attribute for ASHA: whole boards (a board seed with all its games, or a
 #: run with all its rounds) the trial has completed; the objective counts only those.
 TIME_ATTR = "boards_done"
@@ -238,20 +238,6 @@ def _q(text: str) -> str:
     return text.replace("'", "\\'")
 
 
-def _log_batch(client, run_id: str, metrics: Mapping[str, float] | None = None,
-               params: Mapping[str, Any] | None = None, step: int = 0) -> None:
-    """Params and metrics in as few ``log_batch`` requests as MLflow allows."""
-    from mlflow.entities import Metric, Param
-
-    now = int(time.time() * 1000)
-    ps = [Param(str(k), str(v)[:6000]) for k, v in sorted((params or {}).items())]
-    ms = [Metric(str(k), float(v), now, int(step)) for k, v in (metrics or {}).items()
-          if isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(float(v))]
-    while ps or ms:
-        client.log_batch(run_id, params=ps[:100], metrics=ms[:1000])
-        ps, ms = ps[100:], ms[1000:]
-
-
 #: Trial result keys mirrored into MLflow child runs.
 CHILD_METRICS = (METRIC, "objective_lo", "objective_hi", "games", "wins", "ties", "losses", "errors",
                  TIME_ATTR)
@@ -328,7 +314,7 @@ class SweepTracker(_get_tune_callback_base()):
                 params[f"search.{p.alias}"] = f"{p.path} {p.kind} {list(p.values)}"
             params["sweep.search_seed"] = sweep.study_seed(0)
             params["sweep.reeval_seed"] = sweep.study_seed(1)
-            _log_batch(self.client, self.parent_id,
+            log_batch(self.client, self.parent_id,
                        params={k: v for k, v in params.items() if k not in logged})
         except Exception as exc:  # tracking never stops a sweep; Tune's experiment has everything
             log.warning("MLflow unavailable at %s (%s); sweep runs without tracking", self.uri, exc)
@@ -350,12 +336,11 @@ class SweepTracker(_get_tune_callback_base()):
             tags={PARENT_TAG: self.parent_id, SWEEP_TAG: sweep.name, TRIAL_TAG: study_id,
                   "arena.tune_trial_id": tune_trial_id})
         self.children[study_id] = run.info.run_id
-        logged = {aliases[k]: v for k, v in params.items()}
-        logged.update({k: v for k, v in params.items()})
+        logged = {aliases[k]: v for k, v in params.items()}  # the paths: the parent's search.<alias>
         logged["trial.study_id"] = study_id
         logged["trial.study_seed"] = sweep.study_seed(0)
         logged["trial.games_per_trial"] = sweep.games_per_trial
-        _log_batch(self.client, run.info.run_id, params=logged)
+        log_batch(self.client, run.info.run_id, params=logged)
         return run.info.run_id
 
     def trial_status(self, result: Mapping, error: bool = False) -> str:
@@ -379,7 +364,7 @@ class SweepTracker(_get_tune_callback_base()):
             metrics = {k: result[k] for k in CHILD_METRICS if k in result}
             if metrics:
                 step = result.get(GAMES_ATTR, 0)
-                _log_batch(self.client, run_id, metrics=metrics, step=0 if pd.isna(step) else int(step))
+                log_batch(self.client, run_id, metrics=metrics, step=0 if pd.isna(step) else int(step))
             if status is not None:
                 trial_status = self.trial_status(result, error=status == "FAILED")
                 self.client.set_tag(run_id, STATUS_TAG, trial_status)
@@ -444,7 +429,7 @@ class SweepTracker(_get_tune_callback_base()):
         if self.start() is None:
             return
         try:
-            _log_batch(self.client, self.parent_id, metrics=metrics)
+            log_batch(self.client, self.parent_id, metrics=metrics)
             for key, value in (tags or {}).items():
                 self.client.set_tag(self.parent_id, key, value)
             for path in artifacts:

@@ -110,9 +110,6 @@ SEARCHERS = ("basic", "optuna")
 #: spawn_key[0] of the study seed of search trials / of the re-evaluation.
 SEARCH_STREAM = 0
 REEVAL_STREAM = 1
-#: Short names shown in MLflow for well-known FEMCTS parameters.
-ALIASES = {"mutation_probability": "mP", "mutation_strength": "mS", "elite_count": "E",
-           "population_size": "P", "rollouts_per_individual": "L"}
 
 
 class SweepError(SpecError):
@@ -329,7 +326,17 @@ def _design_group(design: Mapping) -> tuple[int, str]:
     return (gps if _is_int(gps) and gps > 0 else 1), "seeds"
 
 
-def _parse_param(path: str, raw) -> SearchParam:
+def _default_alias(parts: list[str], base_spec: StudySpec) -> str:
+    """The short name the seat's agent declares for a ``lineup.<i>.params.<name>`` path
+    (``Agent.param_aliases``), else the path's last part."""
+    from agents.registry import agent_class
+
+    if parts[0] == "lineup" and int(parts[1]) < len(base_spec.lineup):
+        return agent_class(base_spec.lineup[int(parts[1])].agent).param_aliases.get(parts[-1], parts[-1])
+    return parts[-1]
+
+
+def _parse_param(path: str, raw, base_spec: StudySpec) -> SearchParam:
     where = f"search.{path}"
     table = _table(where, raw)
     _check_keys(where, table, PARAM_KEYS)
@@ -360,7 +367,7 @@ def _parse_param(path: str, raw) -> SearchParam:
     if not ok:
         raise SweepError(f"{where}: not a searchable path; use lineup.<i>.params.<name>, "
                          f"game.<option> or budget.ms / budget.iterations")
-    alias = table.get("alias", ALIASES.get(parts[-1], parts[-1]))
+    alias = table["alias"] if "alias" in table else _default_alias(parts, base_spec)
     if not isinstance(alias, str) or not alias.strip():
         raise SweepError(f"{where}.alias: must be a non-empty string, got {alias!r}")
     return SearchParam(path=path, kind=kind, values=tuple(values), alias=alias)
@@ -463,7 +470,7 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         raise SweepError("search: empty search space; add at least one parameter")
     params = []
     for path, raw in raw_search.items():
-        param = _parse_param(path, raw)
+        param = _parse_param(path, raw, base_spec)
         if scale is not None and param.kind == "grid":
             keep = max(1, math.ceil(len(param.values) * scale - 1e-9))
             param = SearchParam(param.path, param.kind, param.values[:keep], param.alias)
