@@ -53,18 +53,10 @@ def _cmd_conformance(args) -> int:
     return 1 if report.mismatches else 0
 
 
-def parse_value(text: str):
-    """A TOML scalar (``2``, ``0.5``, ``true``, ``"x"``), else the text itself."""
-    import tomllib
-
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
 def _parse_agent_spec(text: str):
     """``name`` or ``name:key=value;key=value`` -> (name, params)."""
+    from jobs.overrides import parse_value
+
     name, _, rest = text.partition(":")
     params = {}
     for item in filter(None, rest.split(";")):
