@@ -5,6 +5,7 @@ or rebuilt from :meth:`StudySpec.to_dict` on a Ray worker) into a
 :class:`StudySpec`. It lives in ``cluster`` because the cluster runs it;
 reading files from users stays in ``jobs`` (``jobs.spec.load_spec``)::
 
+    >>> import tomllib
     >>> data = tomllib.loads(Path("jobs/pommerman_ffa_demo.toml").read_text())
     >>> data["design"]["seeds"] = 2
     >>> spec = build_spec(data)
