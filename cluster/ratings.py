@@ -371,12 +371,13 @@ def _resolve_anchor(anchor: str, players: list[str]) -> str:
 # --- output -----------------------------------------------------------------------------
 def ratings_markdown(table: pd.DataFrame) -> str:
     """The table in Markdown: Player, Rating, 95% interval, Games, pairwise W-T-L, Note."""
-    lines = ["| Player | Rating | 95% interval | Games | Pairwise W-T-L | Note |",
-             "|---|---:|---:|---:|---:|---|"]
-    for player, r in table.iterrows():
-        interval = "n/a" if math.isnan(r["lo"]) else f"{r['lo']:.0f} to {r['hi']:.0f}"
-        lines.append(f"| {player} | {r['rating']:.0f} | {interval} | {int(r['games'])} | "
-                     f"{int(r['wins'])}-{int(r['ties'])}-{int(r['losses'])} | {r['note']} |")
+    from .report import markdown_table
+
+    rows = [[player, f"{r['rating']:.0f}", "n/a" if math.isnan(r["lo"]) else f"{r['lo']:.0f} to {r['hi']:.0f}",
+             int(r["games"]), f"{int(r['wins'])}-{int(r['ties'])}-{int(r['losses'])}", r["note"]]
+            for player, r in table.iterrows()]
+    lines = [markdown_table(["Player", "Rating", "95% interval", "Games", "Pairwise W-T-L", "Note"], rows,
+                            ["---", "---:", "---:", "---:", "---:", "---"])]
     attrs = table.attrs
     where = (f"{attrs['anchor']} at {attrs['anchor_rating']:g}" if attrs.get("anchor")
              else f"mean at {attrs.get('anchor_rating', 0):g}")

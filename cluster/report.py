@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ import pandas as pd
 from .stats import mean_half_width, wilson_interval
 from .store import METRIC_PREFIX
 
-__all__ = ["result_table", "to_markdown", "write_tables", "win_rate_plot",
+__all__ = ["result_table", "to_markdown", "markdown_table", "write_tables", "win_rate_plot",
            "OUTCOMES", "TABLE_COLUMNS", "NotAStudyError", "report_study"]
 
 #: Outcome columns of the table, in paper order: (title, result value, count column).
@@ -184,12 +185,28 @@ def to_markdown(table: pd.DataFrame,
               **{c: c[len(METRIC_PREFIX):] for c in columns if c.startswith(METRIC_PREFIX)}}
     header = index_names + [titles.get(c, c) for c in columns]
     align = ["---"] * len(index_names) + ["---:"] * len(columns)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    rows = []
     for key, row in table.iterrows():
         keys = list(key) if isinstance(key, tuple) else [key]
-        cells = [_md_cell(k) for k in keys] + [_md_cell(row[c]) for c in columns]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append([_md_cell(k) for k in keys] + [_md_cell(row[c]) for c in columns])
+    return markdown_table(header, rows, align) + "\n"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence], align: Sequence[str] | str = "---:") -> str:
+    """The one Markdown table writer (GitHub style, no ``tabulate`` needed): ``header``,
+    the alignment row (``align``: one marker per column, or one for all, e.g. ``"---:"``
+    right-aligned) and one line per row, cells as ``str``; no trailing newline.
+
+    >>> print(markdown_table(["Player", "Games"], [["A", 4]], ["---", "---:"]))
+    | Player | Games |
+    |---|---:|
+    | A | 4 |
+    """
+    header = [str(h) for h in header]
+    marks = [align] * len(header) if isinstance(align, str) else list(align)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def write_tables(table: pd.DataFrame, directory, stem: str = "results") -> tuple[Path, Path]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .report import markdown_table
 from .stats import paired_t_test
 
 __all__ = ["run_win_rates",
@@ -121,22 +122,23 @@ def segments_markdown(df: pd.DataFrame, segment: int = SEGMENT) -> str:
     seg = segment_table(df, segment)
     tests = segment_tests(df, segment)
     labels = _labels(df)
-    lines = ["Win rate per segment (mean +- sd over runs):", "",
-             "| Rounds | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+    rows = []
     for k, g in seg.groupby("segment", sort=True):
-        cells = []
+        cells = [g["rounds"].iloc[0]]
         for lab in labels:
             row = g[g["label"] == lab]
             cells.append("n/a" if row.empty else
                          f"{100 * row['mean'].iloc[0]:.1f}% +- {100 * row['sd'].iloc[0]:.1f}"
                          if not math.isnan(row['sd'].iloc[0]) else f"{100 * row['mean'].iloc[0]:.1f}%")
-        lines.append(f"| {g['rounds'].iloc[0]} | " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = ["Win rate per segment (mean +- sd over runs):", "",
+             markdown_table(["Rounds"] + labels, rows, ["---"] + ["---:"] * len(labels))]
     if len(tests):
+        rows = [[r["rounds"], f"{_unsigned_zero(100 * r['mean_diff'], 1):+.1f} pp", _fmt(r["t"], 2), r["df"],
+                 _fmt(r["p"], 4), "yes" if r["significant_95"] else "no"] for _, r in tests.iterrows()]
         lines += ["", f"Paired two-tailed t-tests per segment ({tests['a'].iloc[0]} vs {tests['b'].iloc[0]}):",
-                  "", "| Rounds | mean diff | t | df | p | 95% |", "|---|---:|---:|---:|---:|:---:|"]
-        for _, r in tests.iterrows():
-            lines.append(f"| {r['rounds']} | {_unsigned_zero(100 * r['mean_diff'], 1):+.1f} pp | {_fmt(r['t'], 2)} | "
-                         f"{r['df']} | {_fmt(r['p'], 4)} | {'yes' if r['significant_95'] else 'no'} |")
+                  "", markdown_table(["Rounds", "mean diff", "t", "df", "p", "95%"], rows,
+                                     ["---", "---:", "---:", "---:", "---:", ":---:"])]
     ratio = win_ratio(df)
     lines += ["", f"Win ratio {ratio['opponent']} / {ratio['learner']}: "
                   f"{ratio['opponent_wins']} / {ratio['learner_wins']} = {_fmt(float(ratio['ratio']))} "

@@ -293,7 +293,7 @@ class SweepSpec:
         """The raw study dict of a trial with ``params`` ({path: value})."""
         data = copy.deepcopy(self.base)
         for path, value in params.items():
-            set_path(data, path.split("."), _plain(value))
+            set_path(data, path.split("."), plain(value))
         design = data["design"]
         games = self.games_per_trial if games is None else games
         group, key = _design_group(design)
@@ -331,10 +331,10 @@ class SweepSpec:
         return cls(search=search, **data)
 
 
-def _plain(value):
+def plain(value):
     """Tune / numpy scalars (and lists of them) as plain Python values."""
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value.item() if isinstance(value, np.generic) else value
 
 

@@ -436,7 +436,7 @@ class StudyTracker:
     def _new_run_name(self) -> str:
         name = run_name(self.spec, self.context)
         taken = self.client.search_runs([self.experiment_id],
-                                        filter_string=f"attributes.run_name = '{_quote(name)}'",
+                                        filter_string=f"attributes.run_name = '{filter_quote(name)}'",
                                         max_results=1)
         if taken:
             name = f"{name[:MAX_RUN_NAME - 8]} @{_dir_hash(self.spec.study_dir)}"
@@ -634,7 +634,8 @@ def _budget_text(budget) -> str:
     return f"{budget.iterations} iterations" if budget.iterations is not None else f"{budget.ms:g} ms"
 
 
-def _quote(text: str) -> str:
+def filter_quote(text: str) -> str:
+    """``text`` inside a single-quoted MLflow search filter."""
     return text.replace("'", "\\'")
 
 

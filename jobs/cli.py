@@ -425,6 +425,7 @@ def _cmd_compare(args) -> int:
     """Win ratio (second lineup entry's wins / first's) across studies, table and plot."""
     import pandas as pd
 
+    from cluster.report import markdown_table
     from cluster.segments import ratio_plot, win_ratio
     from cluster.store import ResultStore
 
@@ -439,11 +440,9 @@ def _cmd_compare(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(ratios)
     table.to_csv(out / "win_ratios.csv", index=False)
-    print("| Study | Opponent | Opponent wins | Learner wins | Draws | Ratio |")
-    print("|---|---|---:|---:|---:|---:|")
-    for r in ratios:
-        print(f"| {r['study']} | {r['opponent']} | {r['opponent_wins']} | {r['learner_wins']} | "
-              f"{r['draws']} | {r['ratio']:.3f} |")
+    print(markdown_table(["Study", "Opponent", "Opponent wins", "Learner wins", "Draws", "Ratio"],
+                         [[r["study"], r["opponent"], r["opponent_wins"], r["learner_wins"], r["draws"],
+                           f"{r['ratio']:.3f}"] for r in ratios], ["---"] * 2 + ["---:"] * 4))
     plot = ratio_plot(ratios, out / "win_ratios.png",
                       title=f"opponent wins / {ratios[0]['learner']} wins (below 1: {ratios[0]['learner']} stronger)")
     print(f"\nfiles: {out / 'win_ratios.csv'}, {plot}")
