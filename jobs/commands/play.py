@@ -50,82 +50,70 @@ def _parse_agent_spec(text: str):
     return name.strip(), params
 
 
-def run(args) -> int:
-    import numpy as np
+def _spec(args, agents: list[tuple[str, dict]]):
+    """The one-game study ``arena play`` is: board 0 of study seed ``--seed``, the lineup
+    in seat order (validated like any spec; errors name the field)."""
+    from cluster.spec import build_spec
 
-    from agents.api import Budget
-    from agents.registry import make_agent
-    from games.registry import make_game
-
-    options = {"mode": args.mode, "ruleset": args.ruleset}
+    game = {"name": "pommerman", "mode": args.mode, "ruleset": args.ruleset}
     if args.view_range is not None:
-        options["view_range"] = args.view_range
+        game["view_range"] = args.view_range
     if args.collapse is not None:
-        options["collapse"] = args.collapse
+        game["collapse"] = args.collapse
     if args.max_steps:
-        options["max_steps"] = args.max_steps
+        game["max_steps"] = args.max_steps
+    budget = {"iterations": args.iterations} if args.iterations else {"ms": args.ms}
+    return build_spec({
+        "study": {"name": "arena-play", "seed": args.seed},
+        "game": game, "budget": budget,
+        "design": {"seeds": 1, "games_per_seed": 1, "rotate_seats": False},
+        "lineup": [{"agent": name, "params": params} for name, params in agents],
+        "tracking": {"enabled": False},
+    }, check_files=False)
+
+
+def run(args) -> int:
+    """Play the game with the cluster's game loop (:func:`cluster.play.play_recorded_game`)
+    and the plan's seeding (:mod:`cluster.plan`: board and seat seeds of game 0), then
+    print the boards (``--show``, ``--show-view``) by replaying its record."""
+    from cluster.plan import plan_study
+    from cluster.play import build_agents, play_recorded_game
+    from cluster.replay import replay, save_record
+
     try:
-        game = make_game("pommerman", **options)
-        budget = Budget(iterations=args.iterations) if args.iterations else Budget(ms=args.ms)
         specs = [_parse_agent_spec(s) for s in args.agents.split(",")]
-        if len(specs) != game.num_players:
-            raise ValueError(f"--agents: expected {game.num_players} agents, got {len(specs)}")
-        agents = [make_agent(name, params, budget, game.config) for name, params in specs]
+        spec = _spec(args, specs)
     except ValueError as exc:
         print(f"arena play: {exc}", file=sys.stderr)
         return 2
-    board_seed = np.random.SeedSequence(args.seed, spawn_key=(0,))
-    game.reset(board_seed)
-    for seat, agent in enumerate(agents):
-        agent.begin_game(seat, np.random.SeedSequence(args.seed, spawn_key=(1, seat)))
-    cfg = game.config
-    header = (f"pommerman {cfg.mode} / {cfg.ruleset}  view range "
-              f"{'full' if cfg.view_range is None else cfg.view_range}  collapse "
-              f"{'on' if cfg.collapse else 'off'}  max steps {cfg.max_steps}  seed {args.seed}")
-    print(header)
-    if args.show_view is not None and not 0 <= args.show_view < game.num_players:
-        print(f"arena play: --show-view: seat must be 0..{game.num_players - 1}, got {args.show_view}",
+    cfg = spec.game_config
+    print(f"pommerman {cfg.mode} / {cfg.ruleset}  view range "
+          f"{'full' if cfg.view_range is None else cfg.view_range}  collapse "
+          f"{'on' if cfg.collapse else 'off'}  max steps {cfg.max_steps}  seed {args.seed}")
+    if args.show_view is not None and not 0 <= args.show_view < spec.num_players:
+        print(f"arena play: --show-view: seat must be 0..{spec.num_players - 1}, got {args.show_view}",
               file=sys.stderr)
         return 2
-
-    def show(actions=None) -> None:
-        if actions is not None:
-            print(f"actions {actions}")
-        if args.show:
-            print(game.render(), "\n")
-        if args.show_view is not None:
-            print(f"seat {args.show_view} sees ({specs[args.show_view][0]}):")
-            print(game.render(game.observation(args.show_view)), "\n")
-
+    agents = build_agents(spec)
+    task = plan_study(spec)[0].games[0]
+    rows, _, record = play_recorded_game(spec, task, agents, worker="arena play")
+    if rows[0]["error"]:
+        raise RuntimeError(rows[0]["error"].splitlines()[0])
     if args.show or args.show_view is not None:
-        show()
-    from cluster.play import acting_players
-    from cluster.replay import GameRecorder, save_record
-
-    recorder = None
-    if args.record:
-        recorder = GameRecorder("pommerman", game.config, board_seed, [name for name, _ in specs],
-                                game.num_actions)
-        recorder.start(game)
-    while not game.done:
-        actions = [0] * len(agents)
-        for i in acting_players(game):
-            actions[i] = agents[i].act(game.observation(i))
-            if recorder is not None:
-                recorder.decision(i, agents[i])
-        game.step(actions)
-        if recorder is not None:
-            recorder.step(game, actions)
-        if args.show or args.show_view is not None:
-            show(actions)
-    outcomes = game.outcomes()
-    rewards = game.returns()
-    print(f"seed {args.seed}  {args.mode} / {args.ruleset}  length {game.step_count}")
+        for step, game in replay(record):
+            if step:
+                print(f"actions {[int(a) for a in record.actions[step - 1]]}")
+            if args.show:
+                print(game.render(), "\n")
+            if args.show_view is not None:
+                print(f"seat {args.show_view} sees ({specs[args.show_view][0]}):")
+                print(game.render(game.observation(args.show_view)), "\n")
+    print(f"seed {args.seed}  {args.mode} / {args.ruleset}  length {rows[0]['length']}")
     print(f"{'seat':<5}{'agent':<14}{'team':<6}{'result':<8}{'reward':>7}{'it/dec':>9}{'ms/dec':>9}{'invalid':>9}")
-    for i, agent in enumerate(agents):
-        print(f"{i:<5}{specs[i][0]:<14}{game.teams()[i]:<6}{outcomes[i]:<8}{rewards[i]:>7.0f}"
-              f"{agent.mean_iterations:>9.0f}{agent.mean_ms:>9.2f}{int(game.invalid_actions[i]):>9}")
-    if recorder is not None:
-        path = save_record(args.record, recorder.finish())
+    for row in rows:
+        print(f"{row['seat']:<5}{row['agent']:<14}{row['team']:<6}{row['result']:<8}{row['reward']:>7.0f}"
+              f"{row['mean_iterations']:>9.0f}{row['mean_ms']:>9.2f}{row['invalid_actions']:>9}")
+    if args.record:
+        path = save_record(args.record, record)
         print(f"record: {path}  (arena replay {path} --html)")
     return 0
