@@ -76,6 +76,7 @@ from typing import Annotated, Any, Mapping, Sequence
 
 from agents.api import Budget
 
+from .seed_populations import check_population_fits, resolve_population
 from .spec_fields import (Flag, Name, NonNegativeInt, Number, PositiveInt, SpecError, Text, config_class,
                           is_int, one_of, rule, section, table)
 
@@ -622,72 +623,6 @@ def _build_tracking(raw) -> TrackingSpec:
     return section(TrackingSpec, raw, "tracking")
 
 
-MLFLOW_URI_SCHEMES = ("runs:/", "mlflow-artifacts:/", "models:/")
-
-
-def _fetch_mlflow_artifact(name: str, uri: str, tracking_uri: str | None, cache_dir: Path) -> Path:
-    """Download an MLflow artifact (``runs:/<run_id>/path.npz`` ...) into ``cache_dir``."""
-    import hashlib
-
-    import mlflow.artifacts
-
-    target = cache_dir / hashlib.sha1(f"{tracking_uri}|{uri}".encode()).hexdigest()[:16]
-    try:
-        local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target),
-                                                    tracking_uri=tracking_uri)
-    except Exception as exc:  # noqa: BLE001 - any failure: the field is unusable
-        raise SpecError(f"{name}: cannot download MLflow artifact {uri!r} from "
-                        f"{tracking_uri or 'the default tracking store'} "
-                        f"({type(exc).__name__}: {exc})") from None
-    return Path(local)
-
-
-def _resolve_population(name: str, value, base_dir: Path, check_files: bool,
-                        tracking_uri: str | None = None, cache_dir: Path | None = None) -> str:
-    import numpy as np
-
-    text = value
-    if text.startswith(MLFLOW_URI_SCHEMES):
-        if not check_files:  # a worker rebuilding the spec: the driver resolved it already
-            return text
-        path = _fetch_mlflow_artifact(name, text, tracking_uri,
-                                      cache_dir or Path("arena-studies") / ".seed-populations")
-    else:
-        path_text = text[len("file://"):] if text.startswith("file://") else text
-        if "://" in path_text:
-            raise SpecError(f"{name}: a local path, a file:// URI or an MLflow artifact URI "
-                            f"({', '.join(MLFLOW_URI_SCHEMES)}...) is needed, got {text!r}")
-        path = Path(path_text).expanduser()
-        if not path.is_absolute():
-            path = (base_dir / path).resolve()
-    if check_files:
-        if not path.is_file():
-            raise SpecError(f"{name}: file not found: {text} (resolved to {path})")
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                for key in npz.files:
-                    npz[key]
-        except Exception as exc:  # noqa: BLE001 - any failure means an unusable file
-            raise SpecError(f"{name}: not a readable .npz of plain arrays: {path} "
-                            f"({type(exc).__name__}: {exc})") from None
-    return str(path)
-
-
-def _check_population_fits(name: str, agent: str, config, path: str) -> None:
-    """Let the agent class check a seed population against its config (shape, values)."""
-    import numpy as np
-
-    from agents.registry import agent_class
-
-    with np.load(path, allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    try:
-        agent_class(agent).check_learned_state(config, arrays)
-    except ValueError as exc:
-        raise SpecError(f"{name}: {path}: {exc}") from None
-    return arrays
-
-
 def _check_fits_game(where: str, agent: str, config, game_config, arrays, population) -> None:
     """The agent's ``Agent.check_for_game(config, game_config, arrays)``: inputs that
     depend on the game (e.g. an encoder's board size) are checked before any game.
@@ -731,10 +666,10 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
         label = seat.label
         population = seat.seed_population
         if population is not None:
-            population = _resolve_population(f"{where}.seed_population", population, base_dir,
-                                             check_files, tracking_uri, cache_dir)
+            population = resolve_population(f"{where}.seed_population", population, base_dir,
+                                            check_files, tracking_uri, cache_dir)
             if check_files:
-                arrays = _check_population_fits(f"{where}.seed_population", agent, config, population)
+                arrays = check_population_fits(f"{where}.seed_population", agent, config, population)
                 _check_fits_game(where, agent, config, game_config, arrays, population)
         elif check_files:
             _check_fits_game(where, agent, config, game_config, None, None)
