@@ -146,15 +146,29 @@ def segments_markdown(df: pd.DataFrame, segment: int = SEGMENT) -> str:
     return "\n".join(lines)
 
 
-def segment_plot(df: pd.DataFrame, path, segment: int = SEGMENT, title: str | None = None) -> Path:
-    """Error-bar plot of the mean win rate per segment (sd over runs) per label."""
+def _figure():
+    """A 6 x 3.6 inch figure with one axes, drawn off-screen (Agg)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    seg = segment_table(df, segment)
     fig = Figure(figsize=(6, 3.6))
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
+    return fig, fig.add_subplot(1, 1, 1)
+
+
+def _save(fig, ax, path, title: str | None) -> Path:
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def segment_plot(df: pd.DataFrame, path, segment: int = SEGMENT, title: str | None = None) -> Path:
+    """Error-bar plot of the mean win rate per segment (sd over runs) per label."""
+    seg = segment_table(df, segment)
+    fig, ax = _figure()
     labels = _labels(df)
     for i, lab in enumerate(labels):
         g = seg[seg["label"] == lab]
@@ -167,36 +181,21 @@ def segment_plot(df: pd.DataFrame, path, segment: int = SEGMENT, title: str | No
     ax.set_ylim(-5, 105)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=100)
-    return path
+    return _save(fig, ax, path, title)
 
 
 def ratio_plot(ratios: list[dict], path, title: str | None = None) -> Path:
     """Bar plot of ``opponent wins / learner wins`` across studies (one bar per
     opponent, ``ratios`` from :func:`win_ratio` plus a ``study`` key), with the
     parity line at 1."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6, 3.6))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
+    fig, ax = _figure()
     names = [f"{r['opponent']}\n({r['study']})" for r in ratios]
     values = [r["ratio"] if math.isfinite(r["ratio"]) else np.nan for r in ratios]
     ax.bar(range(len(values)), values, color="tab:blue")
     ax.axhline(1.0, color="k", lw=1, ls="--")
     ax.set_xticks(range(len(values)), names, fontsize=7)
     ax.set_ylabel(f"opponent wins / {ratios[0]['learner'] if ratios else 'learner'} wins")
-    if title:
-        ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=100)
-    return path
+    return _save(fig, ax, path, title)
 
 
 def write_segment_report(df: pd.DataFrame, out, segment: int = SEGMENT, title: str | None = None) -> list[Path]:
