@@ -89,17 +89,18 @@ def _cell(k, n):
 
 def table(framework: dict, arena: dict) -> str:
     """Markdown table: per agent, framework vs Arena (counts with 95% Wilson intervals)."""
-    lines = ["| agent | games (fw / arena) | wins fw | wins arena | ties fw | ties arena | losses fw | losses arena | deaths fw | deaths arena | bombs/game fw / arena |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    from cluster.report import markdown_table
+
+    empty = {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0}
+    rows = []
     for agent in sorted(set(framework) | set(arena)):
-        f = framework.get(agent, {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0})
-        a = arena.get(agent, {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0})
-        lines.append(
-            f"| {agent} | {f['n']} / {a['n']} | {_cell(f['WIN'], f['n'])} | {_cell(a['WIN'], a['n'])} | "
-            f"{_cell(f['TIE'], f['n'])} | {_cell(a['TIE'], a['n'])} | {_cell(f['LOSS'], f['n'])} | "
-            f"{_cell(a['LOSS'], a['n'])} | {_cell(f['died'], f['n'])} | {_cell(a['died'], a['n'])} | "
-            f"{f['bombs'] / max(f['n'], 1):.1f} / {a['bombs'] / max(a['n'], 1):.1f} |")
-    return "\n".join(lines)
+        f, a = framework.get(agent, empty), arena.get(agent, empty)
+        rows.append([agent, f"{f['n']} / {a['n']}"]
+                    + [_cell(side[key], side["n"]) for key in ("WIN", "TIE", "LOSS", "died") for side in (f, a)]
+                    + [f"{f['bombs'] / max(f['n'], 1):.1f} / {a['bombs'] / max(a['n'], 1):.1f}"])
+    header = ["agent", "games (fw / arena)", "wins fw", "wins arena", "ties fw", "ties arena", "losses fw",
+              "losses arena", "deaths fw", "deaths arena", "bombs/game fw / arena"]
+    return markdown_table(header, rows, "---")
 
 
 def main(argv=None) -> int:
