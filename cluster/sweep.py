@@ -3,6 +3,11 @@
     >>> result = run_sweep(sweep)   # a SweepSpec, as jobs.spec.load_sweep makes it  # doctest: +SKIP
     >>> print(result.markdown)
 
+This module is the Ray Tune part (trials, restore, re-evaluation);
+:mod:`cluster.sweep_tracking` mirrors the sweep to MLflow and
+:mod:`cluster.sweep_results` holds the objective, the selection and the report
+(its tests through :mod:`cluster.stats`).
+
 Shape:
 
 * **Trials.** Ray Tune drives the search (grid / random via Tune's basic
