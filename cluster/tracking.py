@@ -62,7 +62,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .report import wilson_interval
+from .stats import wilson_interval
 from .store import METRIC_PREFIX
 
 log = logging.getLogger(__name__)
