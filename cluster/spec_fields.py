@@ -88,7 +88,8 @@ def section(cls: type, raw, where: str, error: type[SpecError] = SpecError,
     ``values``, already built), raising ``error`` with the dotted field name:
     not a table, an unknown key, a missing field (with the hint in ``required``,
     ``{"seeds": "number of board seeds"}``) or a rule of a field. A rule over several
-    fields writes its own full name (``design.rounds: ...``)."""
+    fields writes its own full name (``design.rounds: ...``), or a message about the
+    whole table (``give exactly one of ...``: ``<where>: give exactly one of ...``)."""
     data = table(where, raw, error)
     names = [f.name for f in fields(cls)]
     for key in data:
@@ -105,4 +106,7 @@ def section(cls: type, raw, where: str, error: type[SpecError] = SpecError,
         raise
     except ValueError as exc:
         msg = str(exc)
-        raise error(msg if msg.startswith(where) else f"{where}.{msg}") from None
+        if msg.startswith(where):  # a rule over several fields, named in full
+            raise error(msg) from None
+        field_name = msg.split(":", 1)[0].split(".")[0].split("[")[0]
+        raise error(f"{where}.{msg}" if field_name in names else f"{where}: {msg}") from None

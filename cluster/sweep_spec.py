@@ -90,7 +90,7 @@ from typing import Annotated, Any, Mapping
 import numpy as np
 
 from .spec import SpecError, StudySpec, build_spec, check_scale, scale_groups, set_path
-from .spec_fields import Name, NonNegativeInt, PositiveInt, config_class, is_int, one_of, rule, section, table
+from .spec_fields import Name, NonNegativeInt, PositiveInt, Text, config_class, is_int, one_of, rule, section, table
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
@@ -357,32 +357,48 @@ def _default_alias(parts: list[str], base_spec: StudySpec) -> str:
     return parts[-1]
 
 
-def _parse_param(path: str, raw, base_spec: StudySpec) -> SearchParam:
-    where = f"search.{path}"
-    table_ = table(where, raw, SweepError)
-    for key in table_:
-        if key not in PARAM_KEYS:
-            raise SweepError(f"{where}.{key}: unknown key; known: {sorted(PARAM_KEYS)}")
-    kinds = [k for k in KINDS if k in table_]
-    if len(kinds) != 1:
-        raise SweepError(f"{where}: give exactly one of {list(KINDS)}, got {kinds or 'none'}")
-    kind = kinds[0]
-    values = table_[kind]
-    if not isinstance(values, list):
-        raise SweepError(f"{where}.{kind}: must be a list, got {values!r}")
-    if kind in ("grid", "choice"):
-        if not values:
-            raise SweepError(f"{where}.{kind}: empty list (nothing to search)")
-        if len({json.dumps(v, sort_keys=True, default=str) for v in values}) != len(values):
-            raise SweepError(f"{where}.{kind}: repeated values in {values!r}")
-    else:
+List = Annotated[Any, rule(lambda v: isinstance(v, list), "must be a list")]
+
+
+@config_class
+class _SearchTable:
+    """One ``[search]`` entry: exactly one distribution, and an optional alias."""
+
+    grid: List | None = None
+    choice: List | None = None
+    uniform: List | None = None
+    loguniform: List | None = None
+    alias: Text | None = None
+
+    def __post_init__(self):
+        kinds = [k for k in KINDS if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"give exactly one of {list(KINDS)}, got {kinds or 'none'}")
+        kind, values = kinds[0], getattr(self, kinds[0])
+        if kind in ("grid", "choice"):
+            if not values:
+                raise ValueError(f"{kind}: empty list (nothing to search)")
+            if len({json.dumps(v, sort_keys=True, default=str) for v in values}) != len(values):
+                raise ValueError(f"{kind}: repeated values in {values!r}")
+            return
         if len(values) != 2 or not all(_number(v) for v in values):
-            raise SweepError(f"{where}.{kind}: must be [lo, hi] (two numbers), got {values!r}")
+            raise ValueError(f"{kind}: must be [lo, hi] (two numbers), got {values!r}")
         lo, hi = values
         if not lo < hi:
-            raise SweepError(f"{where}.{kind}: empty range, lo must be < hi, got [{lo}, {hi}]")
+            raise ValueError(f"{kind}: empty range, lo must be < hi, got [{lo}, {hi}]")
         if kind == "loguniform" and lo <= 0:
-            raise SweepError(f"{where}.{kind}: bounds must be > 0 for a log-uniform range, got {lo}")
+            raise ValueError(f"{kind}: bounds must be > 0 for a log-uniform range, got {lo}")
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in KINDS if getattr(self, k) is not None)
+
+
+def _parse_param(path: str, raw, base_spec: StudySpec) -> SearchParam:
+    where = f"search.{path}"
+    entry = section(_SearchTable, raw, where, error=SweepError)
+    kind = entry.kind
+    values = getattr(entry, kind)
     parts = path.split(".")
     ok = (len(parts) == 4 and parts[0] == "lineup" and parts[1].isdigit() and parts[2] == "params") \
         or (len(parts) == 2 and parts[0] == "game" and parts[1] != "name") \
@@ -390,9 +406,7 @@ def _parse_param(path: str, raw, base_spec: StudySpec) -> SearchParam:
     if not ok:
         raise SweepError(f"{where}: not a searchable path; use lineup.<i>.params.<name>, "
                          f"game.<option> or budget.ms / budget.iterations")
-    alias = table_["alias"] if "alias" in table_ else _default_alias(parts, base_spec)
-    if not isinstance(alias, str) or not alias.strip():
-        raise SweepError(f"{where}.alias: must be a non-empty string, got {alias!r}")
+    alias = entry.alias if entry.alias is not None else _default_alias(parts, base_spec)
     return SearchParam(path=path, kind=kind, values=tuple(values), alias=alias)
 
 
