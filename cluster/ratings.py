@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -372,12 +371,13 @@ def _resolve_anchor(anchor: str, players: list[str]) -> str:
 # --- output -----------------------------------------------------------------------------
 def ratings_markdown(table: pd.DataFrame) -> str:
     """The table in Markdown: Player, Rating, 95% interval, Games, pairwise W-T-L, Note."""
-    lines = ["| Player | Rating | 95% interval | Games | Pairwise W-T-L | Note |",
-             "|---|---:|---:|---:|---:|---|"]
-    for player, r in table.iterrows():
-        interval = "n/a" if math.isnan(r["lo"]) else f"{r['lo']:.0f} to {r['hi']:.0f}"
-        lines.append(f"| {player} | {r['rating']:.0f} | {interval} | {int(r['games'])} | "
-                     f"{int(r['wins'])}-{int(r['ties'])}-{int(r['losses'])} | {r['note']} |")
+    from .report import markdown_table
+
+    rows = [[player, f"{r['rating']:.0f}", "n/a" if math.isnan(r["lo"]) else f"{r['lo']:.0f} to {r['hi']:.0f}",
+             int(r["games"]), f"{int(r['wins'])}-{int(r['ties'])}-{int(r['losses'])}", r["note"]]
+            for player, r in table.iterrows()]
+    lines = [markdown_table(["Player", "Rating", "95% interval", "Games", "Pairwise W-T-L", "Note"], rows,
+                            ["---", "---:", "---:", "---:", "---:", "---"])]
     attrs = table.attrs
     where = (f"{attrs['anchor']} at {attrs['anchor_rating']:g}" if attrs.get("anchor")
              else f"mean at {attrs.get('anchor_rating', 0):g}")
@@ -443,10 +443,9 @@ def log_ratings(table: pd.DataFrame, files: Sequence[Path], pooled: PooledRows, 
     """One MLflow run holding the table (description, metrics ``rating/<player>``,
     ``rating_lo/…``, ``rating_hi/…``, ``games/…``), the options as params and the
     files as artifacts (``ratings/``). Returns (run id, experiment id)."""
-    from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 
-    from .tracking import (NOTE_TAG, arena_version, ensure_experiment, git_commit, metric_key,
+    from .tracking import (NOTE_TAG, arena_version, ensure_experiment, git_commit, log_batch, metric_key,
                            normalize_uri)
 
     uri = normalize_uri(tracking_uri)
@@ -467,18 +466,15 @@ def log_ratings(table: pd.DataFrame, files: Sequence[Path], pooled: PooledRows, 
               "anchor_rating": attrs.get("anchor_rating"), "seed": attrs.get("seed"),
               "bootstrap": attrs.get("bootstrap"), "resample": attrs.get("resample"),
               "prior_sd_elo": PRIOR_SD_ELO}
-    now = int(time.time() * 1000)
-    metrics = [Metric("tie_parameter", float(attrs.get("tie_parameter", float("nan"))), now, 0)]
+    metrics = {"tie_parameter": attrs.get("tie_parameter", math.nan)}
     for player, r in table.iterrows():
         for key, column in (("rating", "rating"), ("rating_lo", "lo"), ("rating_hi", "hi"), ("games", "games")):
-            value = float(r[column])
-            if not math.isnan(value):
-                metrics.append(Metric(metric_key(key, str(player)), value, now, 0))
-    client.log_batch(run_id, metrics=metrics[:1000], params=[Param(k, str(v)) for k, v in params.items()],
-                     tags=[RunTag(NOTE_TAG, f"**Ratings** of {len(table)} players over "
-                                            f"{len(pooled.studies)} stud{'y' if len(pooled.studies) == 1 else 'ies'}"
-                                            f" of `{pooled.game.get('name')}`.\n\n" + ratings_markdown(table)
-                                  + ("\n\nCommand:\n\n```\n" + command + "\n```" if command else ""))])
+            metrics[metric_key(key, str(player))] = float(r[column])
+    note = (f"**Ratings** of {len(table)} players over "
+            f"{len(pooled.studies)} stud{'y' if len(pooled.studies) == 1 else 'ies'}"
+            f" of `{pooled.game.get('name')}`.\n\n" + ratings_markdown(table)
+            + ("\n\nCommand:\n\n```\n" + command + "\n```" if command else ""))
+    log_batch(client, run_id, metrics=metrics, params=params, tags={NOTE_TAG: note})
     for path in files:
         client.log_artifact(run_id, str(path), artifact_path="ratings")
     client.set_terminated(run_id, "FINISHED")

@@ -27,14 +27,16 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .stats import mean_half_width, wilson_interval
 from .store import METRIC_PREFIX
 
-__all__ = ["wilson_interval", "result_table", "to_markdown", "write_tables", "win_rate_plot",
-           "OUTCOMES", "TABLE_COLUMNS", "Z95", "NotAStudyError", "report_study"]
+__all__ = ["result_table", "to_markdown", "markdown_table", "write_tables", "win_rate_plot",
+           "OUTCOMES", "TABLE_COLUMNS", "NotAStudyError", "report_study"]
 
 #: Outcome columns of the table, in paper order: (title, result value, count column).
 OUTCOMES = (("Win", "win", "wins"), ("Tie", "tie", "ties"), ("Loss", "loss", "losses"))
@@ -46,8 +48,6 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Mean result", "Score diff",
                  "errors", "Died", "deaths", "death_rate", "death_lo", "death_hi", "mean_died_at",
                  "agent", "mean_iterations", "mean_ms", "result_mean", "result_lo", "result_hi",
                  "score_diff", "score_diff_lo", "score_diff_hi")
-#: Two-sided 95% normal quantile.
-Z95 = 1.959963984540054
 #: Rounds per segment in the learning-curve report of runs x rounds studies.
 SEGMENT = 10
 
@@ -61,20 +61,6 @@ def _runs_design_segments(study_dir: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return SEGMENT if design.get("runs") else None
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion ``successes / n`` (nan, nan if n = 0)."""
-    if n <= 0:
-        return math.nan, math.nan
-    p = successes / n
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
-    hi = 1.0 if successes >= n else min(1.0, centre + half)
-    return lo, hi
 
 
 def _fmt(rate: float, lo: float, hi: float) -> str:
@@ -122,11 +108,11 @@ def _summary(rows: pd.DataFrame) -> dict:
         out["mean_ms"] = float(rows["mean_ms"].mean()) if len(rows) else math.nan
     if "score_margin" in rows.columns:  # games with scores: mean result and margin, 95% normal intervals
         points = results[results != "error"].map({"win": 1.0, "tie": 0.5, "loss": 0.0}).astype(float)
-        mean, half = _mean_and_half_width(points)
+        mean, half = mean_half_width(points)
         out["result_mean"], out["result_lo"], out["result_hi"] = mean, mean - half, mean + half
         out["Mean result"] = "n/a" if not len(points) else f"{mean:.3f} ({mean - half:.3f} to {mean + half:.3f})"
         margins = rows.loc[rows["result"] != "error", "score_margin"].dropna().astype(float)
-        mean, half = _mean_and_half_width(margins)
+        mean, half = mean_half_width(margins)
         out["score_diff"], out["score_diff_lo"], out["score_diff_hi"] = mean, mean - half, mean + half
         out["Score diff"] = "n/a" if not len(margins) else f"{mean:+.2f} ({mean - half:+.2f} to {mean + half:+.2f})"
     for column in metric_columns(rows):
@@ -138,14 +124,6 @@ def _summary(rows: pd.DataFrame) -> dict:
 def metric_columns(df: pd.DataFrame) -> list[str]:
     """The ``metric.<name>`` columns of the rows (agents' own figures), in order."""
     return [c for c in df.columns if c.startswith(METRIC_PREFIX)]
-
-
-def _mean_and_half_width(values: pd.Series) -> tuple[float, float]:
-    """Mean of ``values`` and the half width of its 95% normal interval (nan if undefined)."""
-    k = len(values)
-    mean = float(values.mean()) if k else math.nan
-    half = Z95 * float(values.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
-    return mean, half
 
 
 def result_table(df: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
@@ -207,12 +185,28 @@ def to_markdown(table: pd.DataFrame,
               **{c: c[len(METRIC_PREFIX):] for c in columns if c.startswith(METRIC_PREFIX)}}
     header = index_names + [titles.get(c, c) for c in columns]
     align = ["---"] * len(index_names) + ["---:"] * len(columns)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    rows = []
     for key, row in table.iterrows():
         keys = list(key) if isinstance(key, tuple) else [key]
-        cells = [_md_cell(k) for k in keys] + [_md_cell(row[c]) for c in columns]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append([_md_cell(k) for k in keys] + [_md_cell(row[c]) for c in columns])
+    return markdown_table(header, rows, align) + "\n"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence], align: Sequence[str] | str = "---:") -> str:
+    """The one Markdown table writer (GitHub style, no ``tabulate`` needed): ``header``,
+    the alignment row (``align``: one marker per column, or one for all, e.g. ``"---:"``
+    right-aligned) and one line per row, cells as ``str``; no trailing newline.
+
+    >>> print(markdown_table(["Player", "Games"], [["A", 4]], ["---", "---:"]))
+    | Player | Games |
+    |---|---:|
+    | A | 4 |
+    """
+    header = [str(h) for h in header]
+    marks = [align] * len(header) if isinstance(align, str) else list(align)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def write_tables(table: pd.DataFrame, directory, stem: str = "results") -> tuple[Path, Path]:

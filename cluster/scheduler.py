@@ -62,12 +62,11 @@ def import_plugins(plugins: Sequence[str]) -> None:
 class GameHost:
     """Hosts the games of one series at a time and the agents seated in them."""
 
-    def __init__(self, spec_dict: dict, populations: dict | None, plugins: Sequence[str] = ()):
+    def __init__(self, spec, populations: dict | None, plugins: Sequence[str] = ()):
         import_plugins(plugins)
         from cluster.play import worker_name
-        from cluster.spec import StudySpec
 
-        self.spec = StudySpec.from_dict(spec_dict)
+        self.spec = spec  # the driver's validated StudySpec, from the object store (no re-validation)
         # Resolved from the object store once (zero-copy for numpy arrays).
         self.populations = populations or {}
         self.worker = worker_name()
@@ -96,23 +95,23 @@ class GameHost:
 
 
 @ray.remote(num_cpus=1, max_retries=0)
-def _warm_up_task(spec_dict: dict, plugins: Sequence[str]) -> dict:
+def _warm_up_task(spec, plugins: Sequence[str]) -> dict:
     import_plugins(plugins)
     from cluster.play import warm_up
-    from cluster.spec import StudySpec
 
-    return warm_up(StudySpec.from_dict(spec_dict))
+    return warm_up(spec)
 
 
-def warm_up_nodes(spec_dict: dict, plugins: Sequence[str] = (), timeout: float = 600.0) -> list[dict]:
-    """One warm-up task per alive node with CPUs; failures are reported, not raised."""
+def warm_up_nodes(spec, plugins: Sequence[str] = (), timeout: float = 600.0) -> list[dict]:
+    """One warm-up task per alive node with CPUs; failures are reported, not raised.
+    ``spec`` is the validated StudySpec or an object-store reference to it."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     refs = {}
     for node in ray.nodes():
         if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) >= 1:
             strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
-            refs[_warm_up_task.options(scheduling_strategy=strategy).remote(spec_dict, plugins)] = node["NodeID"]
+            refs[_warm_up_task.options(scheduling_strategy=strategy).remote(spec, plugins)] = node["NodeID"]
     out = []
     for ref, node_id in refs.items():
         try:

@@ -13,9 +13,7 @@ From the result rows alone (``series_id`` = run, ``index_in_series`` = round)::
 * ``win_ratio`` = the second label's wins / the first label's wins over the
   whole study (below 1: the first label, e.g. Conv-AE+FA, is stronger).
 
-The t distribution's CDF is computed exactly (to floating-point accuracy)
-from the regularized incomplete beta function (continued fraction, modified
-Lentz), so no SciPy is needed:  p = I_{df / (df + t^2)}(df / 2, 1 / 2).
+The t-test is :func:`cluster.stats.paired_t_test` (SciPy's ``ttest_rel``).
 """
 from __future__ import annotations
 
@@ -25,82 +23,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["betainc_regularized", "t_two_tailed_p", "paired_t_test", "run_win_rates",
+from .report import markdown_table
+from .stats import paired_t_test
+
+__all__ = ["run_win_rates",
            "segment_table", "segment_tests", "win_ratio", "segment_plot", "ratio_plot",
            "write_segment_report", "SEGMENT"]
 
 #: Rounds per segment in the studies (40 rounds -> 4 segments).
 SEGMENT = 10
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = 1.0
-    d = 1.0 - qab * x / qap
-    d = tiny if abs(d) < tiny else d
-    d = 1.0 / d
-    h = d
-    for m in range(1, 10_000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = tiny if abs(d) < tiny else d
-        c = 1.0 + aa / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = tiny if abs(d) < tiny else d
-        c = 1.0 + aa / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def betainc_regularized(a: float, b: float, x: float) -> float:
-    """I_x(a, b) for a, b > 0 and 0 <= x <= 1."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_two_tailed_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
-    if math.isnan(t) or df <= 0:
-        return math.nan
-    if math.isinf(t):
-        return 0.0
-    return betainc_regularized(df / 2.0, 0.5, df / (df + t * t))
-
-
-def paired_t_test(x, y) -> tuple[float, float, int]:
-    """(t, two-tailed p, df) of a paired t-test of ``x`` against ``y`` (equal lengths).
-    Identical pairs give (0, 1); constant non-zero differences give (+-inf, 0)."""
-    d = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
-    n = len(d)
-    if n < 2:
-        return math.nan, math.nan, max(n - 1, 0)
-    mean = float(d.mean())
-    sd = float(d.std(ddof=1))
-    if sd == 0.0:
-        if mean == 0.0:
-            return 0.0, 1.0, n - 1
-        return math.copysign(math.inf, mean), 0.0, n - 1
-    t = mean / (sd / math.sqrt(n))
-    return t, t_two_tailed_p(t, n - 1), n - 1
 
 
 def _labels(df: pd.DataFrame) -> list[str]:
@@ -191,22 +122,23 @@ def segments_markdown(df: pd.DataFrame, segment: int = SEGMENT) -> str:
     seg = segment_table(df, segment)
     tests = segment_tests(df, segment)
     labels = _labels(df)
-    lines = ["Win rate per segment (mean +- sd over runs):", "",
-             "| Rounds | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+    rows = []
     for k, g in seg.groupby("segment", sort=True):
-        cells = []
+        cells = [g["rounds"].iloc[0]]
         for lab in labels:
             row = g[g["label"] == lab]
             cells.append("n/a" if row.empty else
                          f"{100 * row['mean'].iloc[0]:.1f}% +- {100 * row['sd'].iloc[0]:.1f}"
                          if not math.isnan(row['sd'].iloc[0]) else f"{100 * row['mean'].iloc[0]:.1f}%")
-        lines.append(f"| {g['rounds'].iloc[0]} | " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = ["Win rate per segment (mean +- sd over runs):", "",
+             markdown_table(["Rounds"] + labels, rows, ["---"] + ["---:"] * len(labels))]
     if len(tests):
+        rows = [[r["rounds"], f"{_unsigned_zero(100 * r['mean_diff'], 1):+.1f} pp", _fmt(r["t"], 2), r["df"],
+                 _fmt(r["p"], 4), "yes" if r["significant_95"] else "no"] for _, r in tests.iterrows()]
         lines += ["", f"Paired two-tailed t-tests per segment ({tests['a'].iloc[0]} vs {tests['b'].iloc[0]}):",
-                  "", "| Rounds | mean diff | t | df | p | 95% |", "|---|---:|---:|---:|---:|:---:|"]
-        for _, r in tests.iterrows():
-            lines.append(f"| {r['rounds']} | {_unsigned_zero(100 * r['mean_diff'], 1):+.1f} pp | {_fmt(r['t'], 2)} | "
-                         f"{r['df']} | {_fmt(r['p'], 4)} | {'yes' if r['significant_95'] else 'no'} |")
+                  "", markdown_table(["Rounds", "mean diff", "t", "df", "p", "95%"], rows,
+                                     ["---", "---:", "---:", "---:", "---:", ":---:"])]
     ratio = win_ratio(df)
     lines += ["", f"Win ratio {ratio['opponent']} / {ratio['learner']}: "
                   f"{ratio['opponent_wins']} / {ratio['learner_wins']} = {_fmt(float(ratio['ratio']))} "
@@ -214,15 +146,29 @@ def segments_markdown(df: pd.DataFrame, segment: int = SEGMENT) -> str:
     return "\n".join(lines)
 
 
-def segment_plot(df: pd.DataFrame, path, segment: int = SEGMENT, title: str | None = None) -> Path:
-    """Error-bar plot of the mean win rate per segment (sd over runs) per label."""
+def _figure():
+    """A 6 x 3.6 inch figure with one axes, drawn off-screen (Agg)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    seg = segment_table(df, segment)
     fig = Figure(figsize=(6, 3.6))
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
+    return fig, fig.add_subplot(1, 1, 1)
+
+
+def _save(fig, ax, path, title: str | None) -> Path:
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def segment_plot(df: pd.DataFrame, path, segment: int = SEGMENT, title: str | None = None) -> Path:
+    """Error-bar plot of the mean win rate per segment (sd over runs) per label."""
+    seg = segment_table(df, segment)
+    fig, ax = _figure()
     labels = _labels(df)
     for i, lab in enumerate(labels):
         g = seg[seg["label"] == lab]
@@ -235,36 +181,21 @@ def segment_plot(df: pd.DataFrame, path, segment: int = SEGMENT, title: str | No
     ax.set_ylim(-5, 105)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=100)
-    return path
+    return _save(fig, ax, path, title)
 
 
 def ratio_plot(ratios: list[dict], path, title: str | None = None) -> Path:
     """Bar plot of ``opponent wins / learner wins`` across studies (one bar per
     opponent, ``ratios`` from :func:`win_ratio` plus a ``study`` key), with the
     parity line at 1."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6, 3.6))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
+    fig, ax = _figure()
     names = [f"{r['opponent']}\n({r['study']})" for r in ratios]
     values = [r["ratio"] if math.isfinite(r["ratio"]) else np.nan for r in ratios]
     ax.bar(range(len(values)), values, color="tab:blue")
     ax.axhline(1.0, color="k", lw=1, ls="--")
     ax.set_xticks(range(len(values)), names, fontsize=7)
     ax.set_ylabel(f"opponent wins / {ratios[0]['learner'] if ratios else 'learner'} wins")
-    if title:
-        ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=100)
-    return path
+    return _save(fig, ax, path, title)
 
 
 def write_segment_report(df: pd.DataFrame, out, segment: int = SEGMENT, title: str | None = None) -> list[Path]:

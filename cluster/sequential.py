@@ -59,6 +59,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .stats import Z95
+
 __all__ = ["elo_to_score", "score_to_elo", "gsprt_llr", "sprt_bounds", "SequentialMonitor",
            "SequentialResult", "simulate_sprt", "fixed_sample_units", "PAIR_SCORES", "GAME_SCORES",
            "sequential_markdown", "llr_plot", "truncate_plan", "outcome_probabilities"]
@@ -133,15 +135,13 @@ def fixed_sample_units(sd: float, s0: float, s1: float, alpha: float, beta: floa
 
 def _estimate(counts: np.ndarray, scores: np.ndarray) -> tuple[float, float, float, float]:
     """(mean score, Elo, Elo low, Elo high) of A, 95% normal interval."""
-    from scipy.stats import norm
-
     n = counts.sum()
     if n == 0:
         return math.nan, math.nan, math.nan, math.nan
     p = counts / n
     mean = float(p @ scores)
     sd = math.sqrt(float(p @ (scores - mean) ** 2))
-    half = norm.ppf(0.975) * sd / math.sqrt(n)
+    half = Z95 * sd / math.sqrt(n)
     lo, hi = max(mean - half, 0.0), min(mean + half, 1.0)
     return mean, float(score_to_elo(mean)), float(score_to_elo(lo)), float(score_to_elo(hi))
 

@@ -5,8 +5,10 @@ or rebuilt from :meth:`StudySpec.to_dict` on a Ray worker) into a
 :class:`StudySpec`. It lives in ``cluster`` because the cluster runs it;
 reading files from users stays in ``jobs`` (``jobs.spec.load_spec``)::
 
+    >>> import tomllib
     >>> data = tomllib.loads(Path("jobs/pommerman_ffa_demo.toml").read_text())
-    >>> spec = build_spec(apply_overrides(data, ["design.seeds=2"]))
+    >>> data["design"]["seeds"] = 2
+    >>> spec = build_spec(data)
     >>> spec.design.total_games, spec.study_dir
     (8, PosixPath('arena-studies/pommerman-ffa-demo'))
 
@@ -59,8 +61,8 @@ are each played with the seats swapped (seeds design, rotate_seats, even games_p
     design.stop.sprt.elo1: must be greater than elo0 (0), got -5
     design.stop.between[1]: no lineup label 'MCST'; labels: ['MCTS', 'Random']
 
-``--scale F`` (:func:`apply_scale`, the same rule for ``arena run`` and
-``arena sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a
+``--scale F`` (``jobs.overrides.apply_scale``, with :func:`scale_groups` the same
+rule for ``arena run`` and ``arena sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a
 runs x rounds design), to ``ceil(count * F)``, at least one; each board keeps
 all its games and seat rotation, each run all its rounds.
 """
@@ -68,116 +70,57 @@ from __future__ import annotations
 
 import itertools
 import math
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Annotated, Any, Mapping, Sequence
 
 from agents.api import Budget
 
+from .seed_populations import check_population_fits, resolve_population
+from .spec_fields import (Flag, Name, NonNegativeInt, Number, PositiveInt, SpecError, Text, config_class,
+                          is_int, one_of, rule, section, table)
+
 __all__ = [
     "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec", "build_spec",
-    "parse_overrides", "apply_overrides", "apply_scale", "scale_groups", "check_scale",
+    "set_path", "scale_groups", "check_scale",
 ]
 
 SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
-STUDY_KEYS = ("name", "seed", "results_dir", "id", "max_in_flight")
-BUDGET_KEYS = ("ms", "iterations", "per_seat")
-SEAT_BUDGET_KEYS = ("ms", "iterations")
-DESIGN_KEYS = ("seeds", "games_per_seed", "runs", "rounds", "rotate_seats",
-               "carry_learned_state", "series_by", "seeds_per_set", "vary", "stop")
-STOP_KEYS = ("sprt", "between", "max_games", "scoring")
-SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
 STOP_SCORING = ("pairs", "games")
-SEAT_KEYS = ("agent", "label", "params", "seed_population", "budget")
-TRACKING_KEYS = ("uri", "experiment", "enabled")
 SERIES_BY = ("seed", "set", "run", "game")
-#: Characters allowed in a study name / id (it names a directory and an MLflow run).
-_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
-class SpecError(ValueError):
-    """An invalid study spec; the message starts with the dotted field name."""
-
-
-# --- small validators -------------------------------------------------------
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _positive_int(name: str, value) -> int:
-    if not _is_int(value) or value < 1:
-        raise SpecError(f"{name}: must be a positive int, got {value!r}")
-    return value
-
-
-def _optional_positive_int(name: str, value) -> int | None:
-    return None if value is None else _positive_int(name, value)
-
-
-def _bool(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise SpecError(f"{name}: must be true or false, got {value!r}")
-    return value
-
-
-def _str(name: str, value, allow_empty: bool = False) -> str:
-    if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise SpecError(f"{name}: must be a non-empty string, got {value!r}")
-    return value
-
-
-def _table(name: str, value) -> dict:
-    if not isinstance(value, Mapping):
-        raise SpecError(f"{name}: must be a table, got {type(value).__name__} {value!r}")
-    return dict(value)
-
-
-def _check_keys(name: str, table: Mapping, known: Sequence[str]) -> None:
-    for key in table:
-        if key not in known:
-            raise SpecError(f"{name}.{key}: unknown key; known: {sorted(known)}")
-
-
-# --- the config objects -----------------------------------------------------
-def _number(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SpecError(f"{name}: must be a finite number, got {value!r}")
-    return float(value)
-
-
-@dataclass(frozen=True)
+@config_class
 class SprtSpec:
     """The hypotheses and error rates of a sequential probability ratio test
     (:mod:`cluster.sequential`): H0 "A is at most ``elo0`` Elo stronger than B"
     against H1 "A is at least ``elo1`` stronger" (logistic Elo)."""
 
-    elo0: float
+    elo0: Number
     """Elo difference of H0 (e.g. 0: A is no better)."""
-    elo1: float
+    elo1: Number
     """Elo difference of H1, greater than ``elo0`` (e.g. 20)."""
-    alpha: float = 0.05
+    alpha: Number = 0.05
     """Chance of accepting H1 when H0 holds (false positive), in (0, 0.5)."""
-    beta: float = 0.05
+    beta: Number = 0.05
     """Chance of accepting H0 when H1 holds (false negative), in (0, 0.5)."""
 
     def __post_init__(self):
         where = "design.stop.sprt"
-        object.__setattr__(self, "elo0", _number(f"{where}.elo0", self.elo0))
-        object.__setattr__(self, "elo1", _number(f"{where}.elo1", self.elo1))
+        for key in ("elo0", "elo1", "alpha", "beta"):
+            object.__setattr__(self, key, float(getattr(self, key)))
         if not -1000 < self.elo0 < 1000 or not -1000 < self.elo1 < 1000:
             raise SpecError(f"{where}.elo1: Elo bounds must lie in (-1000, 1000), got "
                             f"elo0 = {self.elo0:g}, elo1 = {self.elo1:g}")
         if self.elo1 <= self.elo0:
             raise SpecError(f"{where}.elo1: must be greater than elo0 ({self.elo0:g}), got {self.elo1:g}")
         for key in ("alpha", "beta"):
-            value = _number(f"{where}.{key}", getattr(self, key))
+            value = getattr(self, key)
             if not 0 < value < 0.5:
                 raise SpecError(f"{where}.{key}: must be in (0, 0.5), got {value:g}")
-            object.__setattr__(self, key, value)
 
 
-@dataclass(frozen=True)
+@config_class
 class StopSpec:
     """``[design] stop``: end a comparison of two lineup entries once a sequential
     test is decided (:mod:`cluster.sequential`), e.g. ``stop = { sprt = { elo0 = 0,
@@ -185,12 +128,12 @@ class StopSpec:
 
     sprt: SprtSpec
     """The test's hypotheses and error rates (``{elo0, elo1, alpha = 0.05, beta = 0.05}``)."""
-    between: tuple
+    between: Any
     """The two lineup labels compared, A first (H1: A is stronger)."""
-    max_games: int | None = None
+    max_games: PositiveInt | None = None
     """Cap of the test in games, in plan order (None: the design's games); games after it
     are never played, and a test without a decision by then ends undecided."""
-    scoring: str = "pairs"
+    scoring: one_of(*STOP_SCORING) = "pairs"
     """``pairs``: seat-swapped pairs of games on one board, scored as a pentanomial (a
     two-player game, rotate_seats, an even games_per_seed); ``games``: every game on its own
     (no seat swap, e.g. Scotland Yard, or more than two players)."""
@@ -204,9 +147,6 @@ class StopSpec:
         if between[0] == between[1]:
             raise SpecError(f"{where}.between: the two labels must differ, got {list(between)!r}")
         object.__setattr__(self, "between", tuple(between))
-        _optional_positive_int(f"{where}.max_games", self.max_games)
-        if self.scoring not in STOP_SCORING:
-            raise SpecError(f"{where}.scoring: must be one of {list(STOP_SCORING)}, got {self.scoring!r}")
         if self.scoring == "pairs" and self.max_games is not None and self.max_games % 2:
             raise SpecError(f"{where}.max_games: must be even with scoring = 'pairs' (whole pairs), "
                             f"got {self.max_games}")
@@ -233,38 +173,38 @@ class SeatSpec:
     or ``{ ms = M }``), overriding the study's ``[budget]``; None: the study's."""
 
 
-@dataclass(frozen=True)
+@config_class
 class DesignSpec:
     """Which games are played, and how they group into series (see the module docstring)."""
 
-    seeds: int
+    seeds: PositiveInt
     """Number of board seeds (runs x rounds: distinct boards, cycled over rounds)."""
-    games_per_seed: int = 1
+    games_per_seed: PositiveInt = 1
     """Games per board seed (seeds design; must be 1 in a runs x rounds design)."""
-    runs: int | None = None
+    runs: PositiveInt | None = None
     """Number of runs (independent series) of a runs x rounds design; None otherwise."""
-    rounds: int | None = None
+    rounds: PositiveInt | None = None
     """Games per run of a runs x rounds design; None otherwise."""
-    rotate_seats: bool = True
+    rotate_seats: Flag = True
     """Rotate the lineup over the seats from game to game (seat i gets lineup[(i + r) % n])."""
-    carry_learned_state: bool = True
+    carry_learned_state: Flag = True
     """Games of one series share learned state (FEMCTS populations, TD weights)."""
-    series_by: str = "seed"
+    series_by: one_of(*SERIES_BY) = "seed"
     """``seed``: the games of a board seed form a series (seeds design); ``set``:
     the games of ``seeds_per_set`` consecutive board seeds form one series (seeds
     design; the FEMCTS study's "set of 50 games": 10 boards x 5 games, one
     population carried through); ``run``: a run is a series (runs x rounds
     design); ``game``: every game is independent."""
-    seeds_per_set: int | None = None
+    seeds_per_set: PositiveInt | None = None
     """Board seeds per series when ``series_by = "set"`` (required then, unused
     otherwise). Set k holds board seeds k*seeds_per_set .. (k+1)*seeds_per_set - 1,
     each played ``games_per_seed`` times in a row; a last set may be shorter
     (when ``seeds`` is not a multiple, e.g. after ``--scale``)."""
-    vary: dict = field(default_factory=dict)
+    vary: Any = field(default_factory=dict)
     """Game options to vary, e.g. ``{view_range = [0, 1, 2, 3, 4]}``: the whole
     design is played once per combination (a *condition*), on the same boards,
     and results are reported per condition."""
-    stop: StopSpec | None = None
+    stop: Any = None
     """A sequential test that ends the study once decided (:class:`StopSpec`); None: play
     every game of the design."""
 
@@ -276,18 +216,10 @@ class DesignSpec:
                 raise SpecError(f"design.vary.{key}: expected a non-empty list of values, got {values!r}")
             if len(set(map(repr, values))) != len(values):
                 raise SpecError(f"design.vary.{key}: repeated values in {values!r}")
-        _positive_int("design.seeds", self.seeds)
-        _positive_int("design.games_per_seed", self.games_per_seed)
-        _optional_positive_int("design.runs", self.runs)
-        _optional_positive_int("design.rounds", self.rounds)
         if (self.runs is None) != (self.rounds is None):
             missing = "rounds" if self.rounds is None else "runs"
             raise SpecError(f"design.{missing}: runs and rounds go together (a runs x rounds "
                             f"design); give both or neither")
-        _bool("design.rotate_seats", self.rotate_seats)
-        _bool("design.carry_learned_state", self.carry_learned_state)
-        if self.series_by not in SERIES_BY:
-            raise SpecError(f"design.series_by: must be one of {list(SERIES_BY)}, got {self.series_by!r}")
         if self.runs_design:
             if self.games_per_seed != 1:
                 raise SpecError("design.games_per_seed: not used in a runs x rounds design "
@@ -305,7 +237,6 @@ class DesignSpec:
             if self.seeds_per_set is None:
                 raise SpecError("design.seeds_per_set: required with series_by = 'set' "
                                 "(board seeds per series, e.g. 10)")
-            _positive_int("design.seeds_per_set", self.seeds_per_set)
         elif self.seeds_per_set is not None:
             raise SpecError(f"design.seeds_per_set: only used with series_by = 'set', "
                             f"got series_by = {self.series_by!r}")
@@ -363,21 +294,16 @@ class DesignSpec:
         return text
 
 
-@dataclass(frozen=True)
+@config_class
 class TrackingSpec:
     """Where the study is mirrored in MLflow."""
 
-    uri: str = "sqlite:///mlflow.db"
+    uri: Text = "sqlite:///mlflow.db"
     """MLflow tracking URI."""
-    experiment: str = "arena"
+    experiment: Text = "arena"
     """MLflow experiment name."""
-    enabled: bool = True
+    enabled: Flag = True
     """Log to MLflow at all."""
-
-    def __post_init__(self):
-        _str("tracking.uri", self.uri)
-        _str("tracking.experiment", self.experiment)
-        _bool("tracking.enabled", self.enabled)
 
 
 @dataclass(frozen=True)
@@ -487,7 +413,7 @@ class StudySpec:
     def flat_params(self) -> dict[str, str]:
         """The whole spec flattened with dotted keys (agent configs with their
         defaults filled in), as strings: what MLflow logs as parameters."""
-        from agents.registry import resolved_params
+        from agents.registry import agent_class
 
         flat: dict[str, str] = {}
 
@@ -517,7 +443,7 @@ class StudySpec:
                 put(f"lineup.{i}.budget.iterations", seat.budget.iterations)
             for key, value in asdict(seat.config).items():
                 put(f"lineup.{i}.params.{key}", value)
-            for key, value in resolved_params(seat.agent, seat.config, self.game_config).items():
+            for key, value in agent_class(seat.agent).resolved_params(seat.config, self.game_config).items():
                 put(f"lineup.{i}.params.{key}", value)  # e.g. profile "auto" as resolved for this game
         for key, value in asdict(self.tracking).items():
             put(f"tracking.{key}", value)
@@ -528,61 +454,35 @@ def _budget_dict(budget: Budget) -> dict:
     return {"iterations": budget.iterations} if budget.iterations is not None else {"ms": budget.ms}
 
 
-# --- overrides and scaling --------------------------------------------------
-def _parse_scalar(text: str):
-    """A TOML value (``4``, ``1.5``, ``true``, ``"x"``, ``[1, 2]``, ``{a = 1}``), else the string."""
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
-def parse_overrides(overrides: Sequence[str]) -> list[tuple[list[str], Any]]:
-    """``["design.seeds=4", ...]`` as ``[(["design", "seeds"], 4), ...]``."""
-    parsed = []
-    for item in overrides:
-        if not isinstance(item, str) or "=" not in item:
-            raise SpecError(f"--set {item!r}: expected key=value, e.g. design.seeds=4")
-        key, _, value = item.partition("=")
-        key = key.strip()
-        parts = key.split(".")
-        if not key or any(not p.strip() for p in parts):
-            raise SpecError(f"--set {item!r}: expected a dotted key like design.seeds or "
-                            f"lineup.0.params.exploration before '='")
-        parsed.append(([p.strip() for p in parts], _parse_scalar(value.strip())))
-    return parsed
-
-
-def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
-    """Set dotted keys in the raw TOML dict (in place; returns it). List entries
-    are addressed by index (``lineup.0.params.exploration``); missing tables are created."""
-    for parts, value in parse_overrides(overrides):
-        dotted = ".".join(parts)
-        node: Any = data
-        for depth, part in enumerate(parts):
-            last = depth == len(parts) - 1
-            where = ".".join(parts[:depth + 1])
-            if isinstance(node, list):
-                if not part.isdigit():
-                    raise SpecError(f"--set {dotted}: {where}: expected a list index, got {part!r}")
-                index = int(part)
-                if index >= len(node):
-                    raise SpecError(f"--set {dotted}: {where}: index out of range "
-                                    f"({'.'.join(parts[:depth])} has {len(node)} entries)")
-                if last:
-                    node[index] = value
-                else:
-                    node = node[index]
-            elif isinstance(node, dict):
-                if last:
-                    node[part] = value
-                else:
-                    if part not in node:
-                        node[part] = {}
-                    node = node[part]
+# --- dotted paths and scaling ----------------------------------------------------
+def set_path(data: dict, parts: Sequence[str], value, where: str | None = None) -> dict:
+    """Set ``value`` at the dotted path ``parts`` of a raw TOML-shaped dict (in place;
+    returns it). List entries are addressed by index (``lineup.0.params.exploration``);
+    missing tables are created. Errors start with ``where`` (default ``--set <path>``)."""
+    dotted = ".".join(parts)
+    where = where or f"--set {dotted}"
+    node: Any = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        here = ".".join(parts[:depth + 1])
+        if isinstance(node, list):
+            if not part.isdigit():
+                raise SpecError(f"{where}: {here}: expected a list index, got {part!r}")
+            index = int(part)
+            if index >= len(node):
+                raise SpecError(f"{where}: {here}: index out of range "
+                                f"({'.'.join(parts[:depth])} has {len(node)} entries)")
+            if last:
+                node[index] = value
             else:
-                raise SpecError(f"--set {dotted}: {'.'.join(parts[:depth])} is not a table "
-                                f"(it is {node!r})")
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise SpecError(f"{where}: {'.'.join(parts[:depth])} is not a table (it is {node!r})")
     return data
 
 
@@ -603,44 +503,62 @@ def check_scale(scale) -> None:
         raise SpecError(f"--scale: must be a positive number, got {scale!r}")
 
 
-def apply_scale(data: dict, scale: float | None) -> dict:
-    """``--scale F``: scale the number of boards of the design (in place; returns ``data``).
+# --- the raw tables that are not config objects themselves ---------------------
+@config_class
+class _StudyTable:
+    """``[study]``."""
 
-    Only the group count changes: ``seeds`` in a seeds x games_per_seed design,
-    ``runs`` in a runs x rounds design, to ``ceil(count * F)`` and never below 1.
-    Every kept board keeps all its games (``games_per_seed``: the seat rotation),
-    every kept run all its rounds (and the boards they cycle over), so a scaled
-    study is a prefix of the full one: the same boards, seats and seeds for the
-    games it plays. ``seeds = 8, games_per_seed = 4`` at ``F = 0.25`` plays
-    2 boards x 4 games = 8 games; ``runs = 10, rounds = 20`` at ``F = 0.25`` plays
-    3 runs x 20 rounds = 60 games.
-    """
-    check_scale(scale)
-    if scale is None:
-        return data
-    design = data.get("design")
-    if not isinstance(design, dict):
-        return data
-    runs_design = design.get("runs") is not None or design.get("rounds") is not None
-    key = "runs" if runs_design else "seeds"
-    value = design.get(key)
-    if _is_int(value) and value >= 1:
-        design[key] = scale_groups(value, scale)
-    return data
+    name: Name
+    seed: NonNegativeInt
+    results_dir: Text = "arena-studies"
+    id: Name | None = None
+    max_in_flight: PositiveInt | None = None
+
+
+Milliseconds = Annotated[Any, rule(lambda v: not isinstance(v, bool) and isinstance(v, (int, float)),
+                                   "must be a number of milliseconds")]
+
+
+@config_class
+class _SeatBudgetTable:
+    """A lineup entry's ``budget = { iterations = N }`` or ``{ ms = M }``."""
+
+    ms: Milliseconds | None = None
+    iterations: PositiveInt | None = None
+
+
+@config_class
+class _BudgetTable(_SeatBudgetTable):
+    """``[budget]``."""
+
+    per_seat: Flag = True
+
+
+@config_class
+class _SeatTable:
+    """A ``[[lineup]]`` entry."""
+
+    agent: Text
+    label: Text | None = None
+    params: Any = None
+    seed_population: Text | None = None
+    budget: Any = None
 
 
 # --- building ---------------------------------------------------------------
 def _build_game(raw) -> tuple[str, Any, int]:
     from games.registry import game_names, make_config, make_game
 
-    table = dict(_table("game", raw))
-    if "name" not in table:
+    options = table("game", raw)
+    if "name" not in options:
         raise SpecError(f"game.name: required; known games: {game_names()}")
-    name = _str("game.name", table.pop("name"))
+    name = options.pop("name")
+    if not isinstance(name, str) or not name.strip():
+        raise SpecError(f"game.name: must be a non-empty string, got {name!r}")
     if name not in game_names():
         raise SpecError(f"game.name: unknown game {name!r}; known: {game_names()}")
     try:
-        config = make_config(name, table)
+        config = make_config(name, options)
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         raise SpecError(msg if msg.startswith("game.") else f"game.{msg}") from None
@@ -648,62 +566,46 @@ def _build_game(raw) -> tuple[str, Any, int]:
     return name, config, num_players
 
 
-def _build_budget(raw, where: str = "budget", exactly_one: bool = False) -> Budget:
-    """The ``[budget]`` table (or a seat's ``budget``, ``where`` = ``lineup[i].budget``,
-    which must give exactly one of ``ms`` and ``iterations``)."""
-    table = _table(where, raw)
-    _check_keys(where, table, SEAT_BUDGET_KEYS if exactly_one else BUDGET_KEYS)
-    table.pop("per_seat", None)
-    ms, iterations = table.get("ms"), table.get("iterations")
+def _build_budget(raw, where: str = "budget", exactly_one: bool = False) -> tuple[Budget, bool]:
+    """The ``[budget]`` table and its ``per_seat`` (or a seat's ``budget``, ``where`` =
+    ``lineup[i].budget``, which must give exactly one of ``ms`` and ``iterations``)."""
+    parsed = section(_SeatBudgetTable if exactly_one else _BudgetTable, raw, where)
+    ms, iterations = parsed.ms, parsed.iterations
     if exactly_one and (ms is None) == (iterations is None):
         raise SpecError(f"{where}: give exactly one of iterations (per decision) or ms "
-                        f"(per decision), e.g. {{ iterations = 1270 }}, got {dict(table)!r}")
-    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float))):
-        raise SpecError(f"{where}.ms: must be a number of milliseconds, got {ms!r}")
-    if iterations is not None and not _is_int(iterations):
-        raise SpecError(f"{where}.iterations: must be a positive int, got {iterations!r}")
+                        f"(per decision), e.g. {{ iterations = 1270 }}, got {dict(raw)!r}")
     kwargs = {}
     if ms is not None:
         kwargs["ms"] = float(ms)
     if iterations is not None:
         kwargs["iterations"] = iterations
     try:
-        return Budget(**kwargs)
+        budget = Budget(**kwargs)
     except ValueError as exc:
         msg = str(exc).removeprefix("budget.")
         raise SpecError(f"{where}.{msg}") from None
+    return budget, getattr(parsed, "per_seat", True)
 
 
 def _build_design(raw) -> DesignSpec:
-    table = _table("design", raw)
-    _check_keys("design", table, DESIGN_KEYS)
-    runs_design = table.get("runs") is not None or table.get("rounds") is not None
-    if "seeds" not in table:
-        if runs_design and _is_int(table.get("rounds")):
-            table["seeds"] = table["rounds"]
-        else:
-            raise SpecError("design.seeds: required (number of board seeds)")
-    table.setdefault("series_by", "run" if runs_design else "seed")
-    if table.get("stop") is not None:
-        table["stop"] = _build_stop(table["stop"])
-    return DesignSpec(**table)
+    values = table("design", raw)
+    runs_design = values.get("runs") is not None or values.get("rounds") is not None
+    if "seeds" not in values and runs_design and is_int(values.get("rounds")):
+        values["seeds"] = values["rounds"]
+    values.setdefault("series_by", "run" if runs_design else "seed")
+    stop = values.pop("stop", None)
+    return section(DesignSpec, values, "design", required={"seeds": "number of board seeds"},
+                   stop=None if stop is None else _build_stop(stop))
 
 
 def _build_stop(raw) -> StopSpec:
-    table = _table("design.stop", raw)
-    _check_keys("design.stop", table, STOP_KEYS)
-    for key in ("sprt", "between"):
-        if key not in table:
-            raise SpecError(f"design.stop.{key}: required, e.g. stop = {{ sprt = {{ elo0 = 0, elo1 = 20 }}, "
-                            f"between = [\"A\", \"B\"] }}")
-    sprt = _table("design.stop.sprt", table["sprt"])
-    _check_keys("design.stop.sprt", sprt, SPRT_KEYS)
-    for key in ("elo0", "elo1"):
-        if key not in sprt:
-            raise SpecError(f"design.stop.sprt.{key}: required (Elo difference of "
-                            f"{'H0' if key == 'elo0' else 'H1'})")
-    table["sprt"] = SprtSpec(**sprt)
-    return StopSpec(**table)
+    example = 'e.g. stop = { sprt = { elo0 = 0, elo1 = 20 }, between = ["A", "B"] }'
+    values = table("design.stop", raw)
+    sprt = values.pop("sprt", None)
+    if sprt is not None:
+        values["sprt"] = section(SprtSpec, sprt, "design.stop.sprt",
+                                 required={"elo0": "Elo difference of H0", "elo1": "Elo difference of H1"})
+    return section(StopSpec, values, "design.stop", required={"sprt": example, "between": example})
 
 
 def _check_stop(stop: StopSpec, lineup, num_players: int) -> None:
@@ -718,88 +620,19 @@ def _check_stop(stop: StopSpec, lineup, num_players: int) -> None:
 
 
 def _build_tracking(raw) -> TrackingSpec:
-    table = _table("tracking", raw)
-    _check_keys("tracking", table, TRACKING_KEYS)
-    return TrackingSpec(**table)
-
-
-MLFLOW_URI_SCHEMES = ("runs:/", "mlflow-artifacts:/", "models:/")
-
-
-def _fetch_mlflow_artifact(name: str, uri: str, tracking_uri: str | None, cache_dir: Path) -> Path:
-    """Download an MLflow artifact (``runs:/<run_id>/path.npz`` ...) into ``cache_dir``."""
-    import hashlib
-
-    import mlflow.artifacts
-
-    target = cache_dir / hashlib.sha1(f"{tracking_uri}|{uri}".encode()).hexdigest()[:16]
-    try:
-        local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target),
-                                                    tracking_uri=tracking_uri)
-    except Exception as exc:  # noqa: BLE001 - any failure: the field is unusable
-        raise SpecError(f"{name}: cannot download MLflow artifact {uri!r} from "
-                        f"{tracking_uri or 'the default tracking store'} "
-                        f"({type(exc).__name__}: {exc})") from None
-    return Path(local)
-
-
-def _resolve_population(name: str, value, base_dir: Path, check_files: bool,
-                        tracking_uri: str | None = None, cache_dir: Path | None = None) -> str:
-    import numpy as np
-
-    text = _str(name, value)
-    if text.startswith(MLFLOW_URI_SCHEMES):
-        if not check_files:  # a worker rebuilding the spec: the driver resolved it already
-            return text
-        path = _fetch_mlflow_artifact(name, text, tracking_uri,
-                                      cache_dir or Path("arena-studies") / ".seed-populations")
-    else:
-        path_text = text[len("file://"):] if text.startswith("file://") else text
-        if "://" in path_text:
-            raise SpecError(f"{name}: a local path, a file:// URI or an MLflow artifact URI "
-                            f"({', '.join(MLFLOW_URI_SCHEMES)}...) is needed, got {text!r}")
-        path = Path(path_text).expanduser()
-        if not path.is_absolute():
-            path = (base_dir / path).resolve()
-    if check_files:
-        if not path.is_file():
-            raise SpecError(f"{name}: file not found: {text} (resolved to {path})")
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                for key in npz.files:
-                    npz[key]
-        except Exception as exc:  # noqa: BLE001 - any failure means an unusable file
-            raise SpecError(f"{name}: not a readable .npz of plain arrays: {path} "
-                            f"({type(exc).__name__}: {exc})") from None
-    return str(path)
-
-
-def _check_population_fits(name: str, agent: str, config, path: str) -> None:
-    """Let the agent class check a seed population against its config (shape, values)."""
-    import numpy as np
-
-    from agents.registry import agent_class
-
-    with np.load(path, allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    try:
-        agent_class(agent).check_learned_state(config, arrays)
-    except ValueError as exc:
-        raise SpecError(f"{name}: {path}: {exc}") from None
-    return arrays
+    return section(TrackingSpec, raw, "tracking")
 
 
 def _check_fits_game(where: str, agent: str, config, game_config, arrays, population) -> None:
-    """Optional agent hook ``check_for_game(config, game_config, arrays)``: inputs that
+    """The agent's ``Agent.check_for_game(config, game_config, arrays)``: inputs that
     depend on the game (e.g. an encoder's board size) are checked before any game.
     Its messages start with ``params.<field>`` or name the population's arrays."""
     from agents.registry import agent_class
 
-    check = getattr(agent_class(agent), "check_for_game", None)
-    if check is None or game_config is None:
+    if game_config is None:
         return
     try:
-        check(config, game_config, arrays)
+        agent_class(agent).check_for_game(config, game_config, arrays)
     except ValueError as exc:
         msg = str(exc)
         if msg.startswith("params."):
@@ -821,33 +654,28 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
     entries = []
     for i, item in enumerate(raw):
         where = f"lineup[{i}]"
-        table = _table(where, item)
-        _check_keys(where, table, SEAT_KEYS)
-        if "agent" not in table:
-            raise SpecError(f"{where}.agent: required; known: {agent_names()}")
-        agent = _str(f"{where}.agent", table["agent"])
+        seat = section(_SeatTable, item, where, required={"agent": f"known: {agent_names()}"})
+        agent = seat.agent
         if agent not in agent_names():
             raise SpecError(f"{where}.agent: unknown agent {agent!r}; known: {agent_names()}")
-        params = _table(f"{where}.params", table.get("params", {}))
+        params = table(f"{where}.params", {} if seat.params is None else seat.params)
         try:
             config = make_agent_config(agent, params, field_prefix=f"{where}.params")
         except ValueError as exc:
             raise SpecError(str(exc)) from None
-        label = table.get("label")
-        if label is not None:
-            label = _str(f"{where}.label", label)
-        population = table.get("seed_population")
+        label = seat.label
+        population = seat.seed_population
         if population is not None:
-            population = _resolve_population(f"{where}.seed_population", population, base_dir,
-                                             check_files, tracking_uri, cache_dir)
+            population = resolve_population(f"{where}.seed_population", population, base_dir,
+                                            check_files, tracking_uri, cache_dir)
             if check_files:
-                arrays = _check_population_fits(f"{where}.seed_population", agent, config, population)
+                arrays = check_population_fits(f"{where}.seed_population", agent, config, population)
                 _check_fits_game(where, agent, config, game_config, arrays, population)
         elif check_files:
             _check_fits_game(where, agent, config, game_config, None, None)
-        budget = table.get("budget")
-        if budget is not None:
-            budget = _build_budget(budget, f"{where}.budget", exactly_one=True)
+        budget = None
+        if seat.budget is not None:
+            budget, _ = _build_budget(seat.budget, f"{where}.budget", exactly_one=True)
         entries.append((agent, label, params, config, population, budget))
     explicit = [label for _, label, *_ in entries if label is not None]
     for i, (_, label, *_rest) in enumerate(entries):
@@ -881,30 +709,13 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     for required in ("study", "game", "lineup"):
         if required not in data:
             raise SpecError(f"{required}: required section is missing")
-    study = _table("study", data["study"])
-    _check_keys("study", study, STUDY_KEYS)
-    if "name" not in study:
-        raise SpecError("study.name: required")
-    name = _str("study.name", study["name"])
-    if not set(name) <= _NAME_CHARS:
-        raise SpecError(f"study.name: use letters, digits, '.', '_' and '-' only, got {name!r}")
-    if "seed" not in study:
-        raise SpecError("study.seed: required (a non-negative int)")
-    seed = study["seed"]
-    if not _is_int(seed) or seed < 0:
-        raise SpecError(f"study.seed: must be a non-negative int, got {seed!r}")
-    results_dir = _str("study.results_dir", study.get("results_dir", "arena-studies"))
-    study_id = study.get("id")
-    if study_id is not None:
-        study_id = _str("study.id", study_id)
-        if not set(study_id) <= _NAME_CHARS:
-            raise SpecError(f"study.id: use letters, digits, '.', '_' and '-' only, got {study_id!r}")
-    max_in_flight = _optional_positive_int("study.max_in_flight", study.get("max_in_flight"))
+    study = section(_StudyTable, data["study"], "study",
+                    required={"name": "letters, digits, '.', '_' and '-'", "seed": "a non-negative int"})
+    name, seed, results_dir, study_id = study.name, study.seed, study.results_dir, study.id
+    max_in_flight = study.max_in_flight
 
     game, game_config, num_players = _build_game(data["game"])
-    budget_table = _table("budget", data.get("budget", {}))
-    seat_budgets = _bool("budget.per_seat", budget_table.get("per_seat", True))
-    budget = _build_budget(budget_table)
+    budget, seat_budgets = _build_budget(data.get("budget", {}))
     if "design" not in data:
         raise SpecError("design: required section is missing (design.seeds at least)")
     design = _build_design(data["design"])

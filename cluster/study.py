@@ -288,18 +288,18 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         if runs:
             started_ray = _init_ray(address, num_workers)
             workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
-            spec_dict = spec.to_dict()
+            spec_ref = ray.put(spec)  # the validated spec, sent once: hosts do not rebuild it
             populations = load_populations(spec)
             pop_ref = ray.put(populations)  # once; every host reads it from the object store
             if warm_up:
-                warm = warm_up_nodes(spec_dict, plugins)
+                warm = warm_up_nodes(spec_ref, plugins)
             if progress:  # after Ray start-up and warm-up, so the ETA is about games
                 from tqdm.auto import tqdm
                 bar = recorder.bar = tqdm(total=total, initial=skipped, unit="game", desc=spec.study_id,
                                           dynamic_ncols=True)
             t0 = time.perf_counter()
             host = GameHost.options(scheduling_strategy="SPREAD")
-            pool = HostPool(lambda: host.remote(spec_dict, pop_ref, tuple(plugins)), size=workers,
+            pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
                             max_in_flight=spec.max_in_flight)
             if monitor is None:
                 pool.run(runs, recorder)

@@ -83,24 +83,19 @@ import copy
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Annotated, Any, Mapping
 
 import numpy as np
 
-from .spec import SpecError, StudySpec, _is_int, apply_overrides, build_spec, check_scale, scale_groups
+from .spec import SpecError, StudySpec, build_spec, check_scale, scale_groups, set_path
+from .spec_fields import Name, NonNegativeInt, PositiveInt, Text, config_class, is_int, one_of, rule, section, table
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
 
 SWEEP_SECTIONS = ("sweep", "base", "objective", "search", "scheduler", "searcher", "reevaluate", "tracking")
-SWEEP_KEYS = ("name", "seed", "base", "games_per_trial", "num_samples", "max_concurrent_trials",
-              "workers_per_trial", "max_failures", "results_dir")
-OBJECTIVE_KEYS = ("label", "metric")
-SCHEDULER_KEYS = ("kind", "grace_period", "reduction_factor")
-SEARCHER_KEYS = ("kind",)
-REEVAL_KEYS = ("top_k", "games")
 PARAM_KEYS = ("grid", "choice", "uniform", "loguniform", "alias")
 #: Distribution kinds of a search parameter.
 KINDS = ("grid", "choice", "uniform", "loguniform")
@@ -110,35 +105,65 @@ SEARCHERS = ("basic", "optuna")
 #: spawn_key[0] of the study seed of search trials / of the re-evaluation.
 SEARCH_STREAM = 0
 REEVAL_STREAM = 1
-#: Short names shown in MLflow for well-known FEMCTS parameters.
-ALIASES = {"mutation_probability": "mP", "mutation_strength": "mS", "elite_count": "E",
-           "population_size": "P", "rollouts_per_individual": "L"}
 
 
 class SweepError(SpecError):
     """An invalid sweep spec; the message starts with the dotted field name."""
 
 
-def _table(name: str, value) -> dict:
-    if not isinstance(value, Mapping):
-        raise SweepError(f"{name}: must be a table, got {value!r}")
-    return dict(value)
-
-
-def _check_keys(name: str, table: Mapping, known: Sequence[str]) -> None:
-    for key in table:
-        if key not in known:
-            raise SweepError(f"{name}.{key}: unknown key; known: {sorted(known)}")
-
-
-def _positive_int(name: str, value) -> int:
-    if not _is_int(value) or value < 1:
-        raise SweepError(f"{name}: must be a positive int, got {value!r}")
-    return value
-
-
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# --- the raw sections ----------------------------------------------------------------
+@config_class
+class _SweepTable:
+    """``[sweep]`` (defaults that depend on the base are filled in by :func:`build_sweep`)."""
+
+    name: Name
+    seed: NonNegativeInt = 0
+    base: Any = None
+    games_per_trial: PositiveInt | None = None
+    num_samples: PositiveInt = 1
+    max_concurrent_trials: PositiveInt | None = None
+    workers_per_trial: PositiveInt | None = None
+    max_failures: NonNegativeInt = 2
+    results_dir: Any = None
+
+
+@config_class
+class _ObjectiveTable:
+    label: Any
+    metric: one_of(*OBJECTIVE_METRICS) = "win_rate"
+
+
+@config_class
+class _SchedulerTable:
+    kind: one_of(*SCHEDULERS) = "asha"
+    grace_period: PositiveInt | None = None
+    reduction_factor: Annotated[Any, rule(lambda v: is_int(v) and v >= 2, "must be an int >= 2")] = 3
+
+
+@config_class
+class _SearcherTable:
+    kind: one_of(*SEARCHERS) = "basic"
+
+
+@config_class
+class _ReevaluateTable:
+    top_k: PositiveInt = 3
+    games: PositiveInt | None = None
+
+
+@config_class
+class _TrackingTable:
+    uri: Any = None
+    experiment: Any = None
+    enabled: Any = None
+
+
+def _section(cls, data: Mapping, key: str, **kwargs):
+    return section(cls, data.get(key, {}), key, error=SweepError, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -157,7 +182,7 @@ class SearchParam:
     @property
     def integer(self) -> bool:
         """A range over ints (both bounds ints): sampled as ints."""
-        return self.kind in ("uniform", "loguniform") and all(_is_int(v) for v in self.values)
+        return self.kind in ("uniform", "loguniform") and all(is_int(v) for v in self.values)
 
     def tune_domain(self):
         """The Tune search-space object of this parameter."""
@@ -267,7 +292,8 @@ class SweepSpec:
     def trial_data(self, params: Mapping, stream: int = SEARCH_STREAM, games: int | None = None) -> dict:
         """The raw study dict of a trial with ``params`` ({path: value})."""
         data = copy.deepcopy(self.base)
-        apply_overrides(data, [f"{k}={_toml_value(v)}" for k, v in params.items()])
+        for path, value in params.items():
+            set_path(data, path.split("."), plain(value))
         design = data["design"]
         games = self.games_per_trial if games is None else games
         group, key = _design_group(design)
@@ -305,54 +331,74 @@ class SweepSpec:
         return cls(search=search, **data)
 
 
-def _toml_value(value) -> str:
-    """A value as TOML text for ``apply_overrides``."""
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (np.integer,)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
+def plain(value):
+    """Tune / numpy scalars (and lists of them) as plain Python values."""
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return str(value)
+        return [plain(v) for v in value]
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _design_group(design: Mapping) -> tuple[int, str]:
     """(games per group, key of the group count) of a raw design table."""
     if design.get("runs") is not None or design.get("rounds") is not None:
         rounds = design.get("rounds")
-        return (rounds if _is_int(rounds) and rounds > 0 else 1), "runs"
+        return (rounds if is_int(rounds) and rounds > 0 else 1), "runs"
     gps = design.get("games_per_seed", 1)
-    return (gps if _is_int(gps) and gps > 0 else 1), "seeds"
+    return (gps if is_int(gps) and gps > 0 else 1), "seeds"
 
 
-def _parse_param(path: str, raw) -> SearchParam:
-    where = f"search.{path}"
-    table = _table(where, raw)
-    _check_keys(where, table, PARAM_KEYS)
-    kinds = [k for k in KINDS if k in table]
-    if len(kinds) != 1:
-        raise SweepError(f"{where}: give exactly one of {list(KINDS)}, got {kinds or 'none'}")
-    kind = kinds[0]
-    values = table[kind]
-    if not isinstance(values, list):
-        raise SweepError(f"{where}.{kind}: must be a list, got {values!r}")
-    if kind in ("grid", "choice"):
-        if not values:
-            raise SweepError(f"{where}.{kind}: empty list (nothing to search)")
-        if len({json.dumps(v, sort_keys=True, default=str) for v in values}) != len(values):
-            raise SweepError(f"{where}.{kind}: repeated values in {values!r}")
-    else:
+def _default_alias(parts: list[str], base_spec: StudySpec) -> str:
+    """The short name the seat's agent declares for a ``lineup.<i>.params.<name>`` path
+    (``Agent.param_aliases``), else the path's last part."""
+    from agents.registry import agent_class
+
+    if parts[0] == "lineup" and int(parts[1]) < len(base_spec.lineup):
+        return agent_class(base_spec.lineup[int(parts[1])].agent).param_aliases.get(parts[-1], parts[-1])
+    return parts[-1]
+
+
+List = Annotated[Any, rule(lambda v: isinstance(v, list), "must be a list")]
+
+
+@config_class
+class _SearchTable:
+    """One ``[search]`` entry: exactly one distribution, and an optional alias."""
+
+    grid: List | None = None
+    choice: List | None = None
+    uniform: List | None = None
+    loguniform: List | None = None
+    alias: Text | None = None
+
+    def __post_init__(self):
+        kinds = [k for k in KINDS if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"give exactly one of {list(KINDS)}, got {kinds or 'none'}")
+        kind, values = kinds[0], getattr(self, kinds[0])
+        if kind in ("grid", "choice"):
+            if not values:
+                raise ValueError(f"{kind}: empty list (nothing to search)")
+            if len({json.dumps(v, sort_keys=True, default=str) for v in values}) != len(values):
+                raise ValueError(f"{kind}: repeated values in {values!r}")
+            return
         if len(values) != 2 or not all(_number(v) for v in values):
-            raise SweepError(f"{where}.{kind}: must be [lo, hi] (two numbers), got {values!r}")
+            raise ValueError(f"{kind}: must be [lo, hi] (two numbers), got {values!r}")
         lo, hi = values
         if not lo < hi:
-            raise SweepError(f"{where}.{kind}: empty range, lo must be < hi, got [{lo}, {hi}]")
+            raise ValueError(f"{kind}: empty range, lo must be < hi, got [{lo}, {hi}]")
         if kind == "loguniform" and lo <= 0:
-            raise SweepError(f"{where}.{kind}: bounds must be > 0 for a log-uniform range, got {lo}")
+            raise ValueError(f"{kind}: bounds must be > 0 for a log-uniform range, got {lo}")
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in KINDS if getattr(self, k) is not None)
+
+
+def _parse_param(path: str, raw, base_spec: StudySpec) -> SearchParam:
+    where = f"search.{path}"
+    entry = section(_SearchTable, raw, where, error=SweepError)
+    kind = entry.kind
+    values = getattr(entry, kind)
     parts = path.split(".")
     ok = (len(parts) == 4 and parts[0] == "lineup" and parts[1].isdigit() and parts[2] == "params") \
         or (len(parts) == 2 and parts[0] == "game" and parts[1] != "name") \
@@ -360,9 +406,7 @@ def _parse_param(path: str, raw) -> SearchParam:
     if not ok:
         raise SweepError(f"{where}: not a searchable path; use lineup.<i>.params.<name>, "
                          f"game.<option> or budget.ms / budget.iterations")
-    alias = table.get("alias", ALIASES.get(parts[-1], parts[-1]))
-    if not isinstance(alias, str) or not alias.strip():
-        raise SweepError(f"{where}.alias: must be a non-empty string, got {alias!r}")
+    alias = entry.alias if entry.alias is not None else _default_alias(parts, base_spec)
     return SearchParam(path=path, kind=kind, values=tuple(values), alias=alias)
 
 
@@ -400,21 +444,12 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         check_scale(scale)
     except SpecError as exc:
         raise SweepError(str(exc)) from None
-    sweep = _table("sweep", data.get("sweep", {}))
-    _check_keys("sweep", sweep, SWEEP_KEYS)
-    if "name" not in sweep:
-        raise SweepError("sweep.name: required")
-    name = sweep["name"]
-    if not isinstance(name, str) or not name or not set(name) <= set(
-            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"):
-        raise SweepError(f"sweep.name: use letters, digits, '.', '_' and '-' only, got {name!r}")
-    seed = sweep.get("seed", 0)
-    if not _is_int(seed) or seed < 0:
-        raise SweepError(f"sweep.seed: must be a non-negative int, got {seed!r}")
+    sweep = _section(_SweepTable, data, "sweep")
+    name, seed = sweep.name, sweep.seed
     base = data.get("base")
     if not base:
         raise SweepError("base: a base study is needed: sweep.base = 'study.toml' or inline [base] tables")
-    base = _table("base", base)
+    base = table("base", base, SweepError)
 
     # The base must be a valid study on its own (errors name base.<field>).
     try:
@@ -428,42 +463,28 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
             base["lineup"][i]["seed_population"] = seat.seed_population
     group, group_key = _design_group(base.get("design", {}))
 
-    games = raw_games = _positive_int("sweep.games_per_trial",
-                                      sweep.get("games_per_trial", base_spec.design.games_per_condition))
+    games = raw_games = (sweep.games_per_trial if sweep.games_per_trial is not None
+                         else base_spec.design.games_per_condition)
     if games % group:
         raise SweepError(f"sweep.games_per_trial: must be a multiple of {group} (games per "
                          f"{'run' if group_key == 'runs' else 'board seed'} of the base design), got {games}")
     games = _scale_games(games, scale, group)
-    num_samples = scale_groups(_positive_int("sweep.num_samples", sweep.get("num_samples", 1)), scale)
-    max_conc = sweep.get("max_concurrent_trials")
-    if max_conc is not None:
-        _positive_int("sweep.max_concurrent_trials", max_conc)
-    workers = sweep.get("workers_per_trial")
-    if workers is not None:
-        _positive_int("sweep.workers_per_trial", workers)
-    max_failures = sweep.get("max_failures", 2)
-    if not _is_int(max_failures) or max_failures < 0:
-        raise SweepError(f"sweep.max_failures: must be a non-negative int, got {max_failures!r}")
-    if "results_dir" in sweep:
-        base["study"]["results_dir"] = str(Path(str(sweep["results_dir"])).resolve())
+    num_samples = scale_groups(sweep.num_samples, scale)
+    if sweep.results_dir is not None:
+        base["study"]["results_dir"] = str(Path(str(sweep.results_dir)).resolve())
 
-    objective = _table("objective", data.get("objective", {}))
-    _check_keys("objective", objective, OBJECTIVE_KEYS)
-    if "label" not in objective:
-        raise SweepError(f"objective.label: required; one of {list(base_spec.labels)}")
-    label = objective["label"]
+    objective = _section(_ObjectiveTable, data, "objective",
+                         required={"label": f"one of {list(base_spec.labels)}"})
+    label, metric = objective.label, objective.metric
     if label not in base_spec.labels:
         raise SweepError(f"objective.label: {label!r} is not a lineup label; known: {list(base_spec.labels)}")
-    metric = objective.get("metric", "win_rate")
-    if metric not in OBJECTIVE_METRICS:
-        raise SweepError(f"objective.metric: must be one of {list(OBJECTIVE_METRICS)}, got {metric!r}")
 
-    raw_search = _flatten_search(_table("search", data.get("search", {})))
+    raw_search = _flatten_search(table("search", data.get("search", {}), SweepError))
     if not raw_search:
         raise SweepError("search: empty search space; add at least one parameter")
     params = []
     for path, raw in raw_search.items():
-        param = _parse_param(path, raw)
+        param = _parse_param(path, raw, base_spec)
         if scale is not None and param.kind == "grid":
             keep = max(1, math.ceil(len(param.values) * scale - 1e-9))
             param = SearchParam(param.path, param.kind, param.values[:keep], param.alias)
@@ -473,51 +494,38 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         if aliases.count(p.alias) > 1:
             raise SweepError(f"search.{p.path}.alias: duplicate alias {p.alias!r}")
 
-    scheduler = _table("scheduler", data.get("scheduler", {}))
-    _check_keys("scheduler", scheduler, SCHEDULER_KEYS)
-    kind = scheduler.get("kind", "asha")
-    if kind not in SCHEDULERS:
-        raise SweepError(f"scheduler.kind: must be one of {list(SCHEDULERS)}, got {kind!r}")
+    scheduler = _section(_SchedulerTable, data, "scheduler")
+    kind, reduction = scheduler.kind, scheduler.reduction_factor
     boards = games // group
-    grace = scheduler.get("grace_period")
+    grace = scheduler.grace_period
     if grace is None:
         grace = max(1, boards // 4)
     else:
-        grace = _positive_int("scheduler.grace_period", grace)
         if grace % group:
             raise SweepError(f"scheduler.grace_period: must be whole boards, a multiple of {group} "
                              f"(games per {'run' if group_key == 'runs' else 'board seed'} of the "
                              f"base design), got {grace}")
         grace = scale_groups(grace // group, scale)
     grace = min(grace, boards)
-    reduction = scheduler.get("reduction_factor", 3)
-    if not _is_int(reduction) or reduction < 2:
-        raise SweepError(f"scheduler.reduction_factor: must be an int >= 2, got {reduction!r}")
 
-    searcher = _table("searcher", data.get("searcher", {}))
-    _check_keys("searcher", searcher, SEARCHER_KEYS)
-    searcher_kind = searcher.get("kind", "basic")
-    if searcher_kind not in SEARCHERS:
-        raise SweepError(f"searcher.kind: must be one of {list(SEARCHERS)}, got {searcher_kind!r}")
+    searcher_kind = _section(_SearcherTable, data, "searcher").kind
     if searcher_kind == "optuna":
         grids = [p.path for p in params if p.kind == "grid"]
         if grids:
             raise SweepError(f"search.{grids[0]}: a grid needs searcher.kind = 'basic'; with optuna "
                              f"use choice = [...] instead")
 
-    reeval = _table("reevaluate", data.get("reevaluate", {}))
-    _check_keys("reevaluate", reeval, REEVAL_KEYS)
-    top_k = _positive_int("reevaluate.top_k", reeval.get("top_k", 3))
-    reeval_games = _positive_int("reevaluate.games", reeval.get("games", raw_games))
+    reeval = _section(_ReevaluateTable, data, "reevaluate")
+    top_k = reeval.top_k
+    reeval_games = raw_games if reeval.games is None else reeval.games
     if reeval_games % group:
         raise SweepError(f"reevaluate.games: must be a multiple of {group}, got {reeval_games}")
     reeval_games = _scale_games(reeval_games, scale, group)
 
     tracking = dict(base.get("tracking", {}))
     tracking.pop("enabled", None)
-    over = _table("tracking", data.get("tracking", {}))
-    _check_keys("tracking", over, ("uri", "experiment", "enabled"))
-    tracking.update(over)
+    over = _section(_TrackingTable, data, "tracking")
+    tracking.update({k: v for k, v in asdict(over).items() if v is not None})
     tracking.setdefault("uri", base_spec.tracking.uri)
     tracking.setdefault("experiment", base_spec.tracking.experiment)
     tracking.setdefault("enabled", True)
@@ -525,7 +533,8 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     spec = SweepSpec(
         name=name, seed=seed, base=base, search=tuple(params), objective_label=label,
         objective_metric=metric, games_per_trial=games, num_samples=num_samples,
-        max_concurrent_trials=max_conc, workers_per_trial=workers, max_failures=max_failures,
+        max_concurrent_trials=sweep.max_concurrent_trials, workers_per_trial=sweep.workers_per_trial,
+        max_failures=sweep.max_failures,
         scheduler=kind, grace_period=grace, reduction_factor=reduction,
         searcher=searcher_kind, top_k=top_k, reeval_games=reeval_games, tracking=tracking,
         source=base_source or str(source))

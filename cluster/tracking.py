@@ -25,10 +25,10 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
 * **Description** (``mlflow.note.content``): the result table in Markdown, the
   game counts of the last invocation and the command that produced it.
 * **Params:** ``spec.flat_params()`` (values cut to MLflow's 6000 characters),
-  plus each seat's agent config under its label (``FEMCTS.mutation_strength``)
-  and, for FEMCTS seats, the search parameters under their short names
-  (``FEMCTS.mP``, ``mS``, ``E``, ``P``, ``L``; without the label prefix too
-  when the lineup has a single FEMCTS seat).
+  every parameter once; beside them each seat's agent under its label
+  (``FEMCTS.agent``) and the short names its agent declares
+  (``Agent.param_aliases``: ``FEMCTS.mP``, ``mS``, ``E``, ``P``, ``L``; without
+  the label prefix too when one seat declares them).
 * **Metrics** (step = games done), sorted so that W/T/L come first (capital
   letters sort before the lower-case bookkeeping names): ``L/<label>``,
   ``T/<label>``, ``W/<label>`` (rates over the games that ended without
@@ -51,6 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import subprocess
@@ -59,9 +60,9 @@ import uuid
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from .report import wilson_interval
+from .stats import wilson_interval
 from .store import METRIC_PREFIX
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ RUN_FILE = "mlflow_run.json"
 MAX_PARAM_CHARS = 6000
 MAX_PARAMS_PER_BATCH = 100
 MAX_METRICS_PER_BATCH = 1000
+MAX_TAGS_PER_BATCH = 100
 MAX_RUN_NAME = 200
 RESULTS = ("win", "tie", "loss")
 #: Metric prefix of each result (capitals: they sort before every other metric).
@@ -86,6 +88,35 @@ RESULT_KEYS = {"win": "W", "tie": "T", "loss": "L"}
 NAMING_PREFIXES = ("study.seed", "game.", "budget.", "design.", "lineup.")
 
 _KEY_OK = re.compile(r"[^0-9A-Za-z_\-. /]")
+
+
+def log_batch(client, run_id: str, metrics: Mapping[str, float] | None = None,
+              params: Mapping[str, Any] | None = None, tags: Mapping[str, Any] | None = None,
+              step: int = 0, timestamp: int | None = None,
+              curve: Iterable[tuple[str, float, int]] = ()) -> None:
+    """Log ``metrics`` (at ``step``), a ``curve`` of ``(key, value, step)`` points,
+    ``params`` (values cut to MLflow's 6000 characters) and ``tags`` in as few
+    ``log_batch`` requests as MLflow allows (1000 metrics, 100 params, 100 tags each).
+    The one MLflow batch writer of studies, sweeps, ratings and training jobs;
+    values that are not finite numbers are left out (MLflow cannot chart them)."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    now = int(time.time() * 1000) if timestamp is None else int(timestamp)
+    points = [(k, v, step) for k, v in (metrics or {}).items()] + list(curve)
+    ms = [Metric(str(k), float(v), now, int(s)) for k, v, s in points if _finite(v)]
+    ps = [Param(str(k), str(v)[:MAX_PARAM_CHARS]) for k, v in sorted((params or {}).items())]
+    ts = [RunTag(str(k), str(v)) for k, v in (tags or {}).items()]
+    while ms or ps or ts:
+        client.log_batch(run_id, metrics=ms[:MAX_METRICS_PER_BATCH], params=ps[:MAX_PARAMS_PER_BATCH],
+                         tags=ts[:MAX_TAGS_PER_BATCH])
+        ms, ps, ts = ms[MAX_METRICS_PER_BATCH:], ps[MAX_PARAMS_PER_BATCH:], ts[MAX_TAGS_PER_BATCH:]
+
+
+def _finite(value) -> bool:
+    try:
+        return not isinstance(value, str) and math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
 
 
 def metric_key(name: str, label: str) -> str:
@@ -277,23 +308,28 @@ def _dir_hash(study_dir) -> str:
 
 
 def agent_params(spec) -> dict[str, str]:
-    """Each seat's agent config under its label (``FEMCTS.mutation_strength``), and the
-    FEMCTS search parameters under their short names (``FEMCTS.mP``; also bare ``mP``
-    when the lineup has one FEMCTS seat)."""
-    from .sweep_spec import ALIASES
+    """Each seat's agent under its label (``FEMCTS.agent``) and the short names its agent
+    class declares (``Agent.param_aliases``, e.g. FEMCTS's ``FEMCTS.mP``; also bare ``mP``
+    when one seat of the lineup declares it). The full parameters are logged once, in
+    :meth:`cluster.spec.StudySpec.flat_params` (``lineup.<i>.params.<name>``)."""
+    from agents.registry import agent_class
 
     out: dict[str, str] = {}
-    femcts = [seat for seat in spec.lineup if seat.agent == "femcts"]
-    for seat in spec.lineup:
+    aliased = [(seat, agent_class(seat.agent).param_aliases) for seat in spec.lineup]
+    counts: dict[str, int] = defaultdict(int)
+    for _, aliases in aliased:
+        for alias in aliases.values():
+            counts[alias] += 1
+    for seat, aliases in aliased:
         label = _KEY_OK.sub("_", seat.label)
         out[f"{label}.agent"] = seat.agent
         config = asdict(seat.config) if seat.config is not None else dict(seat.params)
-        for key, value in config.items():
-            out[f"{label}.{key}"] = "" if value is None else str(value)
-            if seat.agent == "femcts" and key in ALIASES:
-                out[f"{label}.{ALIASES[key]}"] = str(value)
-                if len(femcts) == 1:
-                    out[ALIASES[key]] = str(value)
+        for key, alias in aliases.items():
+            if key in config:
+                value = "" if config[key] is None else str(config[key])
+                out[f"{label}.{alias}"] = value
+                if counts[alias] == 1:
+                    out[alias] = value
     return out
 
 
@@ -400,7 +436,7 @@ class StudyTracker:
     def _new_run_name(self) -> str:
         name = run_name(self.spec, self.context)
         taken = self.client.search_runs([self.experiment_id],
-                                        filter_string=f"attributes.run_name = '{_quote(name)}'",
+                                        filter_string=f"attributes.run_name = '{filter_quote(name)}'",
                                         max_results=1)
         if taken:
             name = f"{name[:MAX_RUN_NAME - 8]} @{_dir_hash(self.spec.study_dir)}"
@@ -444,7 +480,7 @@ class StudyTracker:
                 "tracking_uri": self.uri, "experiment": self.spec.tracking.experiment,
                 "experiment_id": self.experiment_id, "run_id": self.run_id, "run_name": self.run_name})
             logged = set()
-        self._set_tags(self.run_id, tags)
+        log_batch(self.client, self.run_id, tags=tags)
         update_runs_view(self.client, self.experiment_id, self.spec.labels)
         for child in self.client.search_runs([self.experiment_id],
                                              filter_string=f"tags.`{PARENT_TAG}` = '{self.run_id}'",
@@ -453,7 +489,7 @@ class StudyTracker:
                 self.series_runs[int(child.data.tags[SERIES_TAG])] = child.info.run_id
         params = dict(self.spec.flat_params())
         params.update(agent_params(self.spec))
-        self._log_params(self.run_id, params, skip=logged)
+        log_batch(self.client, self.run_id, params={k: v for k, v in params.items() if k not in logged})
         if existing_rows is not None and len(existing_rows):
             rows = existing_rows.to_dict("records")
             self.tally.add(rows)
@@ -484,11 +520,11 @@ class StudyTracker:
             step = len(self.tally.games)
             metrics = self.tally.metrics()
             metrics.update(extra or {})
-            self._log_metrics(self.run_id, metrics, now, step)
+            log_batch(self.client, self.run_id, metrics=metrics, step=step, timestamp=now)
             for sid in sorted(self._dirty_series):
                 run_id = self._series_run(sid)
                 t = self.series_tally[sid]
-                self._log_metrics(run_id, t.metrics(), now, len(t.games))
+                log_batch(self.client, run_id, metrics=t.metrics(), step=len(t.games), timestamp=now)
             self._dirty_series.clear()
         except Exception as exc:  # tracking must never stop a study; the store has everything
             log.warning("MLflow logging failed (%s); continuing without tracking", exc)
@@ -503,21 +539,13 @@ class StudyTracker:
         the tags ``arena.sprt_decision`` and ``arena.sprt_between``."""
         if not self.enabled or self.run_id is None:
             return
-        from mlflow.entities import Metric, RunTag
-
         try:
-            now = int(time.time() * 1000)
-            metrics = [Metric("sprt/llr", float(v), now, i + 1) for i, v in enumerate(result.llr)]
-            step = len(result.llr)
-            for key in ("elo", "elo_lo", "elo_hi", "games_used", "units_used", "lower", "upper"):
-                value = float(getattr(result, key))
-                if value == value and abs(value) != float("inf"):
-                    metrics.append(Metric(f"sprt/{key}", value, now, step))
-            for i in range(0, len(metrics), MAX_METRICS_PER_BATCH):
-                self.client.log_batch(self.run_id, metrics=metrics[i:i + MAX_METRICS_PER_BATCH])
-            self.client.log_batch(self.run_id, tags=[
-                RunTag("arena.sprt_decision", result.decision),
-                RunTag("arena.sprt_between", " vs ".join(result.between))])
+            log_batch(self.client, self.run_id, curve=[("sprt/llr", v, i + 1) for i, v in enumerate(result.llr)])
+            log_batch(self.client, self.run_id, step=len(result.llr),
+                      metrics={f"sprt/{key}": getattr(result, key) for key in
+                               ("elo", "elo_lo", "elo_hi", "games_used", "units_used", "lower", "upper")},
+                      tags={"arena.sprt_decision": result.decision,
+                            "arena.sprt_between": " vs ".join(result.between)})
         except Exception as exc:  # tracking must never fail a study
             log.warning("MLflow logging of the sequential test failed: %s", exc)
 
@@ -592,25 +620,6 @@ class StudyTracker:
             self.series_runs[series_id] = run.info.run_id
         return self.series_runs[series_id]
 
-    def _set_tags(self, run_id: str, tags: dict[str, str]) -> None:
-        from mlflow.entities import RunTag
-
-        self.client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])
-
-    def _log_params(self, run_id: str, params: dict, skip: set) -> None:
-        from mlflow.entities import Param
-
-        items = [Param(str(k), str(v)[:MAX_PARAM_CHARS]) for k, v in sorted(params.items()) if k not in skip]
-        for i in range(0, len(items), MAX_PARAMS_PER_BATCH):
-            self.client.log_batch(run_id, params=items[i:i + MAX_PARAMS_PER_BATCH])
-
-    def _log_metrics(self, run_id: str, values: dict[str, float], timestamp: int, step: int) -> None:
-        from mlflow.entities import Metric
-
-        items = [Metric(k, float(v), timestamp, step) for k, v in values.items()]
-        for i in range(0, len(items), MAX_METRICS_PER_BATCH):
-            self.client.log_batch(run_id, metrics=items[i:i + MAX_METRICS_PER_BATCH])
-
 
 def counts_text(counts: dict[str, int]) -> str:
     """``32 played, 0 skipped (already in the store), 0 retried after a lost host, 0 errored``."""
@@ -625,7 +634,8 @@ def _budget_text(budget) -> str:
     return f"{budget.iterations} iterations" if budget.iterations is not None else f"{budget.ms:g} ms"
 
 
-def _quote(text: str) -> str:
+def filter_quote(text: str) -> str:
+    """``text`` inside a single-quoted MLflow search filter."""
     return text.replace("'", "\\'")
 
 

@@ -16,8 +16,10 @@ import tomllib
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from cluster.spec import SpecError, StudySpec, apply_overrides, apply_scale, build_spec
+from cluster.spec import SpecError, StudySpec, build_spec
 from cluster.sweep_spec import SweepError, SweepSpec, build_sweep
+
+from .overrides import apply_overrides, apply_scale
 
 __all__ = ["load_spec", "load_sweep", "SpecError", "SweepError"]
 

@@ -84,7 +84,7 @@ def final_evaluation(config, cards: np.ndarray, weights: np.ndarray) -> dict:
     ``SeedSequence([seed, 3])``: wins / ties / losses, the win rate with its 95% Wilson
     interval, the mean result (win 1, tie 0.5) and the mean score difference."""
     from agents.birds.policy import MODEL_RANDOM, MODEL_TYPED_RANDOM, evaluate_policy
-    from cluster.report import wilson_interval
+    from cluster.stats import wilson_interval
     from games.rng import make_rng
 
     out = {}
@@ -102,27 +102,19 @@ def final_evaluation(config, cards: np.ndarray, weights: np.ndarray) -> dict:
 def _log_to_mlflow(config, curve, files: list[Path], tracking_uri: str, experiment: str,
                    run_name: str, final: dict | None = None) -> str:
     import mlflow
-    from mlflow.entities import Metric, Param
     from mlflow.tracking import MlflowClient
+
+    from cluster.tracking import log_batch
 
     mlflow.set_tracking_uri(tracking_uri)
     experiment_id = mlflow.set_experiment(experiment).experiment_id
     client = MlflowClient(tracking_uri)
     run = client.create_run(experiment_id, run_name=run_name, tags={"arena.job": "train-birds"})
     run_id = run.info.run_id
-    params = [Param(k, str(v)) for k, v in asdict(config).items()]
-    client.log_batch(run_id, params=params)
-    now = int(time.time() * 1000)
-    metrics = []
-    for row in curve:
-        for key in CURVE_KEYS:
-            if key in row:
-                metrics.append(Metric(key, float(row[key]), now, int(row["iteration"])))
-    for kind, figures in (final or {}).items():
-        for key in ("win_rate", "win_lo", "win_hi", "result", "score_diff"):
-            metrics.append(Metric(f"final/{kind}/{key}", float(figures[key]), now, 0))
-    for i in range(0, len(metrics), 1000):
-        client.log_batch(run_id, metrics=metrics[i:i + 1000])
+    points = [(key, row[key], int(row["iteration"])) for row in curve for key in CURVE_KEYS if key in row]
+    final_metrics = {f"final/{kind}/{key}": figures[key] for kind, figures in (final or {}).items()
+                     for key in ("win_rate", "win_lo", "win_hi", "result", "score_diff")}
+    log_batch(client, run_id, params=asdict(config), metrics=final_metrics, curve=points)
     for f in files:
         client.log_artifact(run_id, str(f), ARTIFACT_DIR)
     client.set_terminated(run_id)

@@ -102,16 +102,16 @@ def _plot_losses(losses, path: Path, title: str) -> None:
 def _log_mlflow(uri: str, experiment: str, provenance: dict, losses, files, log) -> str | None:
     try:
         import mlflow
-        from mlflow.entities import Metric, Param
+
+        from cluster.tracking import log_batch
 
         mlflow.set_tracking_uri(uri)
         mlflow.set_experiment(experiment)
         with mlflow.start_run(run_name=f"encoder-{provenance['board_size']}x{provenance['board_size']}") as run:
             client = mlflow.tracking.MlflowClient()
-            now = int(time.time() * 1000)
-            params = [Param(k, str(v)) for k, v in provenance.items() if k not in ("losses", "created")]
-            metrics = [Metric("train_mse", float(v), now, i + 1) for i, v in enumerate(losses)]
-            client.log_batch(run.info.run_id, metrics=metrics, params=params)  # one request
+            params = {k: v for k, v in provenance.items() if k not in ("losses", "created")}
+            log_batch(client, run.info.run_id, params=params,
+                      curve=[("train_mse", v, i + 1) for i, v in enumerate(losses)])
             for f in files:
                 mlflow.log_artifact(str(f), artifact_path="encoder")
             return run.info.run_id

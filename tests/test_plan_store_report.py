@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from cluster.plan import board_seed_sequence, plan_study, seat_seed_sequence
-from cluster.report import by_condition_markdown, result_table, to_markdown, wilson_interval, win_rate_plot, write_tables
+from cluster.report import by_condition_markdown, result_table, to_markdown, win_rate_plot, write_tables
+from cluster.stats import wilson_interval
 from cluster.store import ResultStore, SpecMismatchError, StoreError
 from jobs.spec import load_spec
 

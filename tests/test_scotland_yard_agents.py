@@ -345,7 +345,7 @@ def test_every_scotland_yard_spec_validates(path):
 
 
 def test_fisher_and_holm():
-    from jobs.scotland_yard.compare import fisher_exact, holm
+    from cluster.stats import fisher_exact, holm
 
     assert fisher_exact(5, 5, 5, 5) == pytest.approx(1.0)
     # a classic: the lady tasting tea, [[3, 1], [1, 3]] -> p = 0.4857

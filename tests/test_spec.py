@@ -12,7 +12,8 @@ import pytest
 
 from agents.api import Agent
 from agents.registry import agent_names, register
-from cluster.spec import SpecError, StudySpec, apply_overrides
+from cluster.spec import SpecError, StudySpec
+from jobs.overrides import apply_overrides
 from jobs.spec import load_spec
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"

@@ -9,7 +9,7 @@ import random
 import pandas as pd
 import pytest
 
-from cluster.sweep import METRIC, TIME_ATTR, order_trials, rank_settings, select_top
+from cluster.sweep_results import METRIC, TIME_ATTR, order_trials, rank_settings, select_top
 from cluster.sweep_spec import build_sweep
 
 from conftest import PLUGINS

@@ -17,23 +17,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import sys
 from collections import defaultdict
-
-Z95 = 1.959963984540054
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """95% Wilson score interval of k successes in n trials (as fractions)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
 
 def play_side(spec) -> list[dict]:
     """Every game of ``spec``: one dict per seat (agent label, result, died_at, bombs, ...)."""
@@ -96,23 +81,26 @@ def summarise(rows) -> dict[str, dict]:
 
 
 def _cell(k, n):
-    lo, hi = wilson(k, n)
+    from cluster.stats import wilson_interval
+
+    lo, hi = wilson_interval(k, n) if n else (0.0, 1.0)
     return f"{k} [{100 * lo:.0f}-{100 * hi:.0f}%]"
 
 
 def table(framework: dict, arena: dict) -> str:
     """Markdown table: per agent, framework vs Arena (counts with 95% Wilson intervals)."""
-    lines = ["| agent | games (fw / arena) | wins fw | wins arena | ties fw | ties arena | losses fw | losses arena | deaths fw | deaths arena | bombs/game fw / arena |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    from cluster.report import markdown_table
+
+    empty = {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0}
+    rows = []
     for agent in sorted(set(framework) | set(arena)):
-        f = framework.get(agent, {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0})
-        a = arena.get(agent, {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0})
-        lines.append(
-            f"| {agent} | {f['n']} / {a['n']} | {_cell(f['WIN'], f['n'])} | {_cell(a['WIN'], a['n'])} | "
-            f"{_cell(f['TIE'], f['n'])} | {_cell(a['TIE'], a['n'])} | {_cell(f['LOSS'], f['n'])} | "
-            f"{_cell(a['LOSS'], a['n'])} | {_cell(f['died'], f['n'])} | {_cell(a['died'], a['n'])} | "
-            f"{f['bombs'] / max(f['n'], 1):.1f} / {a['bombs'] / max(a['n'], 1):.1f} |")
-    return "\n".join(lines)
+        f, a = framework.get(agent, empty), arena.get(agent, empty)
+        rows.append([agent, f"{f['n']} / {a['n']}"]
+                    + [_cell(side[key], side["n"]) for key in ("WIN", "TIE", "LOSS", "died") for side in (f, a)]
+                    + [f"{f['bombs'] / max(f['n'], 1):.1f} / {a['bombs'] / max(a['n'], 1):.1f}"])
+    header = ["agent", "games (fw / arena)", "wins fw", "wins arena", "ties fw", "ties arena", "losses fw",
+              "losses arena", "deaths fw", "deaths arena", "bombs/game fw / arena"]
+    return markdown_table(header, rows, "---")
 
 
 def main(argv=None) -> int:

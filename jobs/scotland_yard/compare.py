@@ -30,6 +30,8 @@ import re
 import sys
 from pathlib import Path
 
+from cluster.stats import Z95
+
 HERE = Path(__file__).resolve().parent
 FAMILIES = ("determinization", "coalition", "trees", "mrx")
 SEEKERS_SIDE = 1
@@ -43,38 +45,6 @@ def family_specs(family: str) -> list[Path]:
     if not files:
         raise ValueError(f"family: no {family}_*.toml in {HERE}; known: {list(FAMILIES)}")
     return files
-
-
-def fisher_exact(a: int, b: int, c: int, d: int) -> float:
-    """Two-sided p-value of Fisher's exact test on the table [[a, b], [c, d]]."""
-    n1, n2, k = a + b, c + d, a + c
-    n = n1 + n2
-
-    def log_comb(x, y):
-        return math.lgamma(x + 1) - math.lgamma(y + 1) - math.lgamma(x - y + 1)
-
-    def log_p(x):
-        return log_comb(n1, x) + log_comb(n2, k - x) - log_comb(n, k)
-
-    observed = log_p(a)
-    total = 0.0
-    for x in range(max(0, k - n2), min(k, n1) + 1):
-        lp = log_p(x)
-        if lp <= observed + 1e-9:
-            total += math.exp(lp)
-    return min(1.0, total)
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values (same order as the input)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def seeker_record(df) -> tuple[int, int]:
@@ -107,7 +77,7 @@ def seeker_diagnostic(df) -> dict | None:
     w = rows[P_DECISIONS].to_numpy(float) if P_DECISIONS in rows.columns else np.ones(len(p))
     mean = float((p * w).sum() / w.sum())
     uniform = float((u * w).sum() / w.sum())
-    half = 1.959963984540054 * float(p.std(ddof=1)) / math.sqrt(len(p)) if len(p) > 1 else math.nan
+    half = Z95 * float(p.std(ddof=1)) / math.sqrt(len(p)) if len(p) > 1 else math.nan
     return {"p": mean, "lo": mean - half, "hi": mean + half, "uniform": uniform,
             "ratio": mean / uniform if uniform > 0 else math.nan, "games": int(len(p)),
             "decisions": int(w.sum())}
@@ -131,7 +101,7 @@ def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05,
     the seekers' sampling gave Mr X's true station per decision, its 95% interval
     over games, the uniform sampler's at the same decisions and the ratio), then
     pairwise tests of the win rates."""
-    from cluster.report import wilson_interval
+    from cluster.stats import fisher_exact, holm, wilson_interval
 
     diagnostics = diagnostics or {}
     lines = ["| setting | games | seekers' wins | win rate | 95% CI | P(true) | P(true) 95% CI "
