@@ -14,7 +14,8 @@ fields together are ``pydantic.model_validator(mode="after")`` methods raising
     SearchConfig(max_nodes=True)  # ValueError: max_nodes: must be an int, got True
 
 Validation is strict: no bool where a number is meant, no string for a number,
-unknown keys refused; a float field takes an int (use :data:`Real` to keep the
+unknown keys refused (``Literal[...]`` or :func:`one_of` for a choice of
+names); a float field takes an int (use :data:`Real` to keep the
 int as given, so ``dataclasses.asdict`` and the hashes built on it do not
 change). A tuple field that must accept TOML arrays (lists) says so with
 ``Annotated[tuple[int, ...], Field(strict=False)]`` (its items stay strict).
@@ -32,10 +33,10 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, ValidationError, WrapValidator
+from pydantic import AfterValidator, ConfigDict, ValidationError, WrapValidator
 from pydantic.dataclasses import dataclass as _pydantic_dataclass
 
-__all__ = ["Real", "as_value_error", "build", "config_class", "error_path"]
+__all__ = ["NonBlank", "Real", "as_value_error", "build", "config_class", "error_path", "one_of"]
 
 #: pydantic settings of every config: strict types, unknown keys refused.
 CONFIG = ConfigDict(strict=True, extra="forbid")
@@ -52,6 +53,30 @@ def _real(value, handler):
 #: ``1``, as before pydantic, so config hashes do not change). Add bounds with
 #: ``Annotated[Real, Field(ge=0, le=1)]``.
 Real = Annotated[float, WrapValidator(_real)]
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError(f"must be a non-empty string, got {value!r}")
+    return value
+
+
+#: A string with something in it (a path, a name).
+NonBlank = Annotated[str, AfterValidator(_non_blank)]
+
+
+def one_of(choices) -> AfterValidator:
+    """A rule for ``Annotated[str, one_of(CHOICES)]``: the value is one of
+    ``choices`` (any iterable: a tuple, or a dict's keys), which stay the one
+    list of the names (``Literal`` would repeat them)."""
+    allowed = tuple(choices)
+
+    def check(value):
+        if value not in allowed:
+            raise ValueError(f"must be one of {list(allowed)}, got {value!r}")
+        return value
+
+    return AfterValidator(check)
 
 
 def config_class(cls: type | None = None, /, **settings):
@@ -119,6 +144,8 @@ def as_value_error(exc: ValidationError, prefix: str = "") -> ValueError:
         message = _REWORDED[kind]
     elif kind in _TYPE_WORDS:
         message = _TYPE_WORDS[kind]
+    elif kind == "literal_error":
+        message = f"must be one of {error['ctx']['expected']}"
     else:
         message = message.replace("Input should be", "must be", 1)
     loc = tuple(error.get("loc", ()))
