@@ -26,6 +26,7 @@ from typing import Annotated, Any, Mapping
 
 from pydantic import BeforeValidator
 
+from games import validation
 from games.validation import config_class
 
 __all__ = ["SpecError", "PositiveInt", "NonNegativeInt", "Flag", "Text", "Number", "Name", "one_of",
@@ -57,7 +58,8 @@ def rule(check, message: str):
 PositiveInt = Annotated[Any, rule(lambda v: is_int(v) and v >= 1, "must be a positive int")]
 NonNegativeInt = Annotated[Any, rule(lambda v: is_int(v) and v >= 0, "must be a non-negative int")]
 Flag = Annotated[Any, rule(lambda v: isinstance(v, bool), "must be true or false")]
-Text = Annotated[Any, rule(lambda v: isinstance(v, str) and bool(v.strip()), "must be a non-empty string")]
+#: A non-empty string (:data:`games.validation.NonBlank`).
+Text = validation.NonBlank
 Name = Annotated[Any, rule(lambda v: isinstance(v, str) and bool(v) and set(v) <= NAME_CHARS,
                             "use letters, digits, '.', '_' and '-' only")]
 
@@ -70,9 +72,9 @@ Number = Annotated[Any, rule(_finite, "must be a finite number")]
 
 
 def one_of(*choices: str):
-    """A field taking one of ``choices`` (``must be one of ['a', 'b'], got 'c'``)."""
-    return Annotated[Any, rule(lambda v: isinstance(v, str) and v in choices,
-                                f"must be one of {list(choices)}")]
+    """A field taking one of ``choices`` (``must be one of ['a', 'b'], got 'c'``), on
+    :func:`games.validation.one_of`."""
+    return Annotated[str, validation.one_of(choices)]
 
 
 def table(where: str, value, error: type[SpecError] = SpecError) -> dict:

@@ -101,19 +101,21 @@ def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05,
     the seekers' sampling gave Mr X's true station per decision, its 95% interval
     over games, the uniform sampler's at the same decisions and the ratio), then
     pairwise tests of the win rates."""
+    from cluster.report import markdown_table
     from cluster.stats import fisher_exact, holm, wilson_interval
 
     diagnostics = diagnostics or {}
-    lines = ["| setting | games | seekers' wins | win rate | 95% CI | P(true) | P(true) 95% CI "
-             "| P(true), uniform | ratio | decisions |",
-             "|---|---:|---:|---:|---|---:|---|---:|---:|---:|"]
+    rows = []
     for name, (wins, n) in records.items():
         lo, hi = wilson_interval(wins, n)
         rate = wins / n if n else float("nan")
         d = diagnostics.get(name)
-        extra = (f"{d['p']:.4f} | [{d['lo']:.4f}, {d['hi']:.4f}] | {d['uniform']:.4f} | "
-                 f"{d['ratio']:.3f} | {d['decisions']}" if d else "n/a | | | |")
-        lines.append(f"| {name} | {n} | {wins} | {rate:.3f} | [{lo:.3f}, {hi:.3f}] | {extra} |")
+        extra = ([f"{d['p']:.4f}", f"[{d['lo']:.4f}, {d['hi']:.4f}]", f"{d['uniform']:.4f}", f"{d['ratio']:.3f}",
+                  d["decisions"]] if d else ["n/a", "", "", ""])
+        rows.append([name, n, wins, f"{rate:.3f}", f"[{lo:.3f}, {hi:.3f}]"] + extra)
+    lines = [markdown_table(["setting", "games", "seekers' wins", "win rate", "95% CI", "P(true)", "P(true) 95% CI",
+                             "P(true), uniform", "ratio", "decisions"], rows,
+                            ["---", "---:", "---:", "---:", "---", "---:", "---", "---:", "---:", "---:"])]
     names = list(records)
     pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
     raw = []
@@ -121,13 +123,15 @@ def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05,
         (wx, nx), (wy, ny) = records[x], records[y]
         raw.append(fisher_exact(wx, nx - wx, wy, ny - wy))
     adjusted = holm(raw)
-    lines += ["", "Pairwise two-sided Fisher exact tests, Holm-corrected over "
-              f"{len(pairs)} comparison(s) (alpha = {alpha}):", "",
-              "| A | B | rate A - rate B | p | p (Holm) | significant |", "|---|---|---:|---:|---:|---|"]
+    rows = []
     for (x, y), p, q in zip(pairs, raw, adjusted):
         (wx, nx), (wy, ny) = records[x], records[y]
         diff = (wx / nx if nx else math.nan) - (wy / ny if ny else math.nan)
-        lines.append(f"| {x} | {y} | {diff:+.3f} | {p:.4f} | {q:.4f} | {'yes' if q < alpha else 'no'} |")
+        rows.append([x, y, f"{diff:+.3f}", f"{p:.4f}", f"{q:.4f}", "yes" if q < alpha else "no"])
+    lines += ["", "Pairwise two-sided Fisher exact tests, Holm-corrected over "
+              f"{len(pairs)} comparison(s) (alpha = {alpha}):", "",
+              markdown_table(["A", "B", "rate A - rate B", "p", "p (Holm)", "significant"], rows,
+                             ["---", "---", "---:", "---:", "---:", "---"])]
     return "\n".join(lines)
 
 
