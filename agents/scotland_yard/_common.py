@@ -24,6 +24,8 @@ from games.scotland_yard.kernels import (
     TAXI, copy_into, is_terminal, legal_actions_into, step,
 )
 
+from ._playout import playout_flat
+
 #: Rounds whose move a filtered Mr X never makes with a black ticket: the first
 #: two (everybody knows roughly where he is) and the reveal rounds (he is shown
 #: anyway). Index = the round of the move.
@@ -134,9 +136,26 @@ def playout_detective_action(state, player, target, epsilon, mask, rng):
 
 
 @nb.njit(cache=True)
-def playout(state, epsilon_mrx, epsilon_detectives, mask, rng):
+def playout(state, epsilon_mrx, epsilon_detectives, mask, occupied, moves, rng):
     """Play ``state`` to the end (in place): Mr X and the detectives epsilon-greedy,
-    the detectives toward Mr X's station in ``state`` (true or guessed)."""
+    the detectives toward Mr X's station in ``state`` (true or guessed).
+
+    The searches' playout: :func:`~agents.scotland_yard._playout.playout_flat`
+    (the same game as :func:`playout_by_steps`, faster) when ``M_TRACK_POSSIBLE``
+    is off, else :func:`playout_by_steps`. Work buffers: ``mask`` bool[NUM_ACTIONS];
+    ``occupied`` bool[S + 1], all False (restored); ``moves`` int64[2 * MAX_DEGREE].
+    """
+    if state.meta[M_TRACK_POSSIBLE]:
+        playout_by_steps(state, epsilon_mrx, epsilon_detectives, mask, rng)
+    else:
+        playout_flat(state, epsilon_mrx, epsilon_detectives, occupied, moves, rng)
+
+
+@nb.njit(cache=True)
+def playout_by_steps(state, epsilon_mrx, epsilon_detectives, mask, rng):
+    """:func:`playout` one rules step at a time: each move chosen by
+    :func:`playout_mrx_action` or :func:`playout_detective_action` and played by
+    ``kernels.step`` (the definition the flat playout is tested against)."""
     while not is_terminal(state):
         p = state.meta[M_TO_MOVE]
         if p == MRX:
@@ -395,5 +414,6 @@ __all__ = [
     "location_weights", "mean_detective_distance", "count_weights", "ratio_weights",
     "presence_counts", "LC_N_PRESENCE", "LC_N_LOCATIONS", "LC_DETAILED_COUNTS",
     "LC_DETAILED_RATIO", "PRIOR_ADD_ONE", "PRIOR_MEAN_FLOOR", "nearest_detective_distance",
-    "playout", "playout_detective_action", "playout_mrx_action", "prepare_root", "roulette",
+    "playout", "playout_by_steps", "playout_detective_action", "playout_mrx_action",
+    "prepare_root", "roulette",
 ]
