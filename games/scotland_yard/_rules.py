@@ -27,7 +27,7 @@ from ._layout import (
 )
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def occupied_by_detective(state, station, except_player):
     """Whether a detective other than ``except_player`` stands on ``station``."""
     for d in range(1, state.meta[M_NUM_DETECTIVES] + 1):
@@ -36,7 +36,7 @@ def occupied_by_detective(state, station, except_player):
     return False
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def is_legal(state, player, action):
     """Whether ``player`` (0 Mr X, 1..D a detective) may play ``action`` now.
 
@@ -65,7 +65,7 @@ def is_legal(state, player, action):
     return t != FERRY and state.tickets[player, t] > 0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def legal_actions_into(state, player, mask):
     """Fill ``mask`` (bool[NUM_ACTIONS]) with the legal actions of ``player``;
     returns how many there are (the same moves as :func:`is_legal`, in one pass
@@ -107,7 +107,7 @@ def legal_actions(state, player):
     return mask
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def can_move(state, player):
     """Whether ``player`` has a station it could move to (ignoring whose turn it is)."""
     u = state.positions[player]
@@ -147,7 +147,7 @@ def _expand_possible(state, ticket):
         possible[state.positions[d]] = False
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _start_detectives_turn(state, first):
     """Hand the move to the first detective from ``first`` on who can move; after
     the last, end the round (Mr X's win after the last round, or his turn)."""
@@ -169,7 +169,7 @@ def _start_detectives_turn(state, first):
         meta[M_RESULT] = RESULT_SEEKERS_WIN
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def step(state, action):
     """Play ``action`` for the player to move (in place). The action must be
     legal (:func:`is_legal`); the wrapper replaces illegal ones first.
@@ -223,7 +223,7 @@ def step(state, action):
         _start_detectives_turn(state, player + 1)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def is_terminal(state):
     """bool: whether the game is over."""
     return state.meta[M_RESULT] != RESULT_ONGOING
