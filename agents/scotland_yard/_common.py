@@ -24,23 +24,12 @@ from games.scotland_yard.kernels import (
     TAXI, copy_into, is_terminal, legal_actions_into, step,
 )
 
-from ._playout import playout_flat
+from ._playout import detective_move_score, mrx_move_score, nearest_detective_distance, playout_flat
 
 #: Rounds whose move a filtered Mr X never makes with a black ticket: the first
 #: two (everybody knows roughly where he is) and the reveal rounds (he is shown
 #: anyway). Index = the round of the move.
 BLACK_WASTED_ROUNDS = (1, 2, 3, 8, 13, 18, 24)
-
-
-@nb.njit(cache=True)
-def nearest_detective_distance(state, station):
-    """Moves from ``station`` to the nearest detective (detectives' transports)."""
-    best = 1 << 20
-    for d in range(1, state.meta[M_NUM_DETECTIVES] + 1):
-        dist = state.dist_detective[state.positions[d], station]
-        if dist < best:
-            best = dist
-    return best
 
 
 @nb.njit(cache=True)
@@ -76,7 +65,7 @@ def greedy_mrx_action(state, mask, rng):
         if not mask[a]:
             continue
         v = state.neighbours[u, a >> 1]
-        score = 2.0 * nearest_detective_distance(state, v) - (a & 1) + 0.5 * rng_uniform(rng)
+        score = mrx_move_score(state, a, v, rng)
         if score > best_score:
             best_score = score
             best = a
@@ -94,7 +83,7 @@ def greedy_detective_action(state, player, target, mask, rng):
         if not mask[a]:
             continue
         v = state.neighbours[u, a >> 1]
-        score = state.dist_detective[v, target] + 0.5 * rng_uniform(rng)
+        score = detective_move_score(state, v, target, rng)
         if score < best_score:
             best_score = score
             best = a

@@ -10,7 +10,11 @@ Mr X's log and path). It is faster because it
   move's legality is one look-up instead of a pass over the detectives;
 * lists the mover's legal moves once per ply: the pass that finds who moves
   next (the rules' ``can_move``) is the pass that lists that player's moves;
-* reads the board arrays directly instead of through the state at every call.
+* inlines every helper (a numba call that passes the state tuple costs about
+  100 ns, more than a whole ply here).
+
+The greedy policies' scores (:func:`mrx_move_score`, :func:`detective_move_score`)
+are defined here once and used by ``_common``'s per-move policies too.
 
 It does not keep the possible-locations set (the searches switch
 ``M_TRACK_POSSIBLE`` off); ``_common.playout`` falls back to stepping when it is on.
@@ -27,51 +31,51 @@ import numba as nb
 
 from games._rng import rng_integer, rng_uniform
 from games.scotland_yard.kernels import (
-    BLACK_TICKET, DOUBLE_TICKET, FERRY, MRX, M_CAPTURER, M_IN_DOUBLE, M_LAST_REVEAL,
-    M_MOVES_LEFT, M_NUM_DETECTIVES, M_PLIES, M_RESULT, M_ROUND, M_ROUNDS, M_TO_MOVE,
-    RESULT_MRX_WINS, RESULT_ONGOING, RESULT_SEEKERS_WIN,
+    BLACK_TICKET, FERRY, MRX, M_CAPTURER, M_IN_DOUBLE, M_MOVES_LEFT, M_NUM_DETECTIVES,
+    M_PLIES, M_RESULT, M_ROUND, M_ROUNDS, M_TO_MOVE, RESULT_MRX_WINS, RESULT_ONGOING,
+    RESULT_SEEKERS_WIN, travel,
 )
 
 _NEAREST_NONE = 1 << 20  # nearest-detective distance with no detective (as ``_common``)
 
 
 @nb.njit(cache=True, inline="always")
-def _detective_moves(state, d, occupied, moves):
-    """Fill ``moves`` with detective ``d``'s legal actions (``2k`` for slot k,
-    ascending); returns how many (0: he cannot move)."""
-    u = state.positions[d]
-    n = 0
-    for k in range(state.degree[u]):
-        if occupied[state.neighbours[u, k]]:
-            continue
-        t = state.transport[u, k]
-        if t != FERRY and state.tickets[d, t] > 0:
-            moves[n] = 2 * k
-            n += 1
-    return n
-
-
-@nb.njit(cache=True, inline="always")
-def _mrx_moves(state, occupied, moves):
-    """Fill ``moves`` with Mr X's playout moves, ascending: his legal single moves
-    (``2k`` by the connection's ticket, ``2k + 1`` by a black ticket), the black
-    ones dropped when a normal ticket moves him too. Returns how many (0: he
-    cannot move: no legal move at all)."""
-    u = state.positions[MRX]
-    black = state.tickets[MRX, BLACK_TICKET] > 0
+def _single_moves(state, player, occupied, moves):
+    """Fill ``moves`` with ``player``'s legal single moves, ascending: ``2k`` along
+    slot k by its ticket, ``2k + 1`` by a black ticket (Mr X). Returns (how many,
+    how many by a normal ticket)."""
+    u = state.positions[player]
+    black = player == MRX and state.tickets[MRX, BLACK_TICKET] > 0
     n = 0
     plain = 0
     for k in range(state.degree[u]):
         if occupied[state.neighbours[u, k]]:
             continue
         t = state.transport[u, k]
-        if t != FERRY and state.tickets[MRX, t] > 0:
+        if t != FERRY and state.tickets[player, t] > 0:
             moves[n] = 2 * k
             n += 1
             plain += 1
         if black and state.black_ok[u, k]:
             moves[n] = 2 * k + 1
             n += 1
+    return n, plain
+
+
+@nb.njit(cache=True, inline="always")
+def _detective_moves(state, d, occupied, moves):
+    """Fill ``moves`` with detective ``d``'s legal actions; returns how many (0: he
+    cannot move)."""
+    n, _ = _single_moves(state, d, occupied, moves)
+    return n
+
+
+@nb.njit(cache=True, inline="always")
+def _mrx_moves(state, occupied, moves):
+    """Fill ``moves`` with Mr X's playout moves, ascending: his legal single moves,
+    the black ones dropped when a normal ticket moves him too. Returns how many
+    (0: he cannot move)."""
+    n, plain = _single_moves(state, MRX, occupied, moves)
     if 0 < plain < n:
         j = 0
         for i in range(n):
@@ -83,10 +87,10 @@ def _mrx_moves(state, occupied, moves):
 
 
 @nb.njit(cache=True, inline="always")
-def _nearest_detective(state, station, num_detectives):
-    """Moves from ``station`` to the nearest detective (``_common.nearest_detective_distance``)."""
+def nearest_detective_distance(state, station):
+    """Moves from ``station`` to the nearest detective (detectives' transports)."""
     best = _NEAREST_NONE
-    for d in range(1, num_detectives + 1):
+    for d in range(1, state.meta[M_NUM_DETECTIVES] + 1):
         dist = state.dist_detective[state.positions[d], station]
         if dist < best:
             best = dist
@@ -94,7 +98,22 @@ def _nearest_detective(state, station, num_detectives):
 
 
 @nb.njit(cache=True, inline="always")
-def _mrx_choice(state, moves, n, epsilon, num_detectives, rng):
+def mrx_move_score(state, action, station, rng):
+    """Greedy Mr X's score of ``action`` (reaching ``station``; one random draw):
+    twice the distance to the nearest detective, minus 1 for a black ticket, plus
+    a tie-breaking half of a uniform. The highest wins."""
+    return 2.0 * nearest_detective_distance(state, station) - (action & 1) + 0.5 * rng_uniform(rng)
+
+
+@nb.njit(cache=True, inline="always")
+def detective_move_score(state, station, target, rng):
+    """A greedy detective's score of a move to ``station`` (one random draw): its
+    distance to ``target`` plus a tie-breaking half of a uniform. The lowest wins."""
+    return state.dist_detective[station, target] + 0.5 * rng_uniform(rng)
+
+
+@nb.njit(cache=True, inline="always")
+def _mrx_choice(state, moves, n, epsilon, rng):
     """Mr X's epsilon-greedy pick among ``moves[:n]`` (``_common.playout_mrx_action``)."""
     if rng_uniform(rng) < epsilon:
         return moves[rng_integer(rng, n)]
@@ -104,8 +123,7 @@ def _mrx_choice(state, moves, n, epsilon, num_detectives, rng):
     for i in range(n):
         a = moves[i]
         v = state.neighbours[u, a >> 1]
-        score = (2.0 * _nearest_detective(state, v, num_detectives) - (a & 1)
-                 + 0.5 * rng_uniform(rng))
+        score = mrx_move_score(state, a, v, rng)
         if score > best_score:
             best_score = score
             best = a
@@ -125,7 +143,7 @@ def _detective_choice(state, d, moves, n, epsilon, rng):
     for i in range(n):
         a = moves[i]
         v = state.neighbours[u, a >> 1]
-        score = state.dist_detective[v, target] + 0.5 * rng_uniform(rng)
+        score = detective_move_score(state, v, target, rng)
         if score < best_score:
             best_score = score
             best = a
@@ -172,19 +190,7 @@ def playout_flat(state, epsilon_mrx, epsilon_detectives, occupied, moves, rng):
     while True:
         meta[M_PLIES] += 1
         if player == MRX:
-            a = _mrx_choice(state, moves, n, epsilon_mrx, num_detectives, rng)
-            u = positions[MRX]
-            slot = a >> 1
-            v = state.neighbours[u, slot]
-            ticket = BLACK_TICKET if a & 1 else state.transport[u, slot]
-            tickets[MRX, ticket] -= 1
-            positions[MRX] = v
-            meta[M_ROUND] += 1
-            r = meta[M_ROUND]
-            state.ticket_log[r] = ticket
-            state.mrx_path[r] = v
-            if state.reveal[r]:
-                meta[M_LAST_REVEAL] = v
+            travel(state, MRX, _mrx_choice(state, moves, n, epsilon_mrx, rng))
             meta[M_MOVES_LEFT] -= 1
             if meta[M_MOVES_LEFT] > 0:  # the second move of a double move
                 n = _mrx_moves(state, occupied, moves)
@@ -198,15 +204,10 @@ def playout_flat(state, epsilon_mrx, epsilon_detectives, occupied, moves, rng):
                 break
             meta[M_TO_MOVE] = player
         else:
-            a = _detective_choice(state, player, moves, n, epsilon_detectives, rng)
-            u = positions[player]
-            slot = a >> 1
-            v = state.neighbours[u, slot]
-            ticket = state.transport[u, slot]
-            tickets[player, ticket] -= 1
-            occupied[u] = False
+            occupied[positions[player]] = False
+            v, ticket = travel(state, player,
+                               _detective_choice(state, player, moves, n, epsilon_detectives, rng))
             occupied[v] = True
-            positions[player] = v
             tickets[MRX, ticket] += 1
             if v == positions[MRX]:
                 meta[M_RESULT] = RESULT_SEEKERS_WIN

@@ -170,6 +170,30 @@ def _start_detectives_turn(state, first):
 
 
 @nb.njit(cache=True, inline="always")
+def travel(state, player, action):
+    """The journey part of :func:`step`: ``player`` travels along ``action``'s
+    connection (a single move, not DOUBLE_MOVE) and pays its ticket; for Mr X
+    the round advances and is logged (ticket, station, last reveal). Turn
+    order, captures, the detective's ticket to Mr X and the possible set are
+    :func:`step`'s. Returns (station reached, ticket used)."""
+    meta = state.meta
+    u = state.positions[player]
+    slot = action >> 1
+    v = state.neighbours[u, slot]
+    ticket = BLACK_TICKET if action & 1 else state.transport[u, slot]
+    state.tickets[player, ticket] -= 1
+    state.positions[player] = v
+    if player == MRX:
+        meta[M_ROUND] += 1
+        r = meta[M_ROUND]
+        state.ticket_log[r] = ticket
+        state.mrx_path[r] = v
+        if state.reveal[r]:
+            meta[M_LAST_REVEAL] = v
+    return v, ticket
+
+
+@nb.njit(cache=True, inline="always")
 def step(state, action):
     """Play ``action`` for the player to move (in place). The action must be
     legal (:func:`is_legal`); the wrapper replaces illegal ones first.
@@ -186,19 +210,9 @@ def step(state, action):
         meta[M_MOVES_LEFT] = 2
         meta[M_IN_DOUBLE] = 1
         return
-    u = state.positions[player]
-    slot = action >> 1
-    v = state.neighbours[u, slot]
-    ticket = BLACK_TICKET if action & 1 else state.transport[u, slot]
-    state.tickets[player, ticket] -= 1
-    state.positions[player] = v
+    v, ticket = travel(state, player, action)
     if player == MRX:
-        meta[M_ROUND] += 1
         r = meta[M_ROUND]
-        state.ticket_log[r] = ticket
-        state.mrx_path[r] = v
-        if state.reveal[r]:
-            meta[M_LAST_REVEAL] = v
         if meta[M_TRACK_POSSIBLE]:
             if state.reveal[r]:
                 for w in range(state.possible.shape[0]):
