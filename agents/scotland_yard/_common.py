@@ -24,21 +24,12 @@ from games.scotland_yard.kernels import (
     TAXI, copy_into, is_terminal, legal_actions_into, step,
 )
 
+from ._playout import detective_move_score, mrx_move_score, nearest_detective_distance, playout_flat
+
 #: Rounds whose move a filtered Mr X never makes with a black ticket: the first
 #: two (everybody knows roughly where he is) and the reveal rounds (he is shown
 #: anyway). Index = the round of the move.
 BLACK_WASTED_ROUNDS = (1, 2, 3, 8, 13, 18, 24)
-
-
-@nb.njit(cache=True)
-def nearest_detective_distance(state, station):
-    """Moves from ``station`` to the nearest detective (detectives' transports)."""
-    best = 1 << 20
-    for d in range(1, state.meta[M_NUM_DETECTIVES] + 1):
-        dist = state.dist_detective[state.positions[d], station]
-        if dist < best:
-            best = dist
-    return best
 
 
 @nb.njit(cache=True)
@@ -74,7 +65,7 @@ def greedy_mrx_action(state, mask, rng):
         if not mask[a]:
             continue
         v = state.neighbours[u, a >> 1]
-        score = 2.0 * nearest_detective_distance(state, v) - (a & 1) + 0.5 * rng_uniform(rng)
+        score = mrx_move_score(state, a, v, rng)
         if score > best_score:
             best_score = score
             best = a
@@ -92,7 +83,7 @@ def greedy_detective_action(state, player, target, mask, rng):
         if not mask[a]:
             continue
         v = state.neighbours[u, a >> 1]
-        score = state.dist_detective[v, target] + 0.5 * rng_uniform(rng)
+        score = detective_move_score(state, v, target, rng)
         if score < best_score:
             best_score = score
             best = a
@@ -134,9 +125,26 @@ def playout_detective_action(state, player, target, epsilon, mask, rng):
 
 
 @nb.njit(cache=True)
-def playout(state, epsilon_mrx, epsilon_detectives, mask, rng):
+def playout(state, epsilon_mrx, epsilon_detectives, mask, occupied, moves, rng):
     """Play ``state`` to the end (in place): Mr X and the detectives epsilon-greedy,
-    the detectives toward Mr X's station in ``state`` (true or guessed)."""
+    the detectives toward Mr X's station in ``state`` (true or guessed).
+
+    The searches' playout: :func:`~agents.scotland_yard._playout.playout_flat`
+    (the same game as :func:`playout_by_steps`, faster) when ``M_TRACK_POSSIBLE``
+    is off, else :func:`playout_by_steps`. Work buffers: ``mask`` bool[NUM_ACTIONS];
+    ``occupied`` bool[S + 1], all False (restored); ``moves`` int64[2 * MAX_DEGREE].
+    """
+    if state.meta[M_TRACK_POSSIBLE]:
+        playout_by_steps(state, epsilon_mrx, epsilon_detectives, mask, rng)
+    else:
+        playout_flat(state, epsilon_mrx, epsilon_detectives, occupied, moves, rng)
+
+
+@nb.njit(cache=True)
+def playout_by_steps(state, epsilon_mrx, epsilon_detectives, mask, rng):
+    """:func:`playout` one rules step at a time: each move chosen by
+    :func:`playout_mrx_action` or :func:`playout_detective_action` and played by
+    ``kernels.step`` (the definition the flat playout is tested against)."""
     while not is_terminal(state):
         p = state.meta[M_TO_MOVE]
         if p == MRX:
@@ -390,5 +398,6 @@ __all__ = [
     "location_weights", "mean_detective_distance", "count_weights", "ratio_weights",
     "presence_counts", "LC_N_PRESENCE", "LC_N_LOCATIONS", "LC_DETAILED_COUNTS",
     "LC_DETAILED_RATIO", "PRIOR_ADD_ONE", "PRIOR_MEAN_FLOOR", "nearest_detective_distance",
-    "playout", "playout_detective_action", "playout_mrx_action", "prepare_root", "roulette",
+    "playout", "playout_by_steps", "playout_detective_action", "playout_mrx_action",
+    "prepare_root", "roulette",
 ]

@@ -73,6 +73,8 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
     node_player[ROOT_INDEX] = -1
     mask = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     values = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
+    occupied = np.zeros(root.possible.shape[0], dtype=np.bool_)
+    moves = np.zeros(NUM_ACTIONS, dtype=np.int64)
     iterations = 0
     copy_into(scratch, root)
     while not budget_exhausted(iterations, max_iterations, start, deadline):
@@ -92,7 +94,7 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
             a = select_ucb_among_legal_children(tree, node, mask, exploration, rng)
             step(scratch, a)
             node = tree.children[node, a]
-        playout(scratch, epsilon_mrx, epsilon_detectives, mask, rng)
+        playout(scratch, epsilon_mrx, epsilon_detectives, mask, occupied, moves, rng)
         escaped = 1.0 if scratch.meta[M_RESULT] == RESULT_MRX_WINS else 0.0
         values[0] = escaped
         for d in range(1, MAX_DETECTIVES + 1):

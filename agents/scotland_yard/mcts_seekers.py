@@ -146,11 +146,13 @@ def coalition_values_root(state, reduction, root_player, values):
 
 
 @nb.njit(cache=True)
-def seekers_iteration(scratch, tree, node_player, me, mask, values, exploration, epsilon_mrx,
-                      epsilon_detectives, reduction, root_view, all_detectives, mrx_in_tree, rng):
+def seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values, exploration,
+                      epsilon_mrx, epsilon_detectives, reduction, root_view, all_detectives,
+                      mrx_in_tree, rng):
     """One iteration from ``scratch`` (the root with Mr X placed; played out in
     place): descend by UCB over the legal moves of the tree's players, expand one
-    untried move, play out, back up the Coalition Reduction values."""
+    untried move, play out, back up the Coalition Reduction values. Work buffers:
+    ``mask`` bool[NUM_ACTIONS], ``occupied`` and ``moves`` (``_common.playout``)."""
     node = ROOT_INDEX
     expanded = False
     while not is_terminal(scratch) and not expanded:
@@ -178,7 +180,7 @@ def seekers_iteration(scratch, tree, node_player, me, mask, values, exploration,
             a = select_ucb_among_legal_children(tree, node, mask, exploration, rng)
             node = tree.children[node, a]
         step(scratch, a)
-    playout(scratch, epsilon_mrx, epsilon_detectives, mask, rng)
+    playout(scratch, epsilon_mrx, epsilon_detectives, mask, occupied, moves, rng)
     if root_view:
         coalition_values_root(scratch, reduction, me, values)
     else:
@@ -252,6 +254,8 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
     node_player[ROOT_INDEX] = -1
     mask = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     values = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
+    occupied = np.zeros(root.possible.shape[0], dtype=np.bool_)
+    moves = np.zeros(NUM_ACTIONS, dtype=np.int64)
     all_detectives = trees != TREES_PER_DETECTIVE
     iterations = 0
     copy_into(scratch, root)
@@ -259,8 +263,8 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
         while m > 0 and not budget_exhausted(iterations, max_iterations, start, deadline):
             copy_dynamic_into(scratch, root)
             scratch.positions[MRX] = roulette(stations, cumulative, m, rng)
-            seekers_iteration(scratch, tree, node_player, me, mask, values, exploration,
-                              epsilon_mrx, epsilon_detectives, reduction, root_view,
+            seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values,
+                              exploration, epsilon_mrx, epsilon_detectives, reduction, root_view,
                               all_detectives, mrx_in_tree, rng)
             iterations += 1
         action = recommend_root_action(tree, best_mean, 1e-9, rng)
@@ -286,9 +290,9 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
             while not budget_exhausted(done, tree_iterations, tree_start, tree_deadline):
                 copy_dynamic_into(scratch, root)
                 scratch.positions[MRX] = guess
-                seekers_iteration(scratch, tree, node_player, me, mask, values, exploration,
-                                  epsilon_mrx, epsilon_detectives, reduction, root_view, True,
-                                  mrx_in_tree, rng)
+                seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values,
+                                  exploration, epsilon_mrx, epsilon_detectives, reduction,
+                                  root_view, True, mrx_in_tree, rng)
                 done += 1
             iterations += done
             for a in range(NUM_ACTIONS):

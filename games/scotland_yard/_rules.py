@@ -27,7 +27,7 @@ from ._layout import (
 )
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def occupied_by_detective(state, station, except_player):
     """Whether a detective other than ``except_player`` stands on ``station``."""
     for d in range(1, state.meta[M_NUM_DETECTIVES] + 1):
@@ -36,7 +36,7 @@ def occupied_by_detective(state, station, except_player):
     return False
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def is_legal(state, player, action):
     """Whether ``player`` (0 Mr X, 1..D a detective) may play ``action`` now.
 
@@ -65,7 +65,7 @@ def is_legal(state, player, action):
     return t != FERRY and state.tickets[player, t] > 0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def legal_actions_into(state, player, mask):
     """Fill ``mask`` (bool[NUM_ACTIONS]) with the legal actions of ``player``;
     returns how many there are (the same moves as :func:`is_legal`, in one pass
@@ -107,7 +107,7 @@ def legal_actions(state, player):
     return mask
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def can_move(state, player):
     """Whether ``player`` has a station it could move to (ignoring whose turn it is)."""
     u = state.positions[player]
@@ -147,7 +147,7 @@ def _expand_possible(state, ticket):
         possible[state.positions[d]] = False
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _start_detectives_turn(state, first):
     """Hand the move to the first detective from ``first`` on who can move; after
     the last, end the round (Mr X's win after the last round, or his turn)."""
@@ -169,7 +169,31 @@ def _start_detectives_turn(state, first):
         meta[M_RESULT] = RESULT_SEEKERS_WIN
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def travel(state, player, action):
+    """The journey part of :func:`step`: ``player`` travels along ``action``'s
+    connection (a single move, not DOUBLE_MOVE) and pays its ticket; for Mr X
+    the round advances and is logged (ticket, station, last reveal). Turn
+    order, captures, the detective's ticket to Mr X and the possible set are
+    :func:`step`'s. Returns (station reached, ticket used)."""
+    meta = state.meta
+    u = state.positions[player]
+    slot = action >> 1
+    v = state.neighbours[u, slot]
+    ticket = BLACK_TICKET if action & 1 else state.transport[u, slot]
+    state.tickets[player, ticket] -= 1
+    state.positions[player] = v
+    if player == MRX:
+        meta[M_ROUND] += 1
+        r = meta[M_ROUND]
+        state.ticket_log[r] = ticket
+        state.mrx_path[r] = v
+        if state.reveal[r]:
+            meta[M_LAST_REVEAL] = v
+    return v, ticket
+
+
+@nb.njit(cache=True, inline="always")
 def step(state, action):
     """Play ``action`` for the player to move (in place). The action must be
     legal (:func:`is_legal`); the wrapper replaces illegal ones first.
@@ -186,19 +210,9 @@ def step(state, action):
         meta[M_MOVES_LEFT] = 2
         meta[M_IN_DOUBLE] = 1
         return
-    u = state.positions[player]
-    slot = action >> 1
-    v = state.neighbours[u, slot]
-    ticket = BLACK_TICKET if action & 1 else state.transport[u, slot]
-    state.tickets[player, ticket] -= 1
-    state.positions[player] = v
+    v, ticket = travel(state, player, action)
     if player == MRX:
-        meta[M_ROUND] += 1
         r = meta[M_ROUND]
-        state.ticket_log[r] = ticket
-        state.mrx_path[r] = v
-        if state.reveal[r]:
-            meta[M_LAST_REVEAL] = v
         if meta[M_TRACK_POSSIBLE]:
             if state.reveal[r]:
                 for w in range(state.possible.shape[0]):
@@ -223,7 +237,7 @@ def step(state, action):
         _start_detectives_turn(state, player + 1)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def is_terminal(state):
     """bool: whether the game is over."""
     return state.meta[M_RESULT] != RESULT_ONGOING

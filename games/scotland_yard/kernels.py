@@ -11,7 +11,8 @@ underscore modules beside it are private to ``games.scotland_yard``.
   columns, actions (``NUM_ACTIONS``, ``DOUBLE_MOVE``), ``empty_state``,
   ``copy_into``, ``copy_dynamic_into``, ``copy_state``.
 * Kernels (``_rules.py``): ``init``, ``legal_actions`` / ``legal_actions_into``,
-  ``is_legal``, ``can_move``, ``step``, ``is_terminal``, ``returns``, ``observe``.
+  ``is_legal``, ``can_move``, ``step`` (and its journey part ``travel``),
+  ``is_terminal``, ``returns``, ``observe``.
 """
 from ._board import (
     BUS, FERRY, MAX_DEGREE, TAXI, TRANSPORTS, UNDERGROUND, UNREACHABLE, Board,
@@ -27,7 +28,7 @@ from ._layout import (
 )
 from ._rules import (
     can_move, init, is_legal, is_terminal, legal_actions, legal_actions_into,
-    occupied_by_detective, observe, returns, step,
+    occupied_by_detective, observe, returns, step, travel,
 )
 
 __all__ = [
@@ -41,5 +42,5 @@ __all__ = [
     "UNDERGROUND_TICKET", "ScotlandYardState", "copy_dynamic_into", "copy_into", "copy_state",
     "empty_state",
     "can_move", "init", "is_legal", "is_terminal", "legal_actions", "legal_actions_into",
-    "occupied_by_detective", "observe", "returns", "step",
+    "occupied_by_detective", "observe", "returns", "step", "travel",
 ]
