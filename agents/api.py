@@ -113,6 +113,11 @@ class Agent(ABC):
         e.g. a Pommerman search agent's resolved ``profile``. Default: none."""
         return {}
 
+    #: Whether the cluster shows this agent the game's true state (hidden things
+    #: included, ``Game.true_state_view``) instead of its observation: only an upper
+    #: bound reads it (e.g. the bird MCTS with ``true_state = true``). Default: no.
+    reads_true_state: bool = False
+
     def __init__(self, config: Any, budget: Budget, game_config: Any):
         self.config = config
         self.budget = budget

@@ -42,6 +42,16 @@ ROW_COLUMNS = tuple(SCHEMA.names)
 #: (``Agent.row_fields()``, e.g. Pommerman's ``profile``); null in other seats' rows.
 
 
+def observation_for(game, seat: int, agent):
+    """What ``agent`` in ``seat`` sees: ``game.observation(seat)``, or the true state
+    (``game.true_state_view()``, hidden cards included) for an agent whose
+    ``reads_true_state`` is true: an upper bound by construction, never a fair
+    player (e.g. the bird MCTS with ``true_state = true``)."""
+    if agent.reads_true_state:
+        return game.true_state_view()
+    return game.observation(seat)
+
+
 def worker_name() -> str:
     """``host:pid`` of this process (recorded in rows; excluded from determinism checks)."""
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -134,7 +144,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             actions = [0] * n
             for seat in acting_players(game):
                 culprit = labels[seat]
-                actions[seat] = seats[seat].act(game.observation(seat))
+                actions[seat] = seats[seat].act(observation_for(game, seat, seats[seat]))
                 if recorder is not None:
                     recorder.decision(seat, seats[seat])
             culprit = "game"
@@ -249,7 +259,7 @@ def warm_up(spec, ticks: int = 10) -> dict[str, Any]:
             actions = [0] * n
             for seat in acting_players(game):
                 try:
-                    actions[seat] = seats[seat].act(game.observation(seat))
+                    actions[seat] = seats[seat].act(observation_for(game, seat, seats[seat]))
                 except Exception as exc:  # a failing agent is the study's business, not ours
                     errors.append(f"{spec.lineup[lineup[seat]].label}: {exc!r}")
             game.step(actions)

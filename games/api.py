@@ -123,6 +123,13 @@ class Game(ABC):
     def legal_actions(self, player: int) -> np.ndarray:
         """bool[num_actions]."""
 
+    def true_state_view(self) -> Any:
+        """The whole state, hidden things included, for an agent declared to read it
+        (``Agent.reads_true_state``: an upper bound, never a fair player). Default:
+        the game offers no such view."""
+        raise ValueError(f"{type(self).__name__} has no true-state view: an agent that "
+                         f"reads the true state cannot play it")
+
     def is_alive(self, player: int) -> bool:
         """Whether ``player`` is still in the game (a player out of it sends action 0).
         Default: always."""

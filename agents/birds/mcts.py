@@ -38,7 +38,10 @@ One search per decision, a new tree each time, on the shared core
 With ``chance_nodes = false`` the agent is the single-determinization baseline:
 one determinization per decision, fixed for all iterations, and no chance
 nodes (the tree sees that sampled deck order, as the public project's tree saw
-the true one).
+the true one). With ``true_state = true`` as well it is the **true-state tree, an
+upper bound and not a fair player**: the study shows it the true state
+(``cluster.play.observation_for``) and its one "determinization" is that state,
+the opponent's hidden hand and the deck order included.
 
 Chance outcomes are indexed by card class (``points * 4 + cost``, 40
 classes; :func:`outcome_map` for the groupings); with ``closed_loop`` the
@@ -58,7 +61,7 @@ from typing import Annotated, Literal
 
 import numba as nb
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from agents.api import Budget
 from agents.registry import register
@@ -70,7 +73,7 @@ from agents.search import (
 from games.rng import rng_integer
 from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
-    DRAW_DECK, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
+    DRAW_DECK, HIDDEN, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
     N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
     empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
 )
@@ -404,7 +407,7 @@ def select_outcome(tree, node, counts, total, chance_selection, exploration, rng
 def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, outcome_of, stats,
            exploration, chance_nodes, grouping, chance_selection, widening_alpha, closed_loop,
            opp_model, rollout_model, most_visited, backup_kind, margin_scale, max_iterations,
-           time_limit, rng):
+           time_limit, rng, true_state=False):
     """Search from ``root`` (the observation of the player to move) and return
     ``(action, iterations)``.
 
@@ -429,7 +432,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         rollout moves; most_visited: bool (else best mean); backup_kind:
         BACKUP_RESULT or BACKUP_MARGIN, with margin_scale (points; see
         :func:`leaf_value`). max_iterations: int; time_limit: seconds (0 =
-        none); rng: uint64[2].
+        none); rng: uint64[2]; true_state: bool (with ``chance_nodes`` False: the
+        one determinization is ``root`` itself, hidden slots as given: the
+        true-state upper bound when ``root`` is the true state).
     """
     player = root.meta[M_TO_MOVE]
     split = chance_nodes and grouping != GROUPING_NONE
@@ -439,7 +444,10 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
     start = monotonic_ns()
     deadline = deadline_ns(time_limit)
     if not chance_nodes:
-        determinize(det, root, player, pool, n_pool, rng)
+        if true_state:
+            copy_dynamic(det, root)
+        else:
+            determinize(det, root, player, pool, n_pool, rng)
         stats[STAT_DETERMINIZATIONS] += 1
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
@@ -577,6 +585,18 @@ class BirdsMCTSConfig:
     margin_scale: Annotated[Real, Field(gt=0, le=1000)] = 20.0
     """Points of differential that count as a sure win (value 1) with ``backup =
     "margin"``; board scores run 0 to 45, MCTS margins against random about +5 to +10."""
+    true_state: bool = False
+    """UPPER BOUND, not a fair player: True (with ``chance_nodes = false``) searches the
+    true state the study shows this seat (``cluster.play.observation_for``): one tree on
+    the opponent's real hand and the real deck order instead of a sampled
+    determinization. Label such a seat as an upper bound."""
+
+    @model_validator(mode="after")
+    def _true_state_without_chance_nodes(self):
+        if self.true_state and self.chance_nodes:
+            raise ValueError("true_state: the true-state tree has no chance nodes; "
+                             "set chance_nodes = false with it")
+        return self
 
     @property
     def needs_weights(self) -> bool:
@@ -600,6 +620,8 @@ class BirdsMCTSAgent(BirdsAgent):
         self.stats = np.zeros(N_STATS, dtype=np.int64)
         self.has_weights = False  # True once learned state (a seed population) replaced them
         self._cards_shape = None
+        #: the study shows this seat the true state (``cluster.play.observation_for``)
+        self.reads_true_state = bool(config.true_state)
 
     def _scratch(self, observation):
         if self._cards_shape != observation.cards.shape:
@@ -619,6 +641,9 @@ class BirdsMCTSAgent(BirdsAgent):
     def decide(self, observation):
         self._scratch(observation)
         c = self.config
+        if c.true_state and (np.any(observation.deck == HIDDEN) or np.any(observation.hand == HIDDEN)):
+            raise ValueError("true_state: given an observation with hidden cards; the true-state "
+                             "tree needs the true state (cluster.play.observation_for)")
         self.stats[:] = 0
         action, iterations = search(
             observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,
@@ -627,7 +652,8 @@ class BirdsMCTSAgent(BirdsAgent):
             CHANCE_SELECTIONS[c.chance_selection], float(c.widening_alpha), bool(c.closed_loop),
             OPPONENT_MODELS[c.opponent],
             OPPONENT_MODELS[c.rollout], c.final == "most_visited", BACKUPS[c.backup],
-            float(c.margin_scale), self.max_iterations, self.time_limit, self.rng)
+            float(c.margin_scale), self.max_iterations, self.time_limit, self.rng,
+            bool(c.true_state))
         return int(action), int(iterations)
 
     # the policy weights of the opponent / rollout model travel as learned state (the

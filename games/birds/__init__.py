@@ -105,6 +105,11 @@ class Birds(Game):
     def observation(self, player: int) -> K.BirdsState:
         return K.observe(self.state, int(player))
 
+    def true_state_view(self) -> K.BirdsState:
+        """A copy of the true state, hidden cards included: what an agent that reads
+        the true state (an upper bound, ``cluster.play.observation_for``) is shown."""
+        return K.copy_state(self.state)
+
     def legal_actions(self, player: int) -> np.ndarray:
         return K.legal_actions(self.state, int(player))
 
