@@ -62,7 +62,7 @@ from .encoder import (
     ENCODER_KEYS, builtin_encoder_arrays, check_encoder_arrays, encoder_from_arrays,
     load_encoder_arrays,
 )
-from .mcts import XcomSearchAgent, check_param
+from .mcts import XcomSearchAgent, check_move_encoding, check_param
 
 
 @nb.njit(cache=True)
@@ -104,6 +104,10 @@ class TDConfig:
     ``"td_target"``: ``r(s, c) + gamma * V(s')`` (the command's own reward plus the
     discounted learned value; ``V = 0`` when ``s'`` ends the round); ``"next_state"``:
     ``V(s')`` alone (the reading before issue 23)."""
+    move_encoding: str = "flat"
+    """``"flat"``: one tree edge per command (unit, destination, target); ``"two_level"``:
+    the unit first, then one of its commands, a unit carrying the best bonus among its
+    expanded commands (``mcts.xcom_search_two_level``)."""
 
     def __post_init__(self):
         check_param(isinstance(self.exploration, (int, float)) and 0 <= self.exploration <= 100,
@@ -121,6 +125,7 @@ class TDConfig:
         check_param(isinstance(self.value_target, str) and self.value_target in VALUE_TARGETS,
                     "value_target",
                     f"must be one of {sorted(VALUE_TARGETS)}, got {self.value_target!r}")
+        check_move_encoding(self.move_encoding)
 
 
 @dataclass(frozen=True)
