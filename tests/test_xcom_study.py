@@ -169,6 +169,24 @@ def test_train_encoder_job_writes_a_checked_encoder_and_logs_to_mlflow(tmp_path)
     assert names == {"encoder/enc.npz", "encoder/enc.json", "encoder/enc_loss.png"}
 
 
+def test_train_encoder_job_takes_wider_channels(tmp_path):
+    pytest.importorskip("torch", reason="PyTorch is the optional 'train' extra")
+    import json
+
+    from agents.xcom.encoder import check_encoder_arrays, load_encoder_arrays
+    from jobs.cli import main
+
+    out = tmp_path / "wide.npz"
+    assert main(["train-encoder", "--board", "mini", "--samples", "32", "--epochs", "1",
+                 "--channels", "12,24", "--out", str(out), "--no-tracking"]) == 0
+    arrays = load_encoder_arrays(out)
+    assert check_encoder_arrays(arrays, 6) == 6 and arrays["conv2_w"].shape[:2] == (24, 12)
+    provenance = json.loads(out.with_suffix(".json").read_text())
+    assert provenance["channels"] == [12, 24] and provenance["command"].endswith("--channels 12,24")
+    with pytest.raises(SystemExit):
+        main(["train-encoder", "--channels", "12", "--no-tracking"])
+
+
 def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
     from jobs.cli import main
 
