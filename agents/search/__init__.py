@@ -24,7 +24,7 @@ from .tree import (
 from .multiplayer import backup_by_player, select_ucb_legal
 from .uct import (
     backup, backup_alternating, best_mean_child, expand, mark_illegal, most_visited_child, normalise,
-    random_untried_action, random_untried_legal, recommend_root_action, select_uct, select_uct_bonus, tie_noise, untried_count,
+    random_untried_action, random_untried_legal, recommend_root_action, record_visit, select_uct, select_uct_bonus, tie_noise, untried_count,
 )
 
 __all__ = [
@@ -32,6 +32,6 @@ __all__ = [
     "Tree", "backup", "backup_alternating", "backup_by_player", "best_mean_child", "capacity",
     "clear_node", "deadline_ns", "expand", "expand_as", "is_full", "mark_illegal", "mean_value",
     "monotonic_ns", "most_visited_child", "new_tree", "normalise", "random_untried_action",
-    "random_untried_legal", "recommend_root_action", "reset_tree", "root_child_value", "sample_outcome", "select_outcome_proportional", "select_outcome_pw_ucb",
+    "random_untried_legal", "recommend_root_action", "record_visit", "reset_tree", "root_child_value", "sample_outcome", "select_outcome_proportional", "select_outcome_pw_ucb",
     "select_ucb1_legal", "select_ucb_legal", "select_uct", "select_uct_bonus", "tie_noise", "untried_count",
 ]

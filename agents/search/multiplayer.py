@@ -20,6 +20,7 @@ import numpy as np
 from games._rng import rng_uniform
 
 from .tree import NO_PARENT
+from .uct import record_visit
 
 
 @nb.njit(cache=True)
@@ -74,10 +75,5 @@ def backup_by_player(tree, leaf, values, node_player):
     while node != NO_PARENT:
         p = node_player[node]
         value = values[p] if p >= 0 else values[0]
-        tree.node_visits[node] += 1
-        tree.node_value_sum[node] += value
-        if value < tree.node_min_value[node]:
-            tree.node_min_value[node] = value
-        if value > tree.node_max_value[node]:
-            tree.node_max_value[node] = value
+        record_visit(tree, node, value, value)
         node = tree.parents[node]

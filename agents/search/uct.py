@@ -185,13 +185,21 @@ def backup(tree, leaf, value):
     zero-sum games negate ``value`` themselves where they need to."""
     node = leaf
     while node != NO_PARENT:
-        tree.node_visits[node] += 1
-        tree.node_value_sum[node] += value
-        if value < tree.node_min_value[node]:
-            tree.node_min_value[node] = value
-        if value > tree.node_max_value[node]:
-            tree.node_max_value[node] = value
+        record_visit(tree, node, value, value)
         node = tree.parents[node]
+
+
+@nb.njit(cache=True, inline="always")
+def record_visit(tree, node, stored, seen):
+    """One node of a two-player backup: a visit, ``stored`` added to its value sum (the
+    perspective of the player who chose the edge into it) and ``seen`` to its observed
+    min / max (the perspective of the player to move at it)."""
+    tree.node_visits[node] += 1
+    tree.node_value_sum[node] += stored
+    if seen < tree.node_min_value[node]:
+        tree.node_min_value[node] = seen
+    if seen > tree.node_max_value[node]:
+        tree.node_max_value[node] = seen
 
 
 @nb.njit(cache=True)
@@ -210,13 +218,7 @@ def backup_alternating(tree, leaf, value):
     while node != NO_PARENT:
         odd = tree.depth[node] % 2 == 1
         stored = value if odd else -value
-        seen = -stored  # the perspective of the player to move at this node
-        tree.node_visits[node] += 1
-        tree.node_value_sum[node] += stored
-        if seen < tree.node_min_value[node]:
-            tree.node_min_value[node] = seen
-        if seen > tree.node_max_value[node]:
-            tree.node_max_value[node] = seen
+        record_visit(tree, node, stored, -stored)  # -stored: the player to move at this node
         node = tree.parents[node]
 
 

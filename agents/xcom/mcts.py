@@ -56,7 +56,7 @@ from ..search.clock import budget_exhausted, deadline_ns, monotonic_ns
 from ..search.tree import NO_PARENT, ROOT_INDEX, new_tree, reset_tree
 from ..search.uct import (
     backup_alternating, expand, mark_illegal, most_visited_child, random_untried_action,
-    select_uct_bonus,
+    record_visit, select_uct_bonus,
 )
 from ._value import TARGET_NEXT_STATE, TARGET_TD, VALUE_NONE, command_value
 from .encoder import Encoder
@@ -113,6 +113,19 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
 
 
 @nb.njit(cache=True)
+def search_scratch(root, width, weights):
+    """The scratch arrays of one search of ``root``'s board: (legal mask bool[width],
+    cells int64[D], dist int16[C], offset index table, board float64[n, n], phi, rollout
+    buffer)."""
+    n = root.meta[M_SIZE]
+    max_move = root.meta[M_MAX_MOVE]
+    d_count = 2 * max_move * max_move + 2 * max_move + 1
+    return (np.zeros(width, dtype=np.bool_), np.empty(d_count, dtype=np.int64),
+            np.full(n * n, -1, dtype=np.int16), offset_index_table(max_move), np.zeros((n, n)),
+            np.zeros(max(weights.shape[0], 1)), rollout_scratch(root)[2])
+
+
+@nb.njit(cache=True)
 def xcom_search(observation, player, tree, root, scratch, max_iterations, time_limit,
                 exploration, epsilon, value_kind, value_target, gamma, value_weight, weights, enc,
                 stats, rng):
@@ -137,16 +150,8 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    n = root.meta[M_SIZE]
-    max_move = root.meta[M_MAX_MOVE]
-    d_count = 2 * max_move * max_move + 2 * max_move + 1
-    mask = np.zeros(tree.children.shape[1], dtype=np.bool_)
-    cells = np.empty(d_count, dtype=np.int64)
-    dist = np.full(n * n, -1, dtype=np.int16)
-    index_table = offset_index_table(max_move)
-    board_scratch = np.zeros((n, n))
-    phi = np.zeros(max(weights.shape[0], 1))
-    buf = rollout_scratch(root)[2]
+    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
+        root, tree.children.shape[1], weights)
     stats[:] = 0
     reset_tree(tree)
     legal_actions_into(root, player, mask, cells, dist, index_table)
@@ -190,14 +195,8 @@ def backup_two_level(tree, mover, leaf, value, player):
     while node != NO_PARENT:
         parent = tree.parents[node]
         chooser = mover[parent] if parent != NO_PARENT else 1 - player
-        stored = value if chooser == player else -value
-        seen = value if mover[node] == player else -value
-        tree.node_visits[node] += 1
-        tree.node_value_sum[node] += stored
-        if seen < tree.node_min_value[node]:
-            tree.node_min_value[node] = seen
-        if seen > tree.node_max_value[node]:
-            tree.node_max_value[node] = seen
+        record_visit(tree, node, value if chooser == player else -value,
+                     value if mover[node] == player else -value)
         node = parent
 
 
@@ -281,22 +280,14 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    n = root.meta[M_SIZE]
-    max_move = root.meta[M_MAX_MOVE]
+    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
+        root, tree.children.shape[1], weights)
     k_units = root.meta[M_UNITS]
-    d_count = 2 * max_move * max_move + 2 * max_move + 1
-    span = d_count * (k_units + 1)
+    span = cells.shape[0] * (k_units + 1)
     capacity = tree.node_visits.shape[0]
     kind = np.zeros(capacity, dtype=np.int8)
     mover = np.zeros(capacity, dtype=np.int8)
-    mask = np.zeros(tree.children.shape[1], dtype=np.bool_)
     umask = np.zeros(tree.children.shape[1], dtype=np.bool_)
-    cells = np.empty(d_count, dtype=np.int64)
-    dist = np.full(n * n, -1, dtype=np.int16)
-    index_table = offset_index_table(max_move)
-    board_scratch = np.zeros((n, n))
-    phi = np.zeros(max(weights.shape[0], 1))
-    buf = rollout_scratch(root)[2]
     stats[:] = 0
     reset_tree(tree)
     kind[ROOT_INDEX] = KIND_UNIT
