@@ -442,10 +442,11 @@ class MCTSAgent(XcomSearchAgent):
 class RewardGuidedConfig(MCTSConfig):
     """MCTS whose own commands get their reward as the UCT bonus (no learned value)."""
 
-    value_weight: float = 0.05
+    value_weight: float = 0.5
     """Weight of the command's reward in a child's UCT score (rewards are +-10 per kill,
-    UCT's mean values are normalised to [0, 1]): the TD agents' default, so that a kill
-    weighs what it weighs in their ``r + gamma * V`` bonus; 0 makes it plain MCTS."""
+    UCT's mean values are normalised to [0, 1]): the TD agents' default (0.5 since the
+    sweeps of issue 23, 0.05 before), so that a kill weighs what it weighs in their
+    ``r + gamma * V`` bonus; 0 makes it plain MCTS."""
 
     def __post_init__(self):
         super().__post_init__()

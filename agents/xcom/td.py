@@ -95,10 +95,12 @@ class TDConfig:
     """TD(0) learning rate, in (0, 1]."""
     gamma: float = 0.9
     """TD(0) discount of the next afterstate's value, in [0, 1]."""
-    value_weight: float = 0.05
+    value_weight: float = 0.5
     """Weight of the command's value (``value_target``) added to a child's UCT score
-    (rewards are +-10 per kill, UCT's mean values are normalised to [0, 1]); 0 disables
-    the guidance."""
+    (rewards are +-10 per kill, UCT's mean values are normalised to [0, 1], so a kill
+    weighs +5); 0 disables the guidance. 0.5 from the sweeps of issue 23 (Conv-AE+FA vs
+    MCTS wins most at 0.5-1.0 on 6x6 and 0.2-1.0 on 18x18; 0.05 before them:
+    ``jobs/xcom/README.md``)."""
     value_target: str = "td_target"
     """How the search reads a command ``c`` from ``s`` to the afterstate ``s'``:
     ``"td_target"``: ``r(s, c) + gamma * V(s')`` (the command's own reward plus the
