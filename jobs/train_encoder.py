@@ -24,8 +24,9 @@ from pathlib import Path
 def train_encoder_job(board: str = "mini", samples: int | None = None, epochs: int = 10,
                       lr: float = 1e-3, batch_size: int = 16, seed: int = 0, out: str | None = None,
                       tracking_uri: str | None = "sqlite:///mlflow.db", experiment: str = "arena-encoders",
-                      threads: int = 1, log=print) -> dict:
-    """Run the job; returns a summary dict (paths, losses, MLflow run id or None)."""
+                      threads: int = 1, channels: tuple[int, int] | None = None, log=print) -> dict:
+    """Run the job; returns a summary dict (paths, losses, MLflow run id or None).
+    ``channels``: the conv channels (C1, C2), default the board's (``default_channels``)."""
     import numpy as np
 
     from agents.xcom.autoencoder import (
@@ -43,6 +44,11 @@ def train_encoder_job(board: str = "mini", samples: int | None = None, epochs: i
         samples = DEFAULT_SAMPLES.get(n, 10_000)
     if samples < 1 or epochs < 1 or not lr > 0 or batch_size < 1:
         raise ValueError("samples, epochs, lr and batch_size must be positive")
+    if channels is not None:
+        channels = tuple(int(c) for c in channels)
+        if len(channels) != 2 or min(channels) < 1:
+            raise ValueError(f"channels: two positive ints (C1, C2), got {list(channels)}")
+    chosen = channels if channels is not None else default_channels(n)
     out_path = Path(out) if out else Path("arena-encoders") / f"encoder_{n}x{n}.npz"
     out_path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -52,19 +58,20 @@ def train_encoder_job(board: str = "mini", samples: int | None = None, epochs: i
     t1 = time.perf_counter()
     model, losses = train_autoencoder(
         boards, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, threads=threads,
-        on_epoch=lambda e, loss: log(f"epoch {e + 1}/{epochs}: mse {loss:.5f}"))
+        channels=chosen, on_epoch=lambda e, loss: log(f"epoch {e + 1}/{epochs}: mse {loss:.5f}"))
     train_seconds = time.perf_counter() - t1
     arrays = export_encoder(model, n)
     np.savez(out_path, **arrays)
     provenance = {
         "board": board, "board_size": n, "samples": samples, "epochs": epochs, "lr": lr,
         "optimizer": "Adam", "loss": "mse", "batch_size": batch_size, "seed": seed,
-        "channels": list(default_channels(n)), "features": int(arrays["fc_w"].shape[0]),
+        "channels": list(chosen), "features": int(arrays["fc_w"].shape[0]),
         "losses": losses, "train_seconds": round(train_seconds, 1),
         "torch": torch.__version__, "python": platform.python_version(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": f"arena train-encoder --board {board} --samples {samples} --epochs {epochs} "
-                   f"--lr {lr} --batch-size {batch_size} --seed {seed}",
+                   f"--lr {lr} --batch-size {batch_size} --seed {seed}"
+                   + ("" if channels is None else f" --channels {chosen[0]},{chosen[1]}"),
     }
     prov_path = out_path.with_suffix(".json")
     prov_path.write_text(json.dumps(provenance, indent=2) + "\n")

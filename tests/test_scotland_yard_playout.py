@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.scotland_yard._common import playout, playout_by_steps
-from games._rng import make_rng
+from games.rng import make_rng
 from games.scotland_yard import ScotlandYard, ScotlandYardConfig
 from games.scotland_yard import kernels as K
 

@@ -158,6 +158,24 @@ def test_train_encoder_job_writes_a_checked_encoder_and_logs_to_mlflow(tmp_path)
     assert names == {"encoder/enc.npz", "encoder/enc.json", "encoder/enc_loss.png"}
 
 
+def test_train_encoder_job_takes_wider_channels(tmp_path):
+    pytest.importorskip("torch", reason="PyTorch is the optional 'train' extra")
+    import json
+
+    from agents.xcom.encoder import check_encoder_arrays, load_encoder_arrays
+    from jobs.cli import main
+
+    out = tmp_path / "wide.npz"
+    assert main(["train-encoder", "--board", "mini", "--samples", "32", "--epochs", "1",
+                 "--channels", "12,24", "--out", str(out), "--no-tracking"]) == 0
+    arrays = load_encoder_arrays(out)
+    assert check_encoder_arrays(arrays, 6) == 6 and arrays["conv2_w"].shape[:2] == (24, 12)
+    provenance = json.loads(out.with_suffix(".json").read_text())
+    assert provenance["channels"] == [12, 24] and provenance["command"].endswith("--channels 12,24")
+    with pytest.raises(SystemExit):
+        main(["train-encoder", "--channels", "12", "--no-tracking"])
+
+
 def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
     from jobs.cli import main
 
@@ -170,7 +188,10 @@ def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
     assert (tmp_path / "cmp" / "win_ratios.png").is_file()
 
 
-SWEEPS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob("xcom_*.toml"))
+SWEEPS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob("xcom_*_value.toml"))
+WEIGHT_SWEEPS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob(
+    "xcom_*_weight.toml")) + sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob(
+    "xcom_*_reward.toml"))
 
 
 @pytest.mark.parametrize("path", SWEEPS, ids=[p.name for p in SWEEPS])
@@ -189,3 +210,28 @@ def test_xcom_value_sweeps_validate(path):
     assert spec.design.runs == 4 and spec.design.rounds == 40
     assert load_sweep(path, scale=0.5).grid_size == 8
     assert len(SWEEPS) == 2
+
+
+@pytest.mark.parametrize("path", WEIGHT_SWEEPS, ids=[p.name for p in WEIGHT_SWEEPS])
+def test_xcom_weight_sweeps_validate_on_one_grid_and_one_board_stream(path):
+    """Conv-AE+FA's value_weight x gamma and the reward-only control's value_weight share
+    the weight grid and the sweep seed (so the trials of a weight play the same boards)."""
+    from jobs.spec import load_sweep
+
+    sweep = load_sweep(path)
+    board, kind = path.stem.split("_")[1:3]
+    weights = [0.05, 0.1, 0.2, 0.5, 1.0]
+    axes = {p.path: list(p.values) for p in sweep.search}
+    assert axes["lineup.0.params.value_weight"] == weights and sweep.seed == 2323
+    if kind == "weight":
+        assert sweep.objective_label == "Conv-AE+FA" and sweep.grid_size == 10
+        assert axes["lineup.0.params.gamma"] == [0.9, 0.5]
+        labels = ("Conv-AE+FA", "MCTS")
+    else:
+        assert sweep.objective_label == "MCTS+R" and sweep.grid_size == 5
+        labels = ("MCTS+R", "MCTS")
+    spec = sweep.trial_spec({p.path: p.values[0] for p in sweep.search})
+    assert spec.labels == labels and spec.game_config.board == board
+    assert spec.design.runs == 4 and spec.design.rounds == 40
+    assert sweep.reeval_games == (400 if board == "mini" else 240)
+    assert len(WEIGHT_SWEEPS) == 4

@@ -20,7 +20,8 @@ RECORDS = records_script("xcom_next_state")
 
 @pytest.mark.parametrize("name", sorted(RECORDS.SERIES))
 def test_next_state_reading_replays_games_recorded_before_the_option(name):
-    """Games of main at 5968b82 (V(s') alone): with ``value_target = "next_state"`` the
+    """Games of main at 5968b82 (V(s') alone, value_weight 0.05, the default then): with
+    ``value_target = "next_state"`` and that weight the
     agents make the recorded decisions, round after round of the series (weights
     carried); on 6x6 the default reading plays another game (on 18x18 at 30 iterations
     the root is never fully expanded, so no bonus is read and both readings agree)."""
@@ -29,7 +30,8 @@ def test_next_state_reading_replays_games_recorded_before_the_option(name):
 
     recorded = [load_record(p) for p in sorted(DATA.glob(f"{name}-*.npz"))]
     assert len(recorded) == RECORDS.SERIES[name][1]
-    for params, same in (({"value_target": "next_state"}, True), ({}, False)):
+    for params, same in (({"value_target": "next_state", "value_weight": 0.05}, True),
+                         ({"value_weight": 0.05}, False)):
         spec = RECORDS.series_spec(name, params)
         agents = build_agents(spec)
         matches = []

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numba as nb
 
-from games._rng import rng_integer, rng_uniform
+from games.rng import rng_integer, rng_uniform
 from games.scotland_yard.kernels import (
     BLACK_TICKET, FERRY, MRX, M_CAPTURER, M_IN_DOUBLE, M_MOVES_LEFT, M_NUM_DETECTIVES,
     M_PLIES, M_RESULT, M_ROUND, M_ROUNDS, M_TO_MOVE, RESULT_MRX_WINS, RESULT_ONGOING,

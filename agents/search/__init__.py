@@ -25,7 +25,7 @@ add chance nodes (:func:`expand_as`, :func:`sample_outcome`, ...); multi-player
 open-loop searches (``agents/scotland_yard``) keep a player per node and back
 up value vectors (:func:`select_ucb_among_legal_children`, :func:`backup_by_player`).
 """
-from .backup import backup, backup_alternating, backup_by_player
+from .backup import backup, backup_alternating, backup_by_player, record_visit
 from .clock import budget_exhausted, deadline_ns, monotonic_ns
 from .config import Epsilon, Exploration, MaxNodes, SearchConfig
 from .expansion import (
@@ -47,7 +47,8 @@ __all__ = [
     "backup", "backup_alternating", "backup_by_player", "best_mean_child", "budget_exhausted",
     "capacity", "clear_node", "deadline_ns", "depth_summary", "expand", "expand_as", "is_full",
     "mark_illegal", "mean_value", "monotonic_ns", "most_visited_child", "new_tree", "normalise",
-    "random_untried_action", "random_untried_legal", "recommend_root_action", "reset_tree",
+    "random_untried_action", "random_untried_legal", "recommend_root_action", "record_visit",
+    "reset_tree",
     "root_child_value", "sample_outcome", "select_outcome_proportional", "select_outcome_pw_ucb",
     "select_ucb1_untried_first", "select_ucb_among_legal_children", "select_uct",
     "select_uct_bonus", "tie_noise", "untried_count",

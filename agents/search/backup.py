@@ -6,7 +6,7 @@ zero-sum); :func:`backup_by_player` adds, at each node, the entry of a value
 vector that belongs to the node's player (``node_player``, an ``int8[N]``
 array beside the :class:`~agents.search.tree.Tree`, owned by the driver: max^n
 for multi-player and imperfect-information searches such as Scotland Yard's).
-Every node also tracks the smallest and largest value backed up through it
+:func:`record_visit` is the one node update they share. Every node also tracks the smallest and largest value backed up through it
 (what :func:`~agents.search.selection.select_uct` normalises by).
 """
 from __future__ import annotations
@@ -16,6 +16,21 @@ import numba as nb
 from .tree import NO_PARENT
 
 
+@nb.njit(cache=True, inline="always")
+def record_visit(tree, node, stored, seen):
+    """One node of a backup: a visit, ``stored`` added to its value sum (the
+    perspective of the player who chose the edge into it) and ``seen`` to its
+    observed min / max (the perspective of the player to move at it). Every backup
+    rule here, and drivers with a rule of their own (XCOM's two-level moves), update
+    a node through it."""
+    tree.node_visits[node] += 1
+    tree.node_value_sum[node] += stored
+    if seen < tree.node_min_value[node]:
+        tree.node_min_value[node] = seen
+    if seen > tree.node_max_value[node]:
+        tree.node_max_value[node] = seen
+
+
 @nb.njit(cache=True)
 def backup(tree, leaf, value):
     """Add ``value`` to ``leaf`` and every ancestor up to the root (visits,
@@ -23,12 +38,7 @@ def backup(tree, leaf, value):
     zero-sum games negate ``value`` themselves where they need to."""
     node = leaf
     while node != NO_PARENT:
-        tree.node_visits[node] += 1
-        tree.node_value_sum[node] += value
-        if value < tree.node_min_value[node]:
-            tree.node_min_value[node] = value
-        if value > tree.node_max_value[node]:
-            tree.node_max_value[node] = value
+        record_visit(tree, node, value, value)
         node = tree.parents[node]
 
 
@@ -48,13 +58,7 @@ def backup_alternating(tree, leaf, value):
     while node != NO_PARENT:
         odd = tree.depth[node] % 2 == 1
         stored = value if odd else -value
-        seen = -stored  # the perspective of the player to move at this node
-        tree.node_visits[node] += 1
-        tree.node_value_sum[node] += stored
-        if seen < tree.node_min_value[node]:
-            tree.node_min_value[node] = seen
-        if seen > tree.node_max_value[node]:
-            tree.node_max_value[node] = seen
+        record_visit(tree, node, stored, -stored)  # -stored: the player to move at this node
         node = tree.parents[node]
 
 
@@ -70,10 +74,5 @@ def backup_by_player(tree, leaf, values, node_player):
     while node != NO_PARENT:
         p = node_player[node]
         value = values[p] if p >= 0 else values[0]
-        tree.node_visits[node] += 1
-        tree.node_value_sum[node] += value
-        if value < tree.node_min_value[node]:
-            tree.node_min_value[node] = value
-        if value > tree.node_max_value[node]:
-            tree.node_max_value[node] = value
+        record_visit(tree, node, value, value)
         node = tree.parents[node]

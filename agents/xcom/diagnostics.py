@@ -22,6 +22,11 @@ statistics of ``mcts.xcom_search`` (``search_stats``):
   run) choose different commands.
 * ``median_legal_commands``: of the agent at its decisions.
 
+With ``move_encoding = "two_level"`` (``--move-encoding two_level``) the root decision is
+the unit node and the command nodes below it: "at the root" counts UCT selections at either
+(the units' bonuses are their best commands' values), "deeper" at the agent's own nodes of
+later plies; plain MCTS searches with the same encoding.
+
 and the agent's wins / draws / losses (humans' seat) over the rounds. The agent learns and
 carries its weights across the rounds of a run as in a study; run ``r`` round ``k`` plays
 board seed ``k`` (the first mover alternates), seats seeded from
@@ -43,8 +48,8 @@ from games.xcom.kernels import legal_actions
 from ..search import new_tree
 from ._value import TARGET_NEXT_STATE, VALUE_NONE
 from .mcts import (
-    SEARCH_STATS, STAT_OWN_SELECTIONS_BELOW, STAT_ROOT_SELECTIONS, dummy_encoder, fresh_state,
-    xcom_search,
+    MOVE_ENCODINGS, SEARCH_STATS, STAT_OWN_SELECTIONS_BELOW, STAT_ROOT_SELECTIONS, dummy_encoder,
+    fresh_state, search_kernel,
 )
 
 BOARDS = {"6x6": "mini", "18x18": "large"}
@@ -52,7 +57,8 @@ NOISE_STREAM = 1  # spawn_key of the independent generator of the noise floor, p
 
 
 class PlainReference:
-    """Plain MCTS's choice for one of ``agent``'s decisions, from a given generator state."""
+    """Plain MCTS's choice for one of ``agent``'s decisions, from a given generator state
+    (with the agent's ``move_encoding``, so that only the value term differs)."""
 
     def __init__(self, agent):
         self.agent = agent
@@ -62,11 +68,12 @@ class PlainReference:
         self.stats = np.zeros(SEARCH_STATS, dtype=np.int64)
         self.weights = np.zeros(1)
         self.encoder = dummy_encoder()
+        self.search = search_kernel(agent.config.move_encoding)
 
     def choose(self, observation, rng) -> int:
         a, c = self.agent, self.agent.config
         max_iterations, seconds = a.budget.kernel_args()
-        action, _ = xcom_search(
+        action, _ = self.search(
             observation, a.seat, self.tree, self.root, self.scratch, max_iterations, seconds,
             float(c.exploration), float(c.epsilon), VALUE_NONE, TARGET_NEXT_STATE, 0.0, 0.0,
             self.weights, self.encoder, self.stats, rng)
@@ -148,6 +155,9 @@ def main(argv=None) -> int:
                    help="6x6 and/or 18x18 (default both)")
     p.add_argument("--value-target", choices=["td_target", "next_state"], action="append",
                    help="the reading(s) to measure (default both)")
+    p.add_argument("--move-encoding", choices=list(MOVE_ENCODINGS), action="append",
+                   help="the move encoding(s) of the agent and of the plain reference "
+                        "(default flat)")
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--rounds", type=int, default=40)
     p.add_argument("--iterations", type=int, default=100)
@@ -156,13 +166,18 @@ def main(argv=None) -> int:
     out = []
     for key in args.board or list(BOARDS):
         for target in args.value_target or ["td_target", "next_state"]:
-            try:
-                result = diagnose(BOARDS[key], args.agent, {"value_target": target}, args.runs,
-                                  args.rounds, args.iterations, args.seed)
-            except ValueError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
-            out.append({"board_size": key, "value_target": target, **result})
+            for encoding in args.move_encoding or ["flat"]:
+                params = {"value_target": target}
+                if encoding != "flat":
+                    params["move_encoding"] = encoding
+                try:
+                    result = diagnose(BOARDS[key], args.agent, params, args.runs, args.rounds,
+                                      args.iterations, args.seed)
+                except ValueError as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                    return 2
+                out.append({"board_size": key, "value_target": target, "move_encoding": encoding,
+                            **result})
     json.dump(out, sys.stdout, indent=1)
     print()
     return 0

@@ -44,9 +44,9 @@ import numpy as np
 from pydantic import Field
 
 from games.rng import make_rng
-from games.validation import Real, config_class
+from games.validation import Real, config_class, one_of
 from games.xcom.kernels import (
-    M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, XcomState, apply_action,
+    M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, M_UNITS, XcomState, apply_action,
     copy_into, copy_state, decode_action, legal_actions_into, offset_index_table,
     random_command, rollout_scratch, state_from_grid,
 )
@@ -54,9 +54,9 @@ from games.xcom.kernels import (
 from ..api import Agent
 from ..registry import register
 from ..search import (
-    ROOT_INDEX, backup_alternating, budget_exhausted, deadline_ns, expand, mark_illegal,
-    monotonic_ns, most_visited_child, new_tree, random_untried_action, reset_tree, SearchConfig,
-    select_uct_bonus,
+    NO_PARENT, ROOT_INDEX, SearchConfig, backup_alternating, budget_exhausted, deadline_ns, expand,
+    mark_illegal, monotonic_ns, most_visited_child, new_tree, random_untried_action, record_visit,
+    reset_tree, select_uct_bonus,
 )
 from ._value import TARGET_NEXT_STATE, TARGET_TD, VALUE_NONE, command_value
 from .encoder import Encoder
@@ -64,6 +64,14 @@ from .encoder import Encoder
 
 STAT_ROOT_SELECTIONS, STAT_OWN_SELECTIONS_BELOW, STAT_BONUSES = 0, 1, 2
 SEARCH_STATS = 3
+
+#: ``move_encoding`` of the XCOM agents: ``"flat"``, one tree edge per command (unit,
+#: destination, target), or ``"two_level"``, a unit first and then one of its commands
+#: (:func:`xcom_search_two_level`).
+MOVE_ENCODINGS = ("flat", "two_level")
+#: Node kinds of the two-level tree: the side to move chooses a unit (children indexed by
+#: unit) or a command of the unit it chose (children indexed by the flat action).
+KIND_UNIT, KIND_COMMAND = 0, 1
 
 
 @nb.njit(cache=True)
@@ -105,6 +113,19 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
 
 
 @nb.njit(cache=True)
+def search_scratch(root, width, weights):
+    """The scratch arrays of one search of ``root``'s board: (legal mask bool[width],
+    cells int64[D], dist int16[C], offset index table, board float64[n, n], phi, rollout
+    buffer)."""
+    n = root.meta[M_SIZE]
+    max_move = root.meta[M_MAX_MOVE]
+    d_count = 2 * max_move * max_move + 2 * max_move + 1
+    return (np.zeros(width, dtype=np.bool_), np.empty(d_count, dtype=np.int64),
+            np.full(n * n, -1, dtype=np.int16), offset_index_table(max_move), np.zeros((n, n)),
+            np.zeros(max(weights.shape[0], 1)), rollout_scratch(root)[2])
+
+
+@nb.njit(cache=True)
 def xcom_search(observation, player, tree, root, scratch, max_iterations, time_limit,
                 exploration, epsilon, value_kind, value_target, gamma, value_weight, weights, enc,
                 stats, rng):
@@ -129,16 +150,8 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    n = root.meta[M_SIZE]
-    max_move = root.meta[M_MAX_MOVE]
-    d_count = 2 * max_move * max_move + 2 * max_move + 1
-    mask = np.zeros(tree.children.shape[1], dtype=np.bool_)
-    cells = np.empty(d_count, dtype=np.int64)
-    dist = np.full(n * n, -1, dtype=np.int16)
-    index_table = offset_index_table(max_move)
-    board_scratch = np.zeros((n, n))
-    phi = np.zeros(max(weights.shape[0], 1))
-    buf = rollout_scratch(root)[2]
+    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
+        root, tree.children.shape[1], weights)
     stats[:] = 0
     reset_tree(tree)
     legal_actions_into(root, player, mask, cells, dist, index_table)
@@ -158,7 +171,174 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     return action, iterations
 
 
+# ------------------------------------------------------------ two-level encoding
+@nb.njit(cache=True)
+def units_of(mask, umask, k_units, span):
+    """``umask[u]`` (bool[A], the rest False): unit ``u`` has a legal command in ``mask``
+    (commands of unit ``u`` are the flat actions ``[u * span, (u + 1) * span)``)."""
+    umask[:] = False
+    for u in range(k_units):
+        for a in range(u * span, (u + 1) * span):
+            if mask[a]:
+                umask[u] = True
+                break
+
+
+@nb.njit(cache=True)
+def backup_two_level(tree, mover, leaf, value, player):
+    """:func:`search.backup_alternating` for a tree whose plies do not alternate with
+    depth: each node's value sum is kept from the perspective of the side that chose the
+    edge into it (the side to move at its parent, ``mover[parent]``), its observed
+    min / max from that of the side to move at the node (``mover[node]``). ``value`` is
+    ``player``'s."""
+    node = leaf
+    while node != NO_PARENT:
+        parent = tree.parents[node]
+        chooser = mover[parent] if parent != NO_PARENT else 1 - player
+        record_visit(tree, node, value if chooser == player else -value,
+                     value if mover[node] == player else -value)
+        node = parent
+
+
+@nb.njit(cache=True)
+def descend_two_level(tree, kind, mover, state, player, exploration, epsilon, value_kind,
+                      value_target, gamma, value_weight, weights, enc, mask, umask, cells, dist,
+                      index_table, board_scratch, phi, stats, rng):
+    """:func:`descend` on the two-level tree. At a unit node, an untried unit is expanded
+    and the descent goes on at once into that unit's command node (so a new unit is
+    always tried with one of its own commands); at a command node, an untried command is
+    played and expanded, and its child (the next unit node) gets the command's value as
+    ``node_bonus`` when the agent chose it. A command node (a unit) of the agent carries
+    the best bonus among its expanded commands, so UCT compares units by their best known
+    ``r + gamma * V``. Returns the node the rollout starts from."""
+    node = ROOT_INDEX
+    with_bonus = value_kind != VALUE_NONE or value_target == TARGET_TD
+    k_units = state.meta[M_UNITS]
+    max_move = state.meta[M_MAX_MOVE]
+    span = (2 * max_move * max_move + 2 * max_move + 1) * (k_units + 1)
+    while state.meta[M_DONE] == 0:
+        own = mover[node] == player
+        if kind[node] == KIND_UNIT:
+            unit = random_untried_action(tree, node, rng)
+            if unit >= 0:
+                child = expand(tree, node, unit)
+                if child < 0:
+                    return node
+                kind[child] = KIND_COMMAND
+                mover[child] = mover[node]
+                legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
+                mask[:unit * span] = False
+                mask[(unit + 1) * span:] = False
+                mark_illegal(tree, child, mask)
+                node = child
+                continue
+        else:
+            action = random_untried_action(tree, node, rng)
+            if action >= 0:
+                reward_before = state.rewards[player]
+                apply_action(state, action)
+                child = expand(tree, node, action)
+                if child < 0:
+                    return node
+                kind[child] = KIND_UNIT
+                mover[child] = state.meta[M_TO_MOVE]
+                if state.meta[M_DONE] == 0:
+                    legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
+                    units_of(mask, umask, k_units, span)
+                    mark_illegal(tree, child, umask)
+                if with_bonus and own:
+                    unit = tree.action_from_parent[node]
+                    bonus = command_value(
+                        state, player, unit, state.rewards[player] - reward_before, value_target,
+                        gamma, value_kind, weights, enc, cells, dist, board_scratch, phi)
+                    tree.node_bonus[child] = bonus
+                    if tree.node_visits[node] == 0 or bonus > tree.node_bonus[node]:
+                        tree.node_bonus[node] = bonus
+                    stats[STAT_BONUSES] += 1
+                return child
+        if own:
+            at_root = node == ROOT_INDEX or tree.parents[node] == ROOT_INDEX
+            stats[STAT_ROOT_SELECTIONS if at_root else STAT_OWN_SELECTIONS_BELOW] += 1
+        action = select_uct_bonus(tree, node, exploration, epsilon, value_weight, rng)
+        if action < 0:
+            return node
+        if kind[node] == KIND_COMMAND:
+            apply_action(state, action)
+        node = tree.children[node, action]
+    return node
+
+
+@nb.njit(cache=True)
+def xcom_search_two_level(observation, player, tree, root, scratch, max_iterations, time_limit,
+                          exploration, epsilon, value_kind, value_target, gamma, value_weight,
+                          weights, enc, stats, rng):
+    """:func:`xcom_search` with the two-level move encoding: the root chooses a unit, the
+    unit's node one of its commands (``move_encoding = "two_level"``). The same commands are
+    reachable as with the flat encoding; the tree needs up to two nodes an iteration
+    (``2 * max_iterations + 1``). The played command is the most visited command of the
+    most visited unit. Arguments and result as :func:`xcom_search`."""
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    copy_into(root, observation)
+    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
+        root, tree.children.shape[1], weights)
+    k_units = root.meta[M_UNITS]
+    span = cells.shape[0] * (k_units + 1)
+    capacity = tree.node_visits.shape[0]
+    kind = np.zeros(capacity, dtype=np.int8)
+    mover = np.zeros(capacity, dtype=np.int8)
+    umask = np.zeros(tree.children.shape[1], dtype=np.bool_)
+    stats[:] = 0
+    reset_tree(tree)
+    kind[ROOT_INDEX] = KIND_UNIT
+    mover[ROOT_INDEX] = player
+    legal_actions_into(root, player, mask, cells, dist, index_table)
+    units_of(mask, umask, k_units, span)
+    mark_illegal(tree, ROOT_INDEX, umask)
+    root_reward = root.rewards[player]
+    iterations = 0
+    while not budget_exhausted(iterations, max_iterations, start, deadline):
+        copy_into(scratch, root)
+        leaf = descend_two_level(tree, kind, mover, scratch, player, exploration, epsilon,
+                                 value_kind, value_target, gamma, value_weight, weights, enc,
+                                 mask, umask, cells, dist, index_table, board_scratch, phi,
+                                 stats, rng)
+        while scratch.meta[M_DONE] == 0:
+            random_command(scratch, cells, dist, buf, rng)
+        backup_two_level(tree, mover, leaf, scratch.rewards[player] - root_reward, player)
+        iterations += 1
+    unit = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
+    node = tree.children[ROOT_INDEX, unit]
+    if node >= 0 and tree.node_visits[node] > 0:
+        for a in range(tree.children.shape[1]):
+            if tree.children[node, a] >= 0:
+                return most_visited_child(tree, node, epsilon, rng), iterations
+    # no command of the unit expanded (no iteration ran, or the tree was full): its first legal one
+    legal_actions_into(root, player, mask, cells, dist, index_table)
+    units_of(mask, umask, k_units, span)
+    if not umask[unit]:
+        for u in range(k_units):
+            if umask[u]:
+                unit = u
+                break
+    for a in range(unit * span, (unit + 1) * span):
+        if mask[a]:
+            return a, iterations
+    return 0, iterations
+
+
 # --------------------------------------------------------------------- glue
+def search_kernel(move_encoding: str):
+    """The search of ``move_encoding``: :func:`xcom_search` or :func:`xcom_search_two_level`."""
+    return xcom_search_two_level if move_encoding == "two_level" else xcom_search
+
+
+def tree_capacity(max_iterations: int, config) -> int:
+    """Nodes the tree needs: one an iteration (flat) or two (two-level), plus the root."""
+    per = 2 if config.move_encoding == "two_level" else 1
+    return min(per * max_iterations + 1, config.max_nodes)
+
+
 def dummy_encoder() -> Encoder:
     """A 1-channel, 1-feature encoder for drivers that do not encode (numba needs a value)."""
     z = np.zeros
@@ -176,6 +356,9 @@ class MCTSConfig(SearchConfig):
 
     max_nodes: Annotated[int, Field(ge=2, le=1 << 20)] = 1 << 14
     """Tree capacity under a time budget (an iteration budget of n uses n + 1)."""
+    move_encoding: Annotated[str, one_of(MOVE_ENCODINGS)] = "flat"
+    """``"flat"``: one tree edge per command (unit, destination, target); ``"two_level"``:
+    the unit first, then one of its commands (``xcom_search_two_level``)."""
 
 
 class XcomSearchAgent(Agent):
@@ -193,7 +376,8 @@ class XcomSearchAgent(Agent):
         if not isinstance(game_config, XcomConfig):
             raise ValueError(f"agent {self.name!r} plays only the game 'xcom'")
         max_iterations, _ = budget.kernel_args()
-        self._tree = new_tree(min(max_iterations + 1, config.max_nodes), game_config.num_actions)
+        self._tree = new_tree(tree_capacity(max_iterations, config), game_config.num_actions)
+        self._search = search_kernel(config.move_encoding)
         self._root = fresh_state(game_config)
         self._scratch = copy_state(self._root)
         self._rng = make_rng(0)
@@ -212,7 +396,7 @@ class XcomSearchAgent(Agent):
     def search(self, observation) -> tuple[int, int]:
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
-        action, iterations = xcom_search(
+        action, iterations = self._search(
             observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
             float(c.exploration), float(c.epsilon), self.value_kind, self._value_target,
             self._gamma, self._value_weight, self._weights, self._encoder, self.search_stats,
@@ -239,10 +423,11 @@ ValueWeight = Annotated[Real, Field(ge=0, le=100)]
 class RewardGuidedConfig(MCTSConfig):
     """MCTS whose own commands get their reward as the UCT bonus (no learned value)."""
 
-    value_weight: ValueWeight = 0.05
+    value_weight: ValueWeight = 0.5
     """Weight of the command's reward in a child's UCT score (rewards are +-10 per kill,
-    UCT's mean values are normalised to [0, 1]): the TD agents' default, so that a kill
-    weighs what it weighs in their ``r + gamma * V`` bonus; 0 makes it plain MCTS."""
+    UCT's mean values are normalised to [0, 1]): the TD agents' default (0.5 since the
+    sweeps of issue 23, 0.05 before), so that a kill weighs what it weighs in their
+    ``r + gamma * V`` bonus; 0 makes it plain MCTS."""
 
 
 @register

@@ -63,7 +63,7 @@ from .encoder import (
     ENCODER_KEYS, builtin_encoder_arrays, check_encoder_arrays, encoder_from_arrays,
     load_encoder_arrays,
 )
-from .mcts import MCTSConfig, ValueWeight, XcomSearchAgent
+from .mcts import MOVE_ENCODINGS, MCTSConfig, ValueWeight, XcomSearchAgent
 
 
 @nb.njit(cache=True)
@@ -90,15 +90,21 @@ class TDConfig(MCTSConfig):
     """TD(0) learning rate, in (0, 1]."""
     gamma: Annotated[Real, Field(ge=0, le=1)] = 0.9
     """TD(0) discount of the next afterstate's value, in [0, 1]."""
-    value_weight: ValueWeight = 0.05
+    value_weight: ValueWeight = 0.5
     """Weight of the command's value (``value_target``) added to a child's UCT score
-    (rewards are +-10 per kill, UCT's mean values are normalised to [0, 1]); 0 disables
-    the guidance."""
+    (rewards are +-10 per kill, UCT's mean values are normalised to [0, 1], so a kill
+    weighs +5); 0 disables the guidance. 0.5 from the sweeps of issue 23 (Conv-AE+FA vs
+    MCTS wins most at 0.5-1.0 on 6x6 and 0.2-1.0 on 18x18; 0.05 before them:
+    ``jobs/xcom/README.md``)."""
     value_target: Annotated[str, one_of(VALUE_TARGETS)] = "td_target"
     """How the search reads a command ``c`` from ``s`` to the afterstate ``s'``:
     ``"td_target"``: ``r(s, c) + gamma * V(s')`` (the command's own reward plus the
     discounted learned value; ``V = 0`` when ``s'`` ends the round); ``"next_state"``:
     ``V(s')`` alone (the reading before issue 23)."""
+    move_encoding: Annotated[str, one_of(MOVE_ENCODINGS)] = "flat"
+    """``"flat"``: one tree edge per command (unit, destination, target); ``"two_level"``:
+    the unit first, then one of its commands, a unit carrying the best bonus among its
+    expanded commands (``mcts.xcom_search_two_level``)."""
 
 
 @config_class
