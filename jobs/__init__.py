@@ -2,6 +2,7 @@
 
 Imports go one way: ``jobs -> cluster -> agents -> games``; nothing imports
 ``jobs``. ``jobs.spec`` reads users' spec files into the validated models of
-:mod:`cluster.spec` and :mod:`cluster.sweep_spec`; ``jobs.cli`` is the
-``arena`` console script.
+:mod:`cluster.spec` and :mod:`cluster.sweep_spec`; ``jobs.overrides``
+applies ``--set`` and ``--scale``; ``jobs.cli`` is the ``arena`` console script,
+one module per subcommand in ``jobs.commands``.
 """
