@@ -7,8 +7,8 @@ per-game intervals of ``arena report`` are too wide or too narrow for a paired d
 Here each board contributes one number (the mean of its games), and the interval is a
 Student t interval over those numbers (SciPy)::
 
-    python -m cluster.board_pairs arena-studies/birds-mcts-pol-vs-single-det
-    python -m cluster.board_pairs STUDY_A STUDY_B --label MCTS-chance-pol --diff
+    arena pairs arena-studies/birds-mcts-pol-vs-single-det
+    arena pairs STUDY_A STUDY_B --label MCTS-chance-pol --diff
 
 ``--diff`` adds, for each study after the first, the difference of its first label's
 per-board means minus the first study's, on the boards both played (the same study seed
@@ -16,16 +16,15 @@ gives the same deals), with its paired interval.
 """
 from __future__ import annotations
 
-import argparse
-import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["BoardSummary", "board_means", "summarise", "paired_difference", "load_study", "main"]
+from cluster.stats import t_half_width
+
+__all__ = ["BoardSummary", "board_means", "summarise", "paired_difference", "load_study", "summary_table"]
 
 RESULT_POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
@@ -44,16 +43,6 @@ class BoardSummary:
     result_half: float
     margin: float
     margin_half: float
-
-
-def _half_width(values: np.ndarray, confidence: float = 0.95) -> float:
-    from scipy import stats
-
-    n = len(values)
-    if n < 2:
-        return math.nan
-    sd = float(np.std(values, ddof=1))
-    return float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
 
 
 def board_means(df: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -84,9 +73,9 @@ def summarise(df: pd.DataFrame, label: str) -> BoardSummary:
     return BoardSummary(label=label, boards=len(boards), games=games, win=share["win"],
                         tie=share["tie"], loss=share["loss"],
                         result=float(boards["result"].mean()),
-                        result_half=_half_width(boards["result"].to_numpy()),
+                        result_half=t_half_width(boards["result"].to_numpy()),
                         margin=float(boards["margin"].mean()),
-                        margin_half=_half_width(boards["margin"].to_numpy()))
+                        margin_half=t_half_width(boards["margin"].to_numpy()))
 
 
 def paired_difference(df_a: pd.DataFrame, label_a: str, df_b: pd.DataFrame, label_b: str,
@@ -99,7 +88,7 @@ def paired_difference(df_a: pd.DataFrame, label_a: str, df_b: pd.DataFrame, labe
     if len(common) == 0:
         raise ValueError("the two studies share no board")
     d = (b.loc[common] - a.loc[common]).to_numpy(dtype=float)
-    return float(d.mean()), _half_width(d), len(common)
+    return float(d.mean()), t_half_width(d), len(common)
 
 
 def load_study(study_dir) -> pd.DataFrame:
@@ -112,42 +101,26 @@ def load_study(study_dir) -> pd.DataFrame:
     return ResultStore(path).read()
 
 
-def _row(name: str, s: BoardSummary) -> str:
-    return (f"| {name} | {s.label} | {s.boards} | {s.games} | "
-            f"{100 * s.win:.1f} / {100 * s.tie:.1f} / {100 * s.loss:.1f} | "
-            f"{s.result:.3f} ± {s.result_half:.3f} | {s.margin:+.2f} ± {s.margin_half:.2f} |")
+def summary_table(studies: list[tuple[str, pd.DataFrame, str]], diff: bool = False) -> str:
+    """Markdown: a row per ``(name, rows, label)`` (see :func:`summarise`), and with
+    ``diff`` a second table of each study's per-board difference from the first's."""
+    from cluster.report import markdown_table
 
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m cluster.board_pairs", description=__doc__.split("\n\n")[0])
-    p.add_argument("studies", nargs="+", help="study directories (each holds results/)")
-    p.add_argument("--label", default=None,
-                   help="the player to report (default: the first label of each study's rows)")
-    p.add_argument("--diff", action="store_true",
-                   help="also each study's per-board difference from the first study's")
-    args = p.parse_args(argv)
-    print("| study | player | boards | games | W / T / L % | mean result (95%) | margin (95%) |")
-    print("|---|---|---:|---:|---|---|---|")
-    frames = []
-    for study in args.studies:
-        try:
-            df = load_study(study)
-        except ValueError as exc:
-            print(f"board_pairs: {exc}", file=sys.stderr)
-            return 2
-        label = args.label or str(df["label"].iloc[0])
-        frames.append((Path(study).name, df, label))
-        print(_row(Path(study).name, summarise(df, label)))
-    if args.diff and len(frames) > 1:
-        name0, df0, label0 = frames[0]
-        print(f"\n| study minus {name0} | boards | mean result (95%) | margin (95%) |")
-        print("|---|---:|---|---|")
-        for name, df, label in frames[1:]:
+    lines = []
+    for name, df, label in studies:
+        s = summarise(df, label)
+        lines.append([name, s.label, s.boards, s.games,
+                      f"{100 * s.win:.1f} / {100 * s.tie:.1f} / {100 * s.loss:.1f}",
+                      f"{s.result:.3f} ± {s.result_half:.3f}", f"{s.margin:+.2f} ± {s.margin_half:.2f}"])
+    out = markdown_table(["study", "player", "boards", "games", "W / T / L %", "mean result (95%)",
+                          "margin (95%)"], lines, ["---", "---", "---:", "---:", "---", "---", "---"])
+    if diff and len(studies) > 1:
+        name0, df0, label0 = studies[0]
+        lines = []
+        for name, df, label in studies[1:]:
             r, rh, n = paired_difference(df0, label0, df, label, "result")
             m, mh, _ = paired_difference(df0, label0, df, label, "margin")
-            print(f"| {name} | {n} | {r:+.3f} ± {rh:.3f} | {m:+.2f} ± {mh:.2f} |")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            lines.append([name, n, f"{r:+.3f} ± {rh:.3f}", f"{m:+.2f} ± {mh:.2f}"])
+        out += "\n\n" + markdown_table([f"study minus {name0}", "boards", "mean result (95%)",
+                                         "margin (95%)"], lines, ["---", "---:", "---", "---"])
+    return out

@@ -52,6 +52,16 @@ def mean_half_width(values) -> tuple[float, float]:
     return mean, half
 
 
+def t_half_width(values, confidence: float = 0.95) -> float:
+    """Half width of the Student t interval of the mean of ``values`` (nan under two
+    values): for few units, e.g. boards whose seat-swapped games were averaged."""
+    x = np.asarray(values, dtype=float)
+    k = len(x)
+    if k < 2:
+        return math.nan
+    return float(_scipy.t.ppf(0.5 + confidence / 2, k - 1)) * float(x.std(ddof=1)) / math.sqrt(k)
+
+
 def two_sided_p(z: float) -> float:
     """P(|Z| >= |z|) for a standard normal Z."""
     return float(2.0 * _scipy.norm.sf(abs(z)))

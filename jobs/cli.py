@@ -18,6 +18,7 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena train-encoder --board mini                          # XCOM autoencoder (needs the train extra)
   arena compare arena-studies/xcom-mini-convae-vs-*         # win ratio across studies (plot)
   arena rate arena-studies/pommerman-ffa-* --anchor OSLA    # Bradley-Terry ratings with 95% intervals
+  arena pairs arena-studies/birds-* --diff                  # per-board means of seat-swapped pairs, paired differences
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cluster.board_pairs import board_means, main, paired_difference, summarise
+from cluster.board_pairs import board_means, paired_difference, summarise
+from jobs.cli import main
 
 
 def rows(label_results):
@@ -84,8 +85,8 @@ def test_the_command_prints_a_row_per_study(tmp_path, capsys):
         store = ResultStore(tmp_path / name)          # makes results/
         df.to_parquet(tmp_path / name / "results" / "part-x.parquet")
         assert len(store.read()) == len(df)
-    assert main([str(tmp_path / "one"), str(tmp_path / "two"), "--label", "A", "--diff"]) == 0
+    assert main(["pairs", str(tmp_path / "one"), str(tmp_path / "two"), "--label", "A", "--diff"]) == 0
     out = capsys.readouterr().out
     assert "| one | A | 4 | 8 | 50.0 / 25.0 / 25.0 | 0.625 ± " in out
     assert "| two | 2 | +0.000 ± 0.000 |" in out
-    assert main([str(tmp_path / "missing")]) == 2
+    assert main(["pairs", str(tmp_path / "missing")]) == 2
