@@ -90,11 +90,14 @@ def test_error_paths_of_nested_models():
 
 
 def test_agent_config_hashes_are_those_before_pydantic():
-    """Recorded on main before the configs moved onto games.validation."""
+    """Recorded on main before the configs moved onto games.validation (78fa3cf); the
+    XCOM and bird entries since re-recorded because their configs changed on purpose in
+    the same merge (XCOM: ``value_weight`` 0.05 -> 0.5 and the ``move_encoding`` field,
+    issue 23; birds: the ``true_state`` field, issue 25), not through validation."""
     recorded = {
         ("femcts", ()): "98e40778a55f", ("mcts", ()): "d77956c91f28",
-        ("xcom_mcts_td", ()): "c51f53d023fb", ("sy_mcts_seekers", ()): "90c22a70ccef",
-        ("birds_mcts", ()): "0a4488e2a1d7", ("rhea", ()): "3c2b2fe7a0be",
+        ("xcom_mcts_td", ()): "f47d9a438d3d", ("sy_mcts_seekers", ()): "90c22a70ccef",
+        ("birds_mcts", ()): "441837427107", ("rhea", ()): "3c2b2fe7a0be",
     }
     for (name, _), want in recorded.items():
         assert config_hash(name, make_agent_config(name, {}), Budget()) == want, name
