@@ -146,8 +146,11 @@ def select_ucb1_untried_first(tree, node, legal, exploration, rng):
     start = rng_integer(rng, k)
     best = -1
     best_value = -np.inf
-    for i in range(k):
-        a = (start + i) % k
+    a = start - 1
+    for _ in range(k):
+        a += 1  # start, start + 1, ... wrapping at k (no division in the loop)
+        if a == k:
+            a = 0
         if not legal[a]:
             continue
         child = tree.children[node, a]
@@ -240,8 +243,11 @@ def select_outcome_proportional(tree, node, weights, total, exploration, rng):
     start = rng_integer(rng, k_max)
     best = -1
     best_value = -np.inf
-    for i in range(k_max):
-        k = (start + i) % k_max
+    k = start - 1
+    for _ in range(k_max):
+        k += 1  # start, start + 1, ... wrapping at k_max
+        if k == k_max:
+            k = 0
         w = weights[k]
         if w <= 0:
             continue
@@ -283,8 +289,11 @@ def select_outcome_pw_ucb(tree, node, weights, total, exploration, rng):
     best_value = -np.inf
     best_untried = -1
     best_untried_p = -1.0
-    for i in range(k_max):
-        k = (start + i) % k_max
+    k = start - 1
+    for _ in range(k_max):
+        k += 1  # start, start + 1, ... wrapping at k_max
+        if k == k_max:
+            k = 0
         w = weights[k]
         if w <= 0:
             continue

@@ -239,6 +239,22 @@ def score(state, player):
     return state.player[player, P_SCORE]
 
 
+@nb.njit(cache=True, inline="always")
+def result_of(state, player):
+    """float: ``player``'s result, 1 for the higher score, 0 for the lower, 0.5 on a
+    tie (0 before the end): one entry of :func:`returns` without allocating (the
+    leaf value of the searches)."""
+    if state.meta[M_TURN] < TOTAL_TURNS:
+        return 0.0
+    mine = state.player[player, P_SCORE]
+    theirs = state.player[1 - player, P_SCORE]
+    if mine > theirs:
+        return 1.0
+    if mine < theirs:
+        return 0.0
+    return 0.5
+
+
 @nb.njit(cache=True)
 def returns(state):
     """float64[2]: 1 for the higher score, 0 for the lower, 0.5 each on a tie;
