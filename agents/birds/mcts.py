@@ -487,6 +487,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         else:
             determinize(det, root, player, pool, n_pool, rng)
         stats[STAT_DETERMINIZATIONS] += 1
+    node_kind, children = tree.node_kind, tree.children  # read out of the tree once
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         if chance_nodes:
@@ -499,7 +500,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         value = -1.0
         expanded = False
         while True:
-            if tree.node_kind[node] == CHANCE:
+            if node_kind[node] == CHANCE:
                 stats[STAT_CHANCE_VISITS] += 1
                 if pending == PENDING_OPPONENT:  # closed loop: sampled by the opponent model
                     k, pending = opponent_move(sim, player, split, opp_model, weights, feats,
@@ -518,7 +519,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                         resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
                                        opp_model, weights, feats, probs, rng)
                         pending = opponent_pending(sim, player, closed_loop)
-                child = tree.children[node, k]
+                child = children[node, k]
                 if child < 0:
                     child = expand_as(tree, node, k, CHANCE if pending != PENDING_NONE else DECISION)
                     expanded = True
@@ -538,7 +539,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                              probs, rng)
                 if pending == PENDING_NONE:
                     pending = opponent_pending(sim, player, closed_loop)
-                child = tree.children[node, a]
+                child = children[node, a]
                 if child < 0:
                     child = expand_as(tree, node, a, CHANCE if pending != PENDING_NONE else DECISION)
                     expanded = True

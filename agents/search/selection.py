@@ -142,7 +142,8 @@ def select_ucb1_untried_first(tree, node, legal, exploration, rng):
     untried = random_untried_legal(tree, node, legal, rng)
     if untried >= 0:
         return untried
-    log_n = np.log(max(tree.node_visits[node], 1))
+    visits, value_sum, children = tree.node_visits, tree.node_value_sum, tree.children
+    log_n = np.log(max(visits[node], 1))
     start = rng_integer(rng, k)
     best = -1
     best_value = -np.inf
@@ -153,9 +154,9 @@ def select_ucb1_untried_first(tree, node, legal, exploration, rng):
             a = 0
         if not legal[a]:
             continue
-        child = tree.children[node, a]
-        n = tree.node_visits[child]
-        value = tree.node_value_sum[child] / n + exploration * np.sqrt(log_n / n)
+        child = children[node, a]
+        n = visits[child]
+        value = value_sum[child] / n + exploration * np.sqrt(log_n / n)
         if value > best_value:
             best_value = value
             best = a
