@@ -156,12 +156,13 @@ def determinize(sim, root, player, pool, n_pool, rng):
         pool[i] = pool[j]
         pool[j] = t
     k = 0
+    hand, hand_public, deck = sim.hand, sim.hand_public, sim.deck  # read out of the state once
     for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0:
-            sim.hand[q, i] = pool[k]
+        if hand_public[q, i] == 0:
+            hand[q, i] = pool[k]
             k += 1
-    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
-        sim.deck[pos] = pool[k]
+    for pos in range(sim.meta[M_DECK_POS], deck.shape[0]):
+        deck[pos] = pool[k]
         k += 1
 
 
@@ -240,19 +241,20 @@ def unseen_outcome_counts(sim, player, grouped, outcome_of, in_pool, pool_counts
     37 slots instead of the whole deck. Same numbers as :func:`unseen_class_counts`."""
     for k in range(counts.shape[0]):
         counts[k] = pool_counts[k]
-    cards = sim.cards
+    cards, tray, board, hand, hand_public, players = (sim.cards, sim.tray, sim.board, sim.hand,
+                                                      sim.hand_public, sim.player)
     seen = 0
     for j in range(TRAY_SLOTS):
-        seen += _seen_since_root(cards, sim.tray[j], grouped, outcome_of, in_pool, counts)
+        seen += _seen_since_root(cards, tray[j], grouped, outcome_of, in_pool, counts)
     for p in range(N_PLAYERS):
-        for i in range(sim.player[p, P_BOARD]):
-            seen += _seen_since_root(cards, sim.board[p, i], grouped, outcome_of, in_pool, counts)
-    for i in range(sim.player[player, P_HAND]):
-        seen += _seen_since_root(cards, sim.hand[player, i], grouped, outcome_of, in_pool, counts)
+        for i in range(players[p, P_BOARD]):
+            seen += _seen_since_root(cards, board[p, i], grouped, outcome_of, in_pool, counts)
+    for i in range(players[player, P_HAND]):
+        seen += _seen_since_root(cards, hand[player, i], grouped, outcome_of, in_pool, counts)
     q = 1 - player
-    for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] != 0:
-            seen += _seen_since_root(cards, sim.hand[q, i], grouped, outcome_of, in_pool, counts)
+    for i in range(players[q, P_HAND]):
+        if hand_public[q, i] != 0:
+            seen += _seen_since_root(cards, hand[q, i], grouped, outcome_of, in_pool, counts)
     return n_pool - seen
 
 
@@ -271,23 +273,23 @@ def force_top_card(sim, player, outcome, count, grouped, outcome_of, rng):
     the next card drawn has that outcome (the determinization stays uniform
     given the outcome)."""
     r = rng_integer(rng, count)
+    deck, hand, hand_public, cards = sim.deck, sim.hand, sim.hand_public, sim.cards  # read once
     top = sim.meta[M_DECK_POS]
-    cards = sim.cards
-    for pos in range(top, sim.deck.shape[0]):
-        if outcome_of_card(cards, sim.deck[pos], grouped, outcome_of) == outcome:
+    for pos in range(top, deck.shape[0]):
+        if outcome_of_card(cards, deck[pos], grouped, outcome_of) == outcome:
             if r == 0:
-                t = sim.deck[top]
-                sim.deck[top] = sim.deck[pos]
-                sim.deck[pos] = t
+                t = deck[top]
+                deck[top] = deck[pos]
+                deck[pos] = t
                 return
             r -= 1
     q = 1 - player
     for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0 and outcome_of_card(cards, sim.hand[q, i], grouped, outcome_of) == outcome:
+        if hand_public[q, i] == 0 and outcome_of_card(cards, hand[q, i], grouped, outcome_of) == outcome:
             if r == 0:
-                t = sim.deck[top]
-                sim.deck[top] = sim.hand[q, i]
-                sim.hand[q, i] = t
+                t = deck[top]
+                deck[top] = hand[q, i]
+                hand[q, i] = t
                 return
             r -= 1
 
