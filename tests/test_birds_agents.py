@@ -6,7 +6,10 @@ import pytest
 
 from agents.api import Budget
 from agents.birds.features import MODEL_GREEDY, MODEL_RANDOM
-from agents.birds.mcts import TREE_WIDTH, determinize, unseen_class_counts, unseen_pool
+from agents.birds.mcts import (
+    TREE_WIDTH, determinize, outcome_map, pool_outcome_counts, unseen_class_counts,
+    unseen_outcome_counts, unseen_pool,
+)
 from agents.birds.policy import TrainConfig, evaluate_policy, train_policy
 from agents.registry import make_agent, make_agent_config
 from agents.search import CHANCE, DECISION, ROOT_INDEX, new_tree, sample_outcome
@@ -80,6 +83,45 @@ def test_unseen_pool_and_chance_counts_are_the_unseen_card_frequencies():
         assert (sim.hand[p] == game.state.hand[p]).all()
         assert unseen_class_counts(sim, p, counts) == n
         assert (counts == expected).all()
+
+
+@pytest.mark.parametrize("grouping", ["class", "coarse"])
+def test_incremental_outcome_counts_match_a_recount_along_played_lines(grouping):
+    """The search's chance counts (the root's unseen counts less the root-unseen cards
+    seen since) equal a recount of the rest of the deck and the opponent's hidden
+    cards, grouped or not, at every turn of lines played from determinizations."""
+    game = mid_game()
+    p = game.acting_players()[0]
+    obs = game.observation(p)
+    n_cards = obs.cards.shape[0]
+    pool = np.zeros(n_cards, dtype=np.int16)
+    n = unseen_pool(obs, p, pool)
+    grouped = grouping == "coarse"
+    outcome_of = outcome_map(grouping)
+    in_pool = np.zeros(n_cards, dtype=np.bool_)
+    pool_counts = np.zeros(K.N_CLASSES, dtype=np.int64)
+    pool_outcome_counts(obs.cards, pool, n, grouped, outcome_of, in_pool, pool_counts)
+    sim = K.empty_state(obs.cards)
+    fast = np.zeros(K.N_CLASSES, dtype=np.int64)
+    recount = np.zeros(K.N_CLASSES, dtype=np.int64)
+    rng = make_rng(5)
+    choice = np.random.default_rng(5)
+    checked = 0
+    for _ in range(30):
+        determinize(sim, obs, p, pool, n, rng)
+        while True:
+            total = unseen_outcome_counts(sim, p, grouped, outcome_of, in_pool, pool_counts, n, fast)
+            assert unseen_class_counts(sim, p, recount) == total
+            expected = np.bincount(outcome_of[np.flatnonzero(recount).repeat(recount[recount > 0])],
+                                   minlength=K.N_CLASSES) if grouped else recount
+            assert (fast == expected).all()
+            checked += 1
+            if K.is_terminal(sim):
+                break
+            mover = sim.meta[K.M_TO_MOVE]
+            legal = np.flatnonzero(K.legal_actions(sim, mover))
+            K.step(sim, int(choice.choice(legal)))
+    assert checked > 30 * 10
 
 
 def test_sample_outcome_follows_the_weights():

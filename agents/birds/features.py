@@ -30,7 +30,7 @@ import numpy as np
 from games.rng import rng_integer, rng_uniform
 from games.birds.kernels import (
     BOARD_SLOTS, C_COST, C_POINTS, DRAW_DECK, DRAW_TRAY, GAIN_FOOD, M_TURN, N_ACTIONS,
-    P_BOARD, P_FOOD, P_HAND, TOTAL_TURNS, is_legal, nth_legal_action,
+    P_BOARD, P_FOOD, P_HAND, TOTAL_TURNS, is_legal, nth_legal_action, random_legal_action,
 )
 
 N_FEATURES = 16
@@ -132,8 +132,7 @@ def sample_from(probs, rng):
 @nb.njit(cache=True, inline="always")
 def random_action(state, p, rng):
     """A uniformly random legal action of ``p`` (GAIN_FOOD is always legal)."""
-    n = nth_legal_action(state, p, -1)
-    return nth_legal_action(state, p, rng_integer(rng, n))
+    return random_legal_action(state, p, rng)
 
 
 @nb.njit(cache=True)

@@ -75,7 +75,7 @@ from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
     DRAW_DECK, HIDDEN, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
     N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
-    empty_state, end_turn, is_terminal, legal_actions_into, returns, step,
+    empty_state, end_turn, is_terminal, legal_actions_into, result_of, step,
 )
 
 from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights, shipped_policy_id, shipped_weights
@@ -149,19 +149,20 @@ def determinize(sim, root, player, pool, n_pool, rng):
     ``pool`` (shuffled in place): the opponent's non-public cards first, then
     the deck from its current position."""
     copy_dynamic(sim, root)
+    q = 1 - player
     for i in range(n_pool - 1, 0, -1):
         j = rng_integer(rng, i + 1)
         t = pool[i]
         pool[i] = pool[j]
         pool[j] = t
     k = 0
-    q = 1 - player
+    hand, hand_public, deck = sim.hand, sim.hand_public, sim.deck  # read out of the state once
     for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0:
-            sim.hand[q, i] = pool[k]
+        if hand_public[q, i] == 0:
+            hand[q, i] = pool[k]
             k += 1
-    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
-        sim.deck[pos] = pool[k]
+    for pos in range(sim.meta[M_DECK_POS], deck.shape[0]):
+        deck[pos] = pool[k]
         k += 1
 
 
@@ -201,24 +202,60 @@ def outcome_map(grouping: str) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def unseen_outcome_counts(sim, player, grouped, outcome_of, counts):
+def pool_outcome_counts(cards, pool, n_pool, grouped, outcome_of, in_pool, pool_counts):
+    """Once per search: ``in_pool`` (bool[C]) := the cards among the first ``n_pool``
+    of ``pool`` (those unseen at the root), ``pool_counts`` (int64[N_CLASSES]) := their
+    chance outcomes' counts (classes, or groups by ``outcome_of`` when ``grouped``).
+    Returns ``n_pool``."""
+    for c in range(in_pool.shape[0]):
+        in_pool[c] = False
+    for k in range(pool_counts.shape[0]):
+        pool_counts[k] = 0
+    for i in range(n_pool):
+        c = pool[i]
+        in_pool[c] = True
+        pool_counts[outcome_of_card(cards, c, grouped, outcome_of)] += 1
+    return n_pool
+
+
+@nb.njit(cache=True, inline="always")
+def _seen_since_root(cards, c, grouped, outcome_of, in_pool, counts):
+    """Take card ``c`` (now in a place ``player`` sees) out of ``counts`` if it was
+    unseen at the root; returns 1 if it was taken out, else 0."""
+    if c >= 0 and in_pool[c]:
+        counts[outcome_of_card(cards, c, grouped, outcome_of)] -= 1
+        return 1
+    return 0
+
+
+@nb.njit(cache=True)
+def unseen_outcome_counts(sim, player, grouped, outcome_of, in_pool, pool_counts, n_pool, counts):
     """:func:`unseen_class_counts` summed into chance outcomes when ``grouped``:
     ``counts[o]`` := unseen cards whose class ``k`` has ``outcome_of[k] == o``
-    (else the class counts themselves); returns the total."""
-    if not grouped:
-        return unseen_class_counts(sim, player, counts)
-    counts[:] = 0
-    cards = sim.cards
-    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
-        counts[outcome_of[card_class(cards, sim.deck[pos])]] += 1
-    q = 1 - player
-    for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0:
-            counts[outcome_of[card_class(cards, sim.hand[q, i])]] += 1
-    total = 0
+    (else the class counts themselves); returns the total.
+
+    Every card unseen now (the rest of the deck, the opponent's hidden cards) was
+    unseen at the root, so the counts are the root's (``pool_counts`` of
+    :func:`pool_outcome_counts`) less the root-unseen cards now in a place
+    ``player`` sees (tray, boards, own hand, the opponent's face-up cards): at most
+    37 slots instead of the whole deck. Same numbers as :func:`unseen_class_counts`."""
     for k in range(counts.shape[0]):
-        total += counts[k]
-    return total
+        counts[k] = pool_counts[k]
+    cards, tray, board, hand, hand_public, players = (sim.cards, sim.tray, sim.board, sim.hand,
+                                                      sim.hand_public, sim.player)
+    seen = 0
+    for j in range(TRAY_SLOTS):
+        seen += _seen_since_root(cards, tray[j], grouped, outcome_of, in_pool, counts)
+    for p in range(N_PLAYERS):
+        for i in range(players[p, P_BOARD]):
+            seen += _seen_since_root(cards, board[p, i], grouped, outcome_of, in_pool, counts)
+    for i in range(players[player, P_HAND]):
+        seen += _seen_since_root(cards, hand[player, i], grouped, outcome_of, in_pool, counts)
+    q = 1 - player
+    for i in range(players[q, P_HAND]):
+        if hand_public[q, i] != 0:
+            seen += _seen_since_root(cards, hand[q, i], grouped, outcome_of, in_pool, counts)
+    return n_pool - seen
 
 
 @nb.njit(cache=True, inline="always")
@@ -236,23 +273,23 @@ def force_top_card(sim, player, outcome, count, grouped, outcome_of, rng):
     the next card drawn has that outcome (the determinization stays uniform
     given the outcome)."""
     r = rng_integer(rng, count)
+    deck, hand, hand_public, cards = sim.deck, sim.hand, sim.hand_public, sim.cards  # read once
     top = sim.meta[M_DECK_POS]
-    cards = sim.cards
-    for pos in range(top, sim.deck.shape[0]):
-        if outcome_of_card(cards, sim.deck[pos], grouped, outcome_of) == outcome:
+    for pos in range(top, deck.shape[0]):
+        if outcome_of_card(cards, deck[pos], grouped, outcome_of) == outcome:
             if r == 0:
-                t = sim.deck[top]
-                sim.deck[top] = sim.deck[pos]
-                sim.deck[pos] = t
+                t = deck[top]
+                deck[top] = deck[pos]
+                deck[pos] = t
                 return
             r -= 1
     q = 1 - player
     for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0 and outcome_of_card(cards, sim.hand[q, i], grouped, outcome_of) == outcome:
+        if hand_public[q, i] == 0 and outcome_of_card(cards, hand[q, i], grouped, outcome_of) == outcome:
             if r == 0:
-                t = sim.deck[top]
-                sim.deck[top] = sim.hand[q, i]
-                sim.hand[q, i] = t
+                t = deck[top]
+                deck[top] = hand[q, i]
+                hand[q, i] = t
                 return
             r -= 1
 
@@ -354,7 +391,7 @@ def leaf_value(sim, player, backup_kind, margin_scale):
     if backup_kind == BACKUP_MARGIN:
         d = float(sim.player[player, P_SCORE] - sim.player[1 - player, P_SCORE]) / margin_scale
         return 0.5 * (1.0 + min(1.0, max(-1.0, d)))
-    return returns(sim)[player]
+    return result_of(sim, player)
 
 
 @nb.njit(cache=True)
@@ -441,6 +478,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
     grouped = grouping == GROUPING_COARSE
     reset_tree(tree)
     n_pool = unseen_pool(root, player, pool)
+    in_pool = np.zeros(root.cards.shape[0], dtype=np.bool_)
+    pool_counts = np.zeros(counts.shape[0], dtype=np.int64)
+    pool_outcome_counts(root.cards, pool, n_pool, grouped, outcome_of, in_pool, pool_counts)
     start = monotonic_ns()
     deadline = deadline_ns(time_limit)
     if not chance_nodes:
@@ -449,6 +489,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         else:
             determinize(det, root, player, pool, n_pool, rng)
         stats[STAT_DETERMINIZATIONS] += 1
+    node_kind, children = tree.node_kind, tree.children  # read out of the tree once
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         if chance_nodes:
@@ -461,13 +502,14 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         value = -1.0
         expanded = False
         while True:
-            if tree.node_kind[node] == CHANCE:
+            if node_kind[node] == CHANCE:
                 stats[STAT_CHANCE_VISITS] += 1
                 if pending == PENDING_OPPONENT:  # closed loop: sampled by the opponent model
                     k, pending = opponent_move(sim, player, split, opp_model, weights, feats,
                                                probs, rng)
                 else:
-                    total = unseen_outcome_counts(sim, player, grouped, outcome_of, counts)
+                    total = unseen_outcome_counts(sim, player, grouped, outcome_of, in_pool, pool_counts,
+                                                   n_pool, counts)
                     if widening_alpha > 0.0:
                         total = widen(tree, node, counts, total, widening_alpha)
                     k = select_outcome(tree, node, counts, total, chance_selection, exploration, rng)
@@ -479,7 +521,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                         resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
                                        opp_model, weights, feats, probs, rng)
                         pending = opponent_pending(sim, player, closed_loop)
-                child = tree.children[node, k]
+                child = children[node, k]
                 if child < 0:
                     child = expand_as(tree, node, k, CHANCE if pending != PENDING_NONE else DECISION)
                     expanded = True
@@ -499,7 +541,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                              probs, rng)
                 if pending == PENDING_NONE:
                     pending = opponent_pending(sim, player, closed_loop)
-                child = tree.children[node, a]
+                child = children[node, a]
                 if child < 0:
                     child = expand_as(tree, node, a, CHANCE if pending != PENDING_NONE else DECISION)
                     expanded = True
@@ -510,7 +552,8 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                     break
         if value < 0.0:
             if pending == PENDING_DRAW or pending == PENDING_REFILL:  # stopped before a chance event: sample it
-                total = unseen_outcome_counts(sim, player, grouped, outcome_of, counts)
+                total = unseen_outcome_counts(sim, player, grouped, outcome_of, in_pool, pool_counts,
+                                                   n_pool, counts)
                 k = sample_outcome(counts, total, rng)
                 resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
                                opp_model, weights, feats, probs, rng)

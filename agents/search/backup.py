@@ -23,12 +23,20 @@ def record_visit(tree, node, stored, seen):
     observed min / max (the perspective of the player to move at it). Every backup
     rule here, and drivers with a rule of their own (XCOM's two-level moves), update
     a node through it."""
-    tree.node_visits[node] += 1
-    tree.node_value_sum[node] += stored
-    if seen < tree.node_min_value[node]:
-        tree.node_min_value[node] = seen
-    if seen > tree.node_max_value[node]:
-        tree.node_max_value[node] = seen
+    _record(tree.node_visits, tree.node_value_sum, tree.node_min_value, tree.node_max_value,
+            node, stored, seen)
+
+
+@nb.njit(cache=True, inline="always")
+def _record(visits, value_sum, lo, hi, node, stored, seen):
+    """:func:`record_visit` on the tree's arrays (backups that walk a path read them
+    out of the tree once)."""
+    visits[node] += 1
+    value_sum[node] += stored
+    if seen < lo[node]:
+        lo[node] = seen
+    if seen > hi[node]:
+        hi[node] = seen
 
 
 @nb.njit(cache=True)
@@ -36,10 +44,14 @@ def backup(tree, leaf, value):
     """Add ``value`` to ``leaf`` and every ancestor up to the root (visits,
     value sum, observed min / max). Single perspective: drivers of alternating
     zero-sum games negate ``value`` themselves where they need to."""
+    # the arrays are read out of the tree once: an attribute read inside the loop
+    # costs a reference count per node
+    visits, value_sum, lo, hi, parents = (tree.node_visits, tree.node_value_sum,
+                                          tree.node_min_value, tree.node_max_value, tree.parents)
     node = leaf
     while node != NO_PARENT:
-        record_visit(tree, node, value, value)
-        node = tree.parents[node]
+        _record(visits, value_sum, lo, hi, node, value, value)
+        node = parents[node]
 
 
 @nb.njit(cache=True)
@@ -54,12 +66,15 @@ def backup_alternating(tree, leaf, value):
     (the player to move at the node), which is the range :func:`select_uct`
     normalises them to.
     """
+    visits, value_sum, lo, hi, parents = (tree.node_visits, tree.node_value_sum,
+                                          tree.node_min_value, tree.node_max_value, tree.parents)
+    depth = tree.depth
     node = leaf
     while node != NO_PARENT:
-        odd = tree.depth[node] % 2 == 1
+        odd = depth[node] % 2 == 1
         stored = value if odd else -value
-        record_visit(tree, node, stored, -stored)  # -stored: the player to move at this node
-        node = tree.parents[node]
+        _record(visits, value_sum, lo, hi, node, stored, -stored)  # -stored: the player to move at this node
+        node = parents[node]
 
 
 @nb.njit(cache=True)
@@ -70,9 +85,11 @@ def backup_by_player(tree, leaf, values, node_player):
 
     Args: tree; leaf (int); values (float64[P]); node_player (int8[N]).
     """
+    visits, value_sum, lo, hi, parents = (tree.node_visits, tree.node_value_sum,
+                                          tree.node_min_value, tree.node_max_value, tree.parents)
     node = leaf
     while node != NO_PARENT:
         p = node_player[node]
         value = values[p] if p >= 0 else values[0]
-        record_visit(tree, node, value, value)
-        node = tree.parents[node]
+        _record(visits, value_sum, lo, hi, node, value, value)
+        node = parents[node]

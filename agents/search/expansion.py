@@ -54,16 +54,17 @@ def random_untried_legal(tree, node, legal, rng):
     Args: tree; node (int); legal (bool[k], k <= A: actions >= k are never
         chosen); rng (uint64[2], advanced by one draw when an action qualifies).
     """
-    k = min(legal.shape[0], tree.children.shape[1])
+    children = tree.children
+    k = min(legal.shape[0], children.shape[1])
     n = 0
     for a in range(k):
-        if legal[a] and tree.children[node, a] == UNVISITED:
+        if legal[a] and children[node, a] == UNVISITED:
             n += 1
     if n == 0:
         return -1
     r = rng_integer(rng, n)
     for a in range(k):
-        if legal[a] and tree.children[node, a] == UNVISITED:
+        if legal[a] and children[node, a] == UNVISITED:
             if r == 0:
                 return a
             r -= 1

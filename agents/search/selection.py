@@ -142,17 +142,21 @@ def select_ucb1_untried_first(tree, node, legal, exploration, rng):
     untried = random_untried_legal(tree, node, legal, rng)
     if untried >= 0:
         return untried
-    log_n = np.log(max(tree.node_visits[node], 1))
+    visits, value_sum, children = tree.node_visits, tree.node_value_sum, tree.children
+    log_n = np.log(max(visits[node], 1))
     start = rng_integer(rng, k)
     best = -1
     best_value = -np.inf
-    for i in range(k):
-        a = (start + i) % k
+    a = start - 1
+    for _ in range(k):
+        a += 1  # start, start + 1, ... wrapping at k (no division in the loop)
+        if a == k:
+            a = 0
         if not legal[a]:
             continue
-        child = tree.children[node, a]
-        n = tree.node_visits[child]
-        value = tree.node_value_sum[child] / n + exploration * np.sqrt(log_n / n)
+        child = children[node, a]
+        n = visits[child]
+        value = value_sum[child] / n + exploration * np.sqrt(log_n / n)
         if value > best_value:
             best_value = value
             best = a
@@ -240,8 +244,11 @@ def select_outcome_proportional(tree, node, weights, total, exploration, rng):
     start = rng_integer(rng, k_max)
     best = -1
     best_value = -np.inf
-    for i in range(k_max):
-        k = (start + i) % k_max
+    k = start - 1
+    for _ in range(k_max):
+        k += 1  # start, start + 1, ... wrapping at k_max
+        if k == k_max:
+            k = 0
         w = weights[k]
         if w <= 0:
             continue
@@ -283,8 +290,11 @@ def select_outcome_pw_ucb(tree, node, weights, total, exploration, rng):
     best_value = -np.inf
     best_untried = -1
     best_untried_p = -1.0
-    for i in range(k_max):
-        k = (start + i) % k_max
+    k = start - 1
+    for _ in range(k_max):
+        k += 1  # start, start + 1, ... wrapping at k_max
+        if k == k_max:
+            k = 0
         w = weights[k]
         if w <= 0:
             continue

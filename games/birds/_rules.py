@@ -98,29 +98,28 @@ def is_legal(state, player, action):
 
 
 @nb.njit(cache=True, inline="always")
-def nth_legal_action(state, player, k):
-    """With ``k < 0``: the number of legal actions of ``player``; else its ``k``-th
-    legal action in action order (-1 if there are fewer). One pass, no array:
-    the fast path of random moves in rollouts (agrees with :func:`is_legal`)."""
-    if state.meta[M_TURN] >= TOTAL_TURNS or player != state.meta[M_TO_MOVE]:
+def _nth_legal(meta, players, hand, cards, tray, deck_size, player, k):
+    """:func:`nth_legal_action` on the state's arrays (taken out of the state once by
+    callers that ask twice: each attribute read of the state costs a reference count)."""
+    if meta[M_TURN] >= TOTAL_TURNS or player != meta[M_TO_MOVE]:
         return 0 if k < 0 else -1
     n = 0
-    hand_size = state.player[player, P_HAND]
-    if state.player[player, P_BOARD] < BOARD_SLOTS:
-        food = state.player[player, P_FOOD]
+    hand_size = players[player, P_HAND]
+    if players[player, P_BOARD] < BOARD_SLOTS:
+        food = players[player, P_FOOD]
         for i in range(hand_size):
-            c = state.hand[player, i]
-            if c >= 0 and state.cards[c, C_COST] <= food:
+            c = hand[player, i]
+            if c >= 0 and cards[c, C_COST] <= food:
                 if n == k:
                     return i
                 n += 1
     if hand_size < MAX_HAND:
         for j in range(TRAY_SLOTS):
-            if state.tray[j] >= 0:
+            if tray[j] >= 0:
                 if n == k:
                     return DRAW_TRAY + j
                 n += 1
-        if state.meta[M_DECK_POS] < state.deck.shape[0]:
+        if meta[M_DECK_POS] < deck_size:
             if n == k:
                 return DRAW_DECK
             n += 1
@@ -128,6 +127,25 @@ def nth_legal_action(state, player, k):
         return GAIN_FOOD
     n += 1
     return n if k < 0 else -1
+
+
+@nb.njit(cache=True, inline="always")
+def nth_legal_action(state, player, k):
+    """With ``k < 0``: the number of legal actions of ``player``; else its ``k``-th
+    legal action in action order (-1 if there are fewer). One pass, no array:
+    the fast path of random moves in rollouts (agrees with :func:`is_legal`)."""
+    return _nth_legal(state.meta, state.player, state.hand, state.cards, state.tray,
+                      state.deck.shape[0], player, k)
+
+
+@nb.njit(cache=True, inline="always")
+def random_legal_action(state, player, rng):
+    """A uniformly random legal action of ``player`` (GAIN_FOOD is always legal for
+    the player to move): :func:`nth_legal_action` twice, one draw from ``rng``."""
+    meta, players, hand, cards, tray = state.meta, state.player, state.hand, state.cards, state.tray
+    deck_size = state.deck.shape[0]
+    n = _nth_legal(meta, players, hand, cards, tray, deck_size, player, -1)
+    return _nth_legal(meta, players, hand, cards, tray, deck_size, player, rng_integer(rng, n))
 
 
 @nb.njit(cache=True, inline="always")
@@ -167,76 +185,112 @@ def legal_actions(state, player):
 
 
 @nb.njit(cache=True, inline="always")
-def _take_into_hand(state, p, card, public):
-    k = state.player[p, P_HAND]
-    state.hand[p, k] = card
-    state.hand_public[p, k] = public
-    state.player[p, P_HAND] = k + 1
+def _apply(cards, deck, hand, hand_public, board, tray, players, meta, action):
+    """:func:`apply_action` on the state's arrays (read out of the state once per
+    turn by :func:`step`: each attribute read of the state costs a reference count)."""
+    p = meta[M_TO_MOVE]
+    if action < DRAW_TRAY:
+        card = hand[p, action]
+        k = players[p, P_HAND]
+        for i in range(action, k - 1):  # keep the hand in the order it was taken
+            hand[p, i] = hand[p, i + 1]
+            hand_public[p, i] = hand_public[p, i + 1]
+        hand[p, k - 1] = EMPTY
+        hand_public[p, k - 1] = 0
+        players[p, P_HAND] = k - 1
+        players[p, P_FOOD] -= cards[card, C_COST]
+        board[p, players[p, P_BOARD]] = card
+        players[p, P_BOARD] += 1
+        players[p, P_SCORE] += cards[card, C_POINTS]
+    elif action < DRAW_DECK:
+        j = action - DRAW_TRAY
+        k = players[p, P_HAND]
+        hand[p, k] = tray[j]
+        hand_public[p, k] = 1
+        players[p, P_HAND] = k + 1
+        tray[j] = EMPTY
+    elif action == DRAW_DECK:
+        pos = meta[M_DECK_POS]
+        k = players[p, P_HAND]
+        hand[p, k] = deck[pos]
+        hand_public[p, k] = 0
+        players[p, P_HAND] = k + 1
+        meta[M_DECK_POS] = pos + 1
+    else:
+        players[p, P_FOOD] += 1
+        meta[M_FEEDER] -= 1
+        if meta[M_FEEDER] <= 0:
+            meta[M_FEEDER] = FEEDER_SIZE
+
+
+@nb.njit(cache=True, inline="always")
+def _end_turn(deck, tray, meta):
+    """:func:`end_turn` on the state's arrays: refill the tray left to right from the
+    top of the deck (while it lasts), count the turn, pass it."""
+    for j in range(TRAY_SLOTS):
+        if tray[j] == EMPTY and meta[M_DECK_POS] < deck.shape[0]:
+            tray[j] = deck[meta[M_DECK_POS]]
+            meta[M_DECK_POS] += 1
+    meta[M_TURN] += 1
+    meta[M_TO_MOVE] = 1 - meta[M_TO_MOVE]
 
 
 @nb.njit(cache=True, inline="always")
 def apply_action(state, action):
     """Apply the (legal) ``action`` of the player to move, without ending the turn."""
-    p = state.meta[M_TO_MOVE]
-    if action < DRAW_TRAY:
-        card = state.hand[p, action]
-        k = state.player[p, P_HAND]
-        for i in range(action, k - 1):  # keep the hand in the order it was taken
-            state.hand[p, i] = state.hand[p, i + 1]
-            state.hand_public[p, i] = state.hand_public[p, i + 1]
-        state.hand[p, k - 1] = EMPTY
-        state.hand_public[p, k - 1] = 0
-        state.player[p, P_HAND] = k - 1
-        state.player[p, P_FOOD] -= state.cards[card, C_COST]
-        state.board[p, state.player[p, P_BOARD]] = card
-        state.player[p, P_BOARD] += 1
-        state.player[p, P_SCORE] += state.cards[card, C_POINTS]
-    elif action < DRAW_DECK:
-        j = action - DRAW_TRAY
-        _take_into_hand(state, p, state.tray[j], 1)
-        state.tray[j] = EMPTY
-    elif action == DRAW_DECK:
-        pos = state.meta[M_DECK_POS]
-        _take_into_hand(state, p, state.deck[pos], 0)
-        state.meta[M_DECK_POS] = pos + 1
-    else:
-        state.player[p, P_FOOD] += 1
-        state.meta[M_FEEDER] -= 1
-        if state.meta[M_FEEDER] <= 0:
-            state.meta[M_FEEDER] = FEEDER_SIZE
+    _apply(state.cards, state.deck, state.hand, state.hand_public, state.board, state.tray,
+           state.player, state.meta, action)
 
 
 @nb.njit(cache=True, inline="always")
 def refill_tray(state):
     """Fill empty tray slots, left to right, from the top of the deck (while it lasts)."""
+    deck, tray, meta = state.deck, state.tray, state.meta
     for j in range(TRAY_SLOTS):
-        if state.tray[j] == EMPTY and state.meta[M_DECK_POS] < state.deck.shape[0]:
-            state.tray[j] = state.deck[state.meta[M_DECK_POS]]
-            state.meta[M_DECK_POS] += 1
+        if tray[j] == EMPTY and meta[M_DECK_POS] < deck.shape[0]:
+            tray[j] = deck[meta[M_DECK_POS]]
+            meta[M_DECK_POS] += 1
 
 
 @nb.njit(cache=True, inline="always")
 def end_turn(state):
     """Refill the tray and pass the turn."""
-    refill_tray(state)
-    state.meta[M_TURN] += 1
-    state.meta[M_TO_MOVE] = 1 - state.meta[M_TO_MOVE]
+    _end_turn(state.deck, state.tray, state.meta)
 
 
 @nb.njit(cache=True, inline="always")
 def step(state, action):
     """One turn: the player to move takes ``action`` (must be legal; the wrapper
     checks), then the tray is refilled and the turn passes. No-op once terminal."""
-    if state.meta[M_TURN] >= TOTAL_TURNS:
+    meta = state.meta
+    if meta[M_TURN] >= TOTAL_TURNS:
         return
-    apply_action(state, action)
-    end_turn(state)
+    deck, tray = state.deck, state.tray
+    _apply(state.cards, deck, state.hand, state.hand_public, state.board, tray, state.player,
+           meta, action)
+    _end_turn(deck, tray, meta)
 
 
 @nb.njit(cache=True, inline="always")
 def score(state, player):
     """int: points of the birds on ``player``'s board."""
     return state.player[player, P_SCORE]
+
+
+@nb.njit(cache=True, inline="always")
+def result_of(state, player):
+    """float: ``player``'s result, 1 for the higher score, 0 for the lower, 0.5 on a
+    tie (0 before the end): one entry of :func:`returns` without allocating (the
+    leaf value of the searches)."""
+    if state.meta[M_TURN] < TOTAL_TURNS:
+        return 0.0
+    mine = state.player[player, P_SCORE]
+    theirs = state.player[1 - player, P_SCORE]
+    if mine > theirs:
+        return 1.0
+    if mine < theirs:
+        return 0.0
+    return 0.5
 
 
 @nb.njit(cache=True)

@@ -8,8 +8,8 @@ underscore modules beside it are private to ``games.birds``.
   indices ``P_*``/``M_*``/``C_*``, ``HIDDEN``/``EMPTY``), ``card_class``,
   ``copy_into`` / ``copy_dynamic`` / ``copy_state`` / ``empty_state``.
 * Rules (``_rules.py``): ``init`` (allocate and ``deal``), ``deal``, ``step`` (= ``apply_action`` + ``end_turn``),
-  ``is_legal``, ``legal_actions`` / ``legal_actions_into``, ``is_terminal``,
-  ``returns``, ``score``, ``to_move``, ``deck_remaining``, ``hide_from`` /
+  ``is_legal``, ``legal_actions`` / ``legal_actions_into`` / ``nth_legal_action`` / ``random_legal_action``, ``is_terminal``,
+  ``returns`` / ``result_of``, ``score``, ``to_move``, ``deck_remaining``, ``hide_from`` /
   ``observe``, ``refill_tray``, ``shuffle_deck``.
 * Cards (``_cards.py``): ``generate_cards``, ``load_cards_csv``, ``CardFileError``.
 """
@@ -24,7 +24,7 @@ from ._layout import (
 )
 from ._rules import (
     apply_action, deal, deck_remaining, end_turn, hide_from, init, is_legal, is_terminal,
-    legal_actions, legal_actions_into, nth_legal_action, observe, refill_tray, returns, score, shuffle_deck, step,
+    legal_actions, legal_actions_into, nth_legal_action, observe, random_legal_action, refill_tray, result_of, returns, score, shuffle_deck, step,
     to_move,
 )
 
@@ -37,6 +37,6 @@ __all__ = [
     "START_HAND", "TOTAL_TURNS", "TRAY_SLOTS", "TURNS_PER_PLAYER", "apply_action", "card_class",
     "copy_dynamic", "copy_into", "copy_state", "deal", "deck_remaining", "empty_state",
     "end_turn", "generate_cards", "hide_from", "init", "is_legal", "is_terminal", "legal_actions",
-    "legal_actions_into", "load_cards_csv", "nth_legal_action", "observe", "refill_tray", "returns", "score",
+    "legal_actions_into", "load_cards_csv", "nth_legal_action", "observe", "random_legal_action", "refill_tray", "result_of", "returns", "score",
     "shuffle_deck", "step", "to_move",
 ]
