@@ -160,3 +160,29 @@ def test_tables_rebuilt_from_a_record_equal_the_agents_online_tables():
         np.testing.assert_allclose(rebuilt[key], value, err_msg=key)
     scores = T.log_probabilities(moves, rebuilt)
     assert all(len(v) == len(moves) and np.all(v <= 0) for v in scores.values())
+
+
+# --- the online settings' learning curve and the playing time in compare's report -------
+def test_learning_curve_blocks_games_by_index_in_series():
+    from jobs.scotland_yard.compare import curve_table, learning_curve, play_seconds
+
+    rows = []
+    for run in range(2):
+        for k in range(120):
+            win = k >= 50 and (k + run) % 2 == 0 or k < 50 and k % 5 == 0
+            rows.append({"seat": 1, "index_in_series": k, "result": "win" if win else "loss",
+                         "metric.p_true_location": 0.1 if k < 50 else 0.2,
+                         "finished_at": pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(seconds=run * 120 + k)})
+            rows.append({"seat": 0, "index_in_series": k, "result": "loss" if win else "win",
+                         "finished_at": rows[-1]["finished_at"]})
+    rows[1]["result"] = rows[0]["result"] = "error"  # error games are left out
+    df = pd.DataFrame(rows)
+    curve = learning_curve(df, block=50)
+    assert [(c["first"], c["last"], c["games"]) for c in curve] == [(0, 49, 99), (50, 99, 100), (100, 149, 40)]
+    assert curve[0]["wins"] == 19 and curve[1]["wins"] == 50 and curve[2]["wins"] == 20
+    assert curve[0]["p_true"] == pytest.approx(0.1) and curve[1]["p_true"] == pytest.approx(0.2)
+    from cluster.stats import wilson_interval
+    assert (curve[1]["lo"], curve[1]["hi"]) == pytest.approx(wilson_interval(50, 100))
+    assert "| 50-99 | 100 | 50 | 0.500 |" in curve_table(curve)
+    # 240 games one second apart: a span of 239 s, plus one mean game
+    assert play_seconds(df) == pytest.approx(240.0)
