@@ -321,7 +321,8 @@ def main(argv=None) -> int:
         score, _ = holdout_score(spec, len(tables["lc_general_n"]), learned=tables,
                                  every=args.holdout_every)
         score = {"study_id": spec.study_id, "commit": git_commit(), "budget": spec.budget.describe(),
-                 "games": result.games_done, "series": series, **score}
+                 "study_games": score["training_games"] + score["heldout_games"], "series": series,
+                 **score}
         score_file = out.with_name(f"{out.stem}_holdout.json")
         score_file.write_text(json.dumps(score, indent=2) + "\n")
         print("\n".join(score_lines(score)))
