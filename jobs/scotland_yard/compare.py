@@ -14,7 +14,10 @@ the family::
 
 Beside the win rates the table gives the determinization diagnostic: the mean
 probability the seekers' sampling gave Mr X's true station per decision (uniform
-vs Location Categorization), which shows LC's effect with far fewer games.
+vs Location Categorization), which shows LC's effect with far fewer games. Settings
+whose runs carry learned state (``series_by = "run"``: the online LC tables) also get
+their learning curve: the win rate (and the diagnostic) by game index in a series, in
+blocks of 50 games. The report ends with each setting's playing time.
 
 ``--games`` / ``--scale`` / ``--set`` apply to every setting; the study ids then get a suffix
 (a hash of them) so scaled runs never mix with full ones. The report is printed
@@ -81,6 +84,58 @@ def seeker_diagnostic(df) -> dict | None:
     return {"p": mean, "lo": mean - half, "hi": mean + half, "uniform": uniform,
             "ratio": mean / uniform if uniform > 0 else math.nan, "games": int(len(p)),
             "decisions": int(w.sum())}
+
+
+#: Games per block of the online settings' learning curve (win rate by game index).
+BLOCK = 50
+
+
+def learning_curve(df, block: int = BLOCK) -> list[dict]:
+    """The seekers' record by game index in a series (``index_in_series``), in blocks
+    of ``block`` games: per block ``first``/``last`` index, ``games``, ``wins``, the
+    Wilson interval ``lo``/``hi`` and the mean diagnostic ``p_true`` (NaN without it).
+    For the online settings, whose tables learn along a series."""
+    import numpy as np
+
+    from cluster.stats import wilson_interval
+
+    rows = df[(df["seat"] == SEEKERS_SIDE) & (df["result"] != "error")]
+    out = []
+    if rows.empty:
+        return out
+    index = rows["index_in_series"].to_numpy(int)
+    for start in range(0, int(index.max()) + 1, block):
+        part = rows[(index >= start) & (index < start + block)]
+        if part.empty:
+            continue
+        wins, n = int((part["result"] == "win").sum()), int(len(part))
+        lo, hi = wilson_interval(wins, n)
+        p = part[P_TRUE].to_numpy(float) if P_TRUE in part.columns else np.array([])
+        p = p[~np.isnan(p)]
+        out.append({"first": start, "last": start + block - 1, "games": n, "wins": wins,
+                    "lo": lo, "hi": hi, "p_true": float(p.mean()) if len(p) else math.nan})
+    return out
+
+
+def curve_table(curve: list[dict]) -> str:
+    """:func:`learning_curve` as a markdown table."""
+    from cluster.report import markdown_table
+
+    rows = [[f"{c['first']}-{c['last']}", c["games"], c["wins"], f"{c['wins'] / c['games']:.3f}",
+             f"[{c['lo']:.3f}, {c['hi']:.3f}]", f"{c['p_true']:.4f}"] for c in curve]
+    return markdown_table(["games in series", "games", "seekers' wins", "win rate", "95% CI", "P(true)"],
+                          rows, ["---", "---:", "---:", "---:", "---", "---:"])
+
+
+def play_seconds(df) -> float:
+    """Wall seconds a study spent playing: the span of its games' ``finished_at``
+    stamps, plus one mean game for the first (with one worker, the CPU time of its
+    core; a study resumed later includes the pause)."""
+    stamps = df["finished_at"].drop_duplicates().sort_values()
+    if len(stamps) < 2:
+        return math.nan
+    span = (stamps.iloc[-1] - stamps.iloc[0]).total_seconds()
+    return float(span * len(stamps) / (len(stamps) - 1))
 
 
 def games_overrides(design, games: int) -> list[str]:
@@ -164,6 +219,8 @@ def main(argv=None) -> int:
         suffix = "-" + hashlib.sha1(blob.encode()).hexdigest()[:6]
     records: dict[str, tuple[int, int]] = {}
     diagnostics: dict[str, dict | None] = {}
+    curves: dict[str, list[dict]] = {}
+    cpu: dict[str, float] = {}
     results_dir = None
     for path in files:
         try:
@@ -183,10 +240,18 @@ def main(argv=None) -> int:
         rows = store.read()
         records[setting] = seeker_record(rows)
         diagnostics[setting] = seeker_diagnostic(rows)
+        cpu[setting] = play_seconds(rows)
+        if spec.design.series_by == "run":  # a run carries learned state: its learning curve
+            curves[setting] = learning_curve(rows)
     report = (f"# Scotland Yard: {family}{suffix}\n\nSeekers' win rate against the MCTS Mr X "
               f"(settings: {', '.join(f.name for f in files)}; overrides: {args.set or 'none'}; "
               f"scale: {args.scale or 1}; games per setting: {args.games or 'as specified'}).\n\n"
               + compare(records, diagnostics=diagnostics))
+    report += ("\n\nPlaying time (the span of the games' finish stamps; one worker: its core's time): "
+               + ", ".join(f"{k} {v / 60:.1f} min" for k, v in cpu.items()) + ".")
+    for setting, curve in curves.items():
+        report += (f"\n\nLearning curve of {setting} (win rate by game index in a series, blocks of "
+                   f"{BLOCK}, all series pooled):\n\n" + curve_table(curve))
     out = Path(results_dir or "arena-studies") / f"sy-compare-{family}{suffix}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(report + "\n")
