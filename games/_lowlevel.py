@@ -59,3 +59,44 @@ def borrow(typingctx, arr):
         return builder.insert_value(ary, null, 0)
 
     return arr(arr), codegen
+
+
+@intrinsic
+def sub_array(typingctx, buf, offset, dtype, rows, cols):
+    """A C-contiguous ``dtype`` array over the bytes of ``buf`` from ``offset`` on,
+    sharing (and holding a reference to) ``buf``'s memory.
+
+    ``buf`` is a 1-D C-contiguous uint8 array; ``offset``, ``rows`` and ``cols``
+    are compile-time constants; the result has shape ``(rows,)`` when ``cols`` is
+    0, else ``(rows, cols)``. ``offset`` must be a multiple of the item size and
+    the array must fit in ``buf`` (not checked). Unlike ``buf[a:b].view(t).reshape(s)``
+    this emits no runtime reshape call: several arrays carved from one buffer cost
+    one heap allocation (``games/pommerman/_layout.copy_state``).
+    """
+    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"
+            and buf.dtype == types.uint8):
+        return None
+    lits = (offset, rows, cols)
+    if not all(isinstance(x, types.IntegerLiteral) for x in lits) or not isinstance(dtype, types.DTypeSpec):
+        return None
+    off, n_rows, n_cols = (x.literal_value for x in lits)
+    elem = dtype.dtype
+    shape = (n_rows,) if n_cols == 0 else (n_rows, n_cols)
+    ret = types.Array(elem, len(shape), "C")
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import make_array, populate_array
+        src = make_array(sig.args[0])(context, builder, args[0])
+        item = context.get_abi_sizeof(context.get_data_type(elem))
+        intp = context.get_value_type(types.intp)
+        strides = (item,) if n_cols == 0 else (n_cols * item, item)
+        data = builder.bitcast(cgutils.pointer_add(builder, src.data, intp(off)),
+                               context.get_data_type(elem).as_pointer())
+        out = make_array(ret)(context, builder)
+        populate_array(out, data=data, shape=[intp(s) for s in shape],
+                       strides=[intp(s) for s in strides], itemsize=intp(item),
+                       meminfo=src.meminfo)
+        context.nrt.incref(builder, sig.args[0], args[0])
+        return out._getvalue()
+
+    return ret(buf, offset, dtype, rows, cols), codegen

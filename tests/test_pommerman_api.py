@@ -145,3 +145,39 @@ def test_heuristic_rewards_kills_wood_kick_and_blast():
     assert value == pytest.approx(0.5 / 3 + 0.1 * 1 / max(root_wood, 1) + 0.15 + 0.015)
     leaf.agents[2, 2] = 0  # the player itself dies
     assert heuristic(root, root_wood, leaf, 2) == -1.0
+
+
+def test_copy_state_is_an_independent_equal_state_from_one_buffer():
+    """copy_state carves its six arrays out of one buffer (games._lowlevel.sub_array):
+    same types and values as the source, rows past the live counts zero, writes to
+    one array touch neither the source nor the copy's other arrays, and the arrays
+    outlive the tuple they came in."""
+    import gc
+
+    import numba as nb
+    import numpy as np
+
+    src = Pommerman(PommermanConfig(ruleset="java"))
+    src.reset(np.random.SeedSequence(3))
+    s = src.state
+    s.bombs[:] = 7  # stale rows past the counts (as in a reused scratch state)
+    s.flames[:] = 9
+    s.meta[M_N_BOMBS] = 1
+    s.meta[M_N_FLAMES] = 2
+    c = copy_state(s)
+    assert nb.typeof(c) == nb.typeof(s)
+    for name in ("board", "items", "agents", "meta"):
+        assert np.array_equal(getattr(c, name), getattr(s, name)), name
+        assert getattr(c, name).flags.c_contiguous and getattr(c, name).flags.writeable, name
+    assert (c.bombs[:1] == 7).all() and not c.bombs[1:].any()
+    assert (c.flames[:2] == 9).all() and not c.flames[2:].any()
+    before = [a.copy() for a in c]
+    c.flames[:] = -1
+    c.meta[:] = -1
+    assert np.array_equal(c.board, before[0]) and np.array_equal(c.items, before[1])
+    assert np.array_equal(c.agents, before[2]) and np.array_equal(c.bombs, before[3])
+    assert (s.flames == 9).all() and s.meta[M_N_FLAMES] == 2
+    board = c.board
+    del c
+    gc.collect()
+    assert np.array_equal(board, before[0])
