@@ -67,19 +67,37 @@ from agents.api import Budget
 from agents.registry import register
 from agents.search import (
     CHANCE, DECISION, ROOT_INDEX, backup, budget_exhausted, deadline_ns, expand_as, Exploration,
-    is_full, monotonic_ns, new_tree, recommend_root_action, reset_tree, sample_outcome,
+    is_full, monotonic_ns, new_tree, Tree, recommend_root_action, reset_tree, sample_outcome,
     select_outcome_proportional, select_outcome_pw_ucb, select_ucb1_untried_first,
 )
 from games.rng import rng_integer
+from games._lowlevel import borrow
 from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
     DRAW_DECK, HIDDEN, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
     N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
-    empty_state, end_turn, is_terminal, legal_actions_into, result_of, step,
+    empty_state, end_turn, is_terminal, legal_actions_into, result_of, step, BirdsState,
 )
 
 from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights, shipped_policy_id, shipped_weights
 from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
+
+@nb.njit(cache=True, inline="always")
+def borrowed_state(s):
+    """``s`` (a BirdsState) with every array a borrowed view (``games._lowlevel.borrow``:
+    no reference counting); only for use while ``s`` itself is alive."""
+    return BirdsState(borrow(s.cards), borrow(s.deck), borrow(s.hand), borrow(s.hand_public),
+                      borrow(s.board), borrow(s.tray), borrow(s.player), borrow(s.meta))
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_tree(t):
+    """``t`` (a Tree) with every array a borrowed view; only while ``t`` is alive."""
+    return Tree(borrow(t.node_visits), borrow(t.node_value_sum), borrow(t.node_min_value),
+                borrow(t.node_max_value), borrow(t.parents), borrow(t.action_from_parent),
+                borrow(t.children), borrow(t.depth), borrow(t.node_kind), borrow(t.node_bonus),
+                borrow(t.num_nodes))
+
 
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
 MAX_TIMED_NODES = 100_000
@@ -473,6 +491,14 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         one determinization is ``root`` itself, hidden slots as given: the
         true-state upper bound when ``root`` is the true state).
     """
+    # Borrowed views (no reference counts) of the scratch states and the tree for the
+    # search's loops: numba counts a reference each time a kernel reads an array out
+    # of a state or a tree, dozens of times per iteration. The owners (the arguments)
+    # outlive this call; nothing borrowed is stored or returned.
+    root = borrowed_state(root)
+    sim = borrowed_state(sim)
+    det = borrowed_state(det)
+    tree = borrowed_tree(tree)
     player = root.meta[M_TO_MOVE]
     split = chance_nodes and grouping != GROUPING_NONE
     grouped = grouping == GROUPING_COARSE
