@@ -67,7 +67,7 @@ from agents.api import Budget
 from agents.registry import register
 from agents.search import (
     CHANCE, DECISION, ROOT_INDEX, backup, budget_exhausted, deadline_ns, expand_as, Exploration,
-    is_full, monotonic_ns, new_tree, Tree, recommend_root_action, reset_tree, sample_outcome,
+    borrowed_tree, is_full, monotonic_ns, new_tree, recommend_root_action, reset_tree, sample_outcome,
     select_outcome_proportional, select_outcome_pw_ucb, select_ucb1_untried_first,
 )
 from games.rng import rng_integer
@@ -88,15 +88,6 @@ def borrowed_state(s):
     no reference counting); only for use while ``s`` itself is alive."""
     return BirdsState(borrow(s.cards), borrow(s.deck), borrow(s.hand), borrow(s.hand_public),
                       borrow(s.board), borrow(s.tray), borrow(s.player), borrow(s.meta))
-
-
-@nb.njit(cache=True, inline="always")
-def borrowed_tree(t):
-    """``t`` (a Tree) with every array a borrowed view; only while ``t`` is alive."""
-    return Tree(borrow(t.node_visits), borrow(t.node_value_sum), borrow(t.node_min_value),
-                borrow(t.node_max_value), borrow(t.parents), borrow(t.action_from_parent),
-                borrow(t.children), borrow(t.depth), borrow(t.node_kind), borrow(t.node_bonus),
-                borrow(t.num_nodes))
 
 
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).

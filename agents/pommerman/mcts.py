@@ -39,13 +39,13 @@ from typing import Annotated
 import numba as nb
 from pydantic import Field
 
-from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
+from games.pommerman.kernels import N_ACTIONS, STOP, borrowed_state, copy_into
 from games.validation import config_class
 
 from ..registry import register
 
 from ..search import (
-    ROOT_INDEX, backup, budget_exhausted, deadline_ns, expand, monotonic_ns, most_visited_child,
+    ROOT_INDEX, backup, borrowed_tree, budget_exhausted, deadline_ns, expand, monotonic_ns, most_visited_child,
     new_tree, random_untried_action, reset_tree, root_child_value, SearchConfig, select_uct,
 )
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act
@@ -107,6 +107,10 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
+    # borrowed views (no reference counts) of the agent's tree and scratch states for the loop
+    tree = borrowed_tree(tree)
+    root = borrowed_state(root)
+    scratch = borrowed_state(scratch)
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
     reset_tree(tree)
     iterations = 0

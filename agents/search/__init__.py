@@ -38,13 +38,13 @@ from .selection import (
 )
 from .tree import (
     CHANCE, DECISION, ILLEGAL, NO_ACTION, NO_PARENT, ROOT_INDEX, UNVISITED, Tree,
-    capacity, clear_node, depth_summary, is_full, mean_value, new_tree, reset_tree, root_child_value,
+    borrowed_tree, capacity, clear_node, depth_summary, is_full, mean_value, new_tree, reset_tree, root_child_value,
 )
 
 __all__ = [
     "CHANCE", "DECISION", "ILLEGAL", "NO_ACTION", "NO_PARENT", "ROOT_INDEX", "UNVISITED",
     "Epsilon", "Exploration", "MaxNodes", "SearchConfig", "Tree",
-    "backup", "backup_alternating", "backup_by_player", "best_mean_child", "budget_exhausted",
+    "backup", "backup_alternating", "backup_by_player", "best_mean_child", "borrowed_tree", "budget_exhausted",
     "capacity", "clear_node", "deadline_ns", "depth_summary", "expand", "expand_as", "is_full",
     "mark_illegal", "mean_value", "monotonic_ns", "most_visited_child", "new_tree", "normalise",
     "random_untried_action", "random_untried_legal", "recommend_root_action", "record_visit",

@@ -35,6 +35,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from games._lowlevel import borrow
+
 ROOT_INDEX = 0
 NO_PARENT = -1
 UNVISITED = -1
@@ -150,3 +152,15 @@ def mean_value(tree, node):
     if v == 0:
         return 0.0
     return tree.node_value_sum[node] / v
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_tree(t):
+    """``t`` with every array a borrowed view (``games._lowlevel.borrow``: no
+    reference counts, which numba otherwise takes each time a kernel reads an
+    array out of the tree, dozens of times per iteration). For a search kernel's
+    own use while ``t`` itself is alive: never store or return it."""
+    return Tree(borrow(t.node_visits), borrow(t.node_value_sum), borrow(t.node_min_value),
+                borrow(t.node_max_value), borrow(t.parents), borrow(t.action_from_parent),
+                borrow(t.children), borrow(t.depth), borrow(t.node_kind), borrow(t.node_bonus),
+                borrow(t.num_nodes))

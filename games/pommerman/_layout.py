@@ -51,7 +51,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .._lowlevel import sub_array
+from .._lowlevel import borrow, sub_array
 
 BOARD_SIZE = 11
 N_CELLS = BOARD_SIZE * BOARD_SIZE
@@ -219,3 +219,11 @@ def cell(row, col):
 def on_board(row, col):
     """True when (row, col) lies on the 11x11 board."""
     return 0 <= row < BOARD_SIZE and 0 <= col < BOARD_SIZE
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_state(s):
+    """``s`` with every array a borrowed view (``games._lowlevel.borrow``: no reference
+    counts); for a search kernel's own use while ``s`` itself is alive."""
+    return PommermanState(borrow(s.board), borrow(s.items), borrow(s.agents), borrow(s.bombs),
+                          borrow(s.flames), borrow(s.meta))
