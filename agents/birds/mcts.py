@@ -71,24 +71,15 @@ from agents.search import (
     select_outcome_proportional, select_outcome_pw_ucb, select_ucb1_untried_first,
 )
 from games.rng import rng_integer
-from games._lowlevel import borrow
 from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
     DRAW_DECK, HIDDEN, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
     N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
-    empty_state, end_turn, is_terminal, legal_actions_into, result_of, step, BirdsState,
+    empty_state, end_turn, is_terminal, legal_actions_into, result_of, step, borrowed_state,
 )
 
 from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights, shipped_policy_id, shipped_weights
 from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
-
-@nb.njit(cache=True, inline="always")
-def borrowed_state(s):
-    """``s`` (a BirdsState) with every array a borrowed view (``games._lowlevel.borrow``:
-    no reference counting); only for use while ``s`` itself is alive."""
-    return BirdsState(borrow(s.cards), borrow(s.deck), borrow(s.hand), borrow(s.hand_public),
-                      borrow(s.board), borrow(s.tray), borrow(s.player), borrow(s.meta))
-
 
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
 MAX_TIMED_NODES = 100_000

@@ -36,6 +36,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from .._lowlevel import borrow
+
 N_PLAYERS = 2
 TURNS_PER_PLAYER = 10
 TOTAL_TURNS = N_PLAYERS * TURNS_PER_PLAYER
@@ -139,3 +141,12 @@ def copy_state(src):
 def card_class(cards, card):
     """The (points, cost) class ``points * N_COSTS + cost`` of ``card``."""
     return cards[card, C_POINTS] * N_COSTS + cards[card, C_COST]
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_state(s):
+    """``s`` with every array a borrowed view (``games._lowlevel.borrow``: no reference
+    counts, which numba otherwise takes each time a kernel reads an array out of the
+    state); for a search kernel's own use while ``s`` itself is alive."""
+    return BirdsState(borrow(s.cards), borrow(s.deck), borrow(s.hand), borrow(s.hand_public),
+                      borrow(s.board), borrow(s.tray), borrow(s.player), borrow(s.meta))

@@ -224,13 +224,18 @@ def _apply(cards, deck, hand, hand_public, board, tray, players, meta, action):
 
 
 @nb.njit(cache=True, inline="always")
-def _end_turn(deck, tray, meta):
-    """:func:`end_turn` on the state's arrays: refill the tray left to right from the
-    top of the deck (while it lasts), count the turn, pass it."""
+def _refill(deck, tray, meta):
+    """:func:`refill_tray` on the state's arrays."""
     for j in range(TRAY_SLOTS):
         if tray[j] == EMPTY and meta[M_DECK_POS] < deck.shape[0]:
             tray[j] = deck[meta[M_DECK_POS]]
             meta[M_DECK_POS] += 1
+
+
+@nb.njit(cache=True, inline="always")
+def _end_turn(deck, tray, meta):
+    """:func:`end_turn` on the state's arrays: refill the tray, count the turn, pass it."""
+    _refill(deck, tray, meta)
     meta[M_TURN] += 1
     meta[M_TO_MOVE] = 1 - meta[M_TO_MOVE]
 
@@ -245,11 +250,7 @@ def apply_action(state, action):
 @nb.njit(cache=True, inline="always")
 def refill_tray(state):
     """Fill empty tray slots, left to right, from the top of the deck (while it lasts)."""
-    deck, tray, meta = state.deck, state.tray, state.meta
-    for j in range(TRAY_SLOTS):
-        if tray[j] == EMPTY and meta[M_DECK_POS] < deck.shape[0]:
-            tray[j] = deck[meta[M_DECK_POS]]
-            meta[M_DECK_POS] += 1
+    _refill(state.deck, state.tray, state.meta)
 
 
 @nb.njit(cache=True, inline="always")
