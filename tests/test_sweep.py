@@ -10,7 +10,6 @@ from cluster.plan import board_seed_sequence, plan_study
 from cluster.sweep_spec import REEVAL_STREAM, SEARCH_STREAM, SweepError, build_sweep
 
 from conftest import PLUGINS
-from test_cluster import mlflow_server  # noqa: F401 - the module-scoped real MLflow server fixture
 
 
 def sweep_data(tmp_path, name="tiny", **over):
@@ -93,7 +92,7 @@ def board_entropies(spec) -> set:
 
 
 # --- end to end: Tune + a real MLflow server ---------------------------------------------------
-def test_tiny_sweep_end_to_end_with_mlflow(ray_local, mlflow_server, tmp_path):  # noqa: F811
+def test_tiny_sweep_end_to_end_with_mlflow(ray_local, mlflow_server, tmp_path):
     from mlflow.tracking import MlflowClient
 
     from cluster.sweep import run_sweep
