@@ -117,10 +117,12 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
         rollout_features(root, seat, cache, all_f, absent)
         counter.root_feature_sum += all_f[index]
     counter.decisions += 1
+    # where an iteration stops: FEMCTS's own switches (mcts_switches), MCTS's profile
+    stop_quirks = agent.search_quirks if femcts else agent.quirks
     for k in range(n_rollouts):
         copy_into(state, root)
         steps = 0
-        while steps < depth and not search_over(state, seat, agent.quirks):
+        while steps < depth and not search_over(state, seat, stop_quirks):
             if femcts:
                 rollout_features(state, seat, cache, all_f, absent)
                 vals = all_f[index]
