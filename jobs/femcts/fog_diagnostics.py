@@ -137,8 +137,11 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
             else:
                 action = safe_random_action(state, seat, rng, agent.quirks)
             kind = _kind(int(action))
-            counter.actions[kind] += 1
-            if kind == MOVE:
+            # a dead searcher's draws (with mcts_switches = "off" the rollout plays on) are not counted
+            alive = bool(state.agents[seat, A_ALIVE])
+            if alive:
+                counter.actions[kind] += 1
+            if alive and kind == MOVE:
                 r = int(state.agents[seat, A_ROW]) + int(ACTION_DROW[action])
                 col = int(state.agents[seat, A_COL]) + int(ACTION_DCOL[action])
                 if 0 <= r < BOARD_SIZE and 0 <= col < BOARD_SIZE and state.board[r * BOARD_SIZE + col] == FOG:
