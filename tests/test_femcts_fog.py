@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from agents.api import Budget
-from agents.pommerman._common import advance, prepare_search
+from agents.pommerman._common import (
+    QUIRK_STOP_AT_OWN_END, QUIRK_TIE_DEATH_SCORED, advance, prepare_search,
+)
 from agents.pommerman.features import (
     ALL_FEATURES, F_NEAR_BOMB, F_NEAR_ENEMY, F_NEAR_FLAME, F_NEAR_POWERUP, F_NEAR_RIGID,
     F_NEAR_WOOD, SUBSET_NEA2, new_feature_cache, prepare_feature_cache, state_features,
@@ -22,7 +24,8 @@ from agents.registry import make_agent, resolved_params
 from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import (
-    A_COL, A_ROW, BOARD_SIZE, DOWN, FOG, LAY_BOMB, LEFT, RIGHT, STOP, UP, copy_state, observe, step,
+    A_ALIVE, A_COL, A_ROW, BOARD_SIZE, DOWN, FOG, LAY_BOMB, LEFT, M_DONE, RIGHT, STOP, UP, copy_state,
+    observe, step,
 )
 from tests.test_profiles import java_state
 
@@ -204,6 +207,62 @@ def test_fog_moves_resolves_by_profile_and_is_validated():
         FEMCTSConfig(fog_moves="fogged")
     with pytest.raises(ValueError, match="absent_closeness"):
         FEMCTSConfig(absent_closeness=2.0)
+
+
+# --------------------------------------------------------------------- mcts_switches
+#: agent 0 on a bomb about to explode in a corridor it cannot leave: it dies next tick
+TRAPPED = """
+# # # . . . . . . . .
+# 0 # . . . . . . . .
+# # # . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . 1 . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . 2
+. . . . . . . . . . .
+3 . . . . . . . . . .
+"""
+
+
+def _rollout_depth_reached(quirks):
+    root = java_state(TRAPPED, bombs=[(1, 1, 1, 2)])
+    hidden, joint, n_hidden, _ = prepare_search(root, root)
+    config = FEMCTSConfig(n_effective=2)
+    state = copy_state(root)
+    depth = evolved_rollout(state, 0, 0, 12, np.zeros((2, 5)), SUBSET_NEA2, config.softmax_scale,
+                            config.softmax_offset, 2, new_feature_cache(), np.zeros(8), np.zeros(5),
+                            np.zeros(2), joint, hidden, n_hidden, make_rng(5), False, True, 0.0, quirks)
+    return depth, state
+
+
+def test_mcts_switches_stop_a_rollout_at_the_searchers_death():
+    """``mcts_switches = "java"``: a rollout ends the tick its searcher dies (the
+    framework's isTerminal for an agent's copy); ``off``: it runs on to the depth
+    limit while the others play (the game is not over)."""
+    depth, state = _rollout_depth_reached(QUIRK_STOP_AT_OWN_END | QUIRK_TIE_DEATH_SCORED)
+    assert depth == 1 and not state.agents[0, A_ALIVE]
+    depth, state = _rollout_depth_reached(0)
+    assert depth == 12 and not state.agents[0, A_ALIVE] and not state.meta[M_DONE]
+
+
+def test_mcts_switches_resolve_and_validate():
+    cfg = PommermanConfig(ruleset="java")
+    budget = Budget(iterations=10)
+    assert make_agent("femcts", {}, budget, cfg).search_quirks == 0
+    assert make_agent("femcts", {"mcts_switches": "java"}, budget, cfg).search_quirks == (
+        QUIRK_STOP_AT_OWN_END | QUIRK_TIE_DEATH_SCORED)
+    with pytest.raises(ValueError, match="mcts_switches"):
+        FEMCTSConfig(mcts_switches="on")
+
+
+def test_mcts_switches_change_play_only_when_on():
+    """Off (the default) is the recorded behaviour (``test_games_play_as_before``);
+    on, the same blind game is played differently."""
+    off = _game_hash(0, 0, {"fog_moves": "open"})
+    assert off == BEFORE[(0, 0)]
+    assert _game_hash(0, 0, {"fog_moves": "open", "mcts_switches": "java"}) != off
 
 
 # --------------------------------------------------------------------- games unchanged

@@ -55,7 +55,7 @@ from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
     B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
-    M_N_BOMBS, M_N_FLAMES, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, copy_into, heuristic,
+    M_N_BOMBS, M_N_FLAMES, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, copy_into,
 )
 
 from ..api import Budget
@@ -70,7 +70,9 @@ from ..search import (
     new_tree, reset_tree, root_child_value, SearchConfig,
 )
 from ._agent import PommermanAgent, Profile, can_act
-from ._common import advance, is_over, prepare_search
+from ._common import (
+    QUIRK_STOP_AT_OWN_END, QUIRK_TIE_DEATH_SCORED, advance, prepare_search, search_over, search_value,
+)
 from .mcts import tree_policy
 from .features import (
     ALL_FEATURES, C_FULL_SCAN, C_N_POWER, C_N_WOOD, C_NEED_FLAME, C_NEED_WOOD, F_BOMB_STRENGTH,
@@ -173,11 +175,14 @@ def policy_action(state, player, weights, feature_index, scale, offset, n_effect
 @nb.njit(cache=True)
 def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
                     n_effective, feature_cache, all_features, features, probabilities, joint,
-                    hidden, n_hidden, rng, features_only=False, fog_blocks=False, absent=0.0):
+                    hidden, n_hidden, rng, features_only=False, fog_blocks=False, absent=0.0,
+                    quirks=0):
     """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks.
 
     Args: those of :func:`policy_action` (``fog_blocks``, ``absent`` too), plus
-    ``joint``, ``hidden``, ``n_hidden`` of :func:`~agents.pommerman._common.advance`.
+    ``joint``, ``hidden``, ``n_hidden`` of :func:`~agents.pommerman._common.advance`;
+    ``quirks``: ``QUIRK_STOP_AT_OWN_END`` stops the rollout when ``player``'s
+    result is decided (``_common.search_over``; FEMCTS's ``mcts_switches``).
     Returns: the depth reached (int).
 
     ``features_only``: compute the features of ``state`` into ``all_features``
@@ -202,7 +207,7 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
     team = meta[M_MODE] == MODE_TEAM
     mate = (player + 2) % 4 if team else -1
     n_actions, features_per_action = weights.shape
-    while features_only or (depth < rollout_depth and not is_over(state)):
+    while features_only or (depth < rollout_depth and not search_over(state, player, quirks)):
         if cached:
             pr = np.int64(agents[player, A_ROW])
             pc = np.int64(agents[player, A_COL])
@@ -331,7 +336,7 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                   n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
                   mutation_probability, mutation_strength, positive_bias, mutation_variant,
                   keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
-                  absent=0.0):
+                  absent=0.0, search_quirks=0):
     """One FEMCTS decision; evolves ``population`` in place.
 
     Args:
@@ -354,6 +359,8 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         quirks, max_wood: the profile's switches (``_common.prepare_search``).
         fog_blocks: bool, unseen cells are not safe moves (``fog_moves``);
         absent: float, closeness of an object not on the board (``absent_closeness``).
+        search_quirks: ``QUIRK_STOP_AT_OWN_END`` / ``QUIRK_TIE_DEATH_SCORED`` bits
+            taken in the tree, the rollouts and the value (``mcts_switches``).
     Returns:
         (action, iterations, generations, ticks): int64 x 4; ``ticks`` is the
         forward-model ticks simulated (tree descent and rollouts), which is what
@@ -387,13 +394,14 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                     break
                 copy_into(scratch, root)
                 leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
-                                   joint, hidden, n_hidden, rng)
+                                   joint, hidden, n_hidden, rng, search_quirks)
                 depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
                                         population[p], feature_index, scale, offset, n_effective,
                                         feature_cache, all_features, features, probabilities,
-                                        joint, hidden, n_hidden, rng, False, fog_blocks, absent)
+                                        joint, hidden, n_hidden, rng, False, fog_blocks, absent,
+                                        search_quirks)
                 ticks += scratch.meta[M_STEP] - root_step
-                value = heuristic(root, root_wood, scratch, player)
+                value = search_value(root, root_wood, scratch, player, search_quirks)
                 if discount != 1.0:
                     value *= discount ** depth
                 backup(tree, leaf, value)
@@ -419,6 +427,8 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
 MUTATION_VARIANTS = {"per_action": MUTATE_PER_ACTION, "shared": MUTATE_SHARED_FEATURES}
 #: How an effective action standing for k real actions is weighted in the softmax.
 MOVE_WEIGHTINGS = ("multiply", "log_count")
+#: Which of the java MCTS's search switches FEMCTS's own search takes (``FEMCTSConfig.mcts_switches``).
+MCTS_SWITCHES = ("off", "java")
 #: How "move" / "movement" treats unseen (FOG) cells (``FEMCTSConfig.fog_moves``).
 FOG_MOVES = ("auto", "blocked", "open")
 
@@ -479,6 +489,16 @@ class FEMCTSConfig(SearchConfig):
     27, and the forward model's, where FOG does not block); ``auto``: ``blocked``
     with the ``java`` profile, ``open`` with ``arena``. No effect at full
     observability or with nEA = 6."""
+    mcts_switches: Annotated[str, one_of(MCTS_SWITCHES)] = "off"
+    """Whether FEMCTS's tree, rollouts and value take two switches of the java
+    profile's MCTS (``agents/pommerman/_common.py``): ``java``: an iteration
+    stops as soon as the searcher's own result is decided (the framework's
+    ``GameState.isTerminal`` for an agent's copy) and a searcher dead in a tie is
+    scored by the heuristic, not -1, as the framework's MCTS the study built
+    FEMCTS on; ``off`` (default): an iteration runs to the depth limit or the
+    game's end and every death scores -1, the reading under which Arena's
+    FEMCTS reproduces the study's first table. The study's code is not
+    published; jobs/femcts/README.md measures both under fog."""
     absent_closeness: Annotated[Real, Field(ge=0, le=1)] = 0.0
     """The value of a closeness feature 1 / (d + 1) whose object is not on the
     searched board (none exists, or fog hides it): 0 (d infinite; default) or,
@@ -584,6 +604,9 @@ class FEMCTSAgent(PommermanAgent):
         self.fog_moves = resolve_fog_moves(config.fog_moves, self.profile)
         """``blocked`` or ``open``: the resolved ``fog_moves``."""
         self._fog_blocks = self.fog_moves == "blocked"
+        self.search_quirks = ((QUIRK_STOP_AT_OWN_END | QUIRK_TIE_DEATH_SCORED)
+                              if config.mcts_switches == "java" else 0)
+        """The ``QUIRK_*`` bits FEMCTS's tree, rollouts and value take (``mcts_switches``)."""
         self.games_played = 0
         self.streak = 0
         self.best_streak = 0
@@ -607,7 +630,7 @@ class FEMCTSAgent(PommermanAgent):
             float(c.mutation_strength), c.effective_positive_bias, self._variant,
             bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng,
             self.quirks, self.model_max_wood(observation), self._fog_blocks,
-            float(c.absent_closeness))
+            float(c.absent_closeness), self.search_quirks)
         self.generations += int(generations)
         self.ticks += int(ticks)
         self.last_value = root_child_value(self._tree, action)

@@ -117,10 +117,12 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
         rollout_features(root, seat, cache, all_f, absent)
         counter.root_feature_sum += all_f[index]
     counter.decisions += 1
+    # where an iteration stops: FEMCTS's own switches (mcts_switches), MCTS's profile
+    stop_quirks = agent.search_quirks if femcts else agent.quirks
     for k in range(n_rollouts):
         copy_into(state, root)
         steps = 0
-        while steps < depth and not search_over(state, seat, agent.quirks):
+        while steps < depth and not search_over(state, seat, stop_quirks):
             if femcts:
                 rollout_features(state, seat, cache, all_f, absent)
                 vals = all_f[index]
@@ -135,8 +137,11 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
             else:
                 action = safe_random_action(state, seat, rng, agent.quirks)
             kind = _kind(int(action))
-            counter.actions[kind] += 1
-            if kind == MOVE:
+            # a dead searcher's draws (with mcts_switches = "off" the rollout plays on) are not counted
+            alive = bool(state.agents[seat, A_ALIVE])
+            if alive:
+                counter.actions[kind] += 1
+            if alive and kind == MOVE:
                 r = int(state.agents[seat, A_ROW]) + int(ACTION_DROW[action])
                 col = int(state.agents[seat, A_COL]) + int(ACTION_DCOL[action])
                 if 0 <= r < BOARD_SIZE and 0 <= col < BOARD_SIZE and state.board[r * BOARD_SIZE + col] == FOG:
