@@ -13,7 +13,7 @@ import numpy as np
 from ..rng import make_rng, rng_integer
 from . import PommermanConfig, generate
 from ._kernels import step
-from ._layout import M_DONE, N_AGENTS, borrowed_state, copy_into, copy_state
+from ._layout import M_DONE, N_AGENTS, copy_into, copy_state
 
 
 @nb.njit(cache=True)
@@ -30,7 +30,6 @@ def random_playouts(boards, scratch, rng, games):
     """
     ticks = 0
     actions = np.zeros(N_AGENTS, dtype=np.int64)
-    scratch = borrowed_state(scratch)  # as the search loops step their scratch state
     for g in range(games):
         copy_into(scratch, boards[g % len(boards)])
         while scratch.meta[M_DONE] == 0:

@@ -3,7 +3,7 @@ random play (``games.pommerman.engine_speed.random_playouts``, the loop behind
 ``arena bench pommerman``'s ``ticks_per_s``) and per state copy, for a fixed
 amount of work, so that the figure holds on a machine busy with other work.
 
-    python -m jobs.cli bench pommerman --against main --script jobs/probes/pommerman_engine_cpu.py -- --ruleset java
+    python -m jobs.cli bench pommerman --ruleset java --against main --script jobs/probes/pommerman_engine_cpu.py
 
 Prints one JSON object: ``ticks`` (the same in both trees when the rules and the
 random stream are unchanged), ``ns_per_tick`` and ``ns_per_copy`` (CPU time),
