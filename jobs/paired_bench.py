@@ -133,12 +133,12 @@ def _numeric(figures: dict) -> dict[str, float]:
 
 
 def better_direction(key: str) -> str:
-    """``lower`` for a time (``*_ms*``, ``ms_per_*``, ``*_s``, ``*_s_*``, ``us_per_*``), else ``higher``."""
+    """``lower`` for a time (``*_ms*``, ``ms_per_*``, ``*_s``, ``*_s_*``, ``us_per_*``, ``ns_per_*``), else ``higher``."""
     k = key.lower()
     if "per_s" in k or "per_cpu_s" in k or "per_wall_s" in k or "per_40ms" in k:
         return "higher"
     if ("ms" in k.split("_") or k.startswith("ms_per") or k.endswith("_s") or "_s_" in k
-            or "us_per" in k or "ms_per" in k):
+            or "us_per" in k or "ns_per" in k or "ms_per" in k):
         return "lower"
     return "higher"
 

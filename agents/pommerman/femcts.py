@@ -55,7 +55,8 @@ from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
     B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
-    M_N_BOMBS, M_N_FLAMES, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, copy_into,
+    M_N_BOMBS, M_N_FLAMES, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, borrowed_state,
+    copy_into,
 )
 
 from ..api import Budget
@@ -63,10 +64,9 @@ from ..evolution import (
     MUTATE_PER_ACTION, MUTATE_SHARED_FEATURES, evolve, normalise_rows, policy_probabilities,
     sample_index,
 )
-from games.pommerman.kernels import M_STEP
 from ..registry import register
 from ..search import (
-    ROOT_INDEX, backup, budget_exhausted, deadline_ns, monotonic_ns, most_visited_child,
+    ROOT_INDEX, backup, borrowed_tree, budget_exhausted, deadline_ns, monotonic_ns, most_visited_child,
     new_tree, reset_tree, root_child_value, SearchConfig,
 )
 from ._agent import PommermanAgent, Profile, can_act
@@ -372,6 +372,10 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
+    # borrowed views (no reference counts) of the agent's tree and states for the loop
+    tree = borrowed_tree(tree)
+    root = borrowed_state(root)
+    scratch = borrowed_state(scratch)
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
     if feature_index.shape[0] > 0:
         prepare_feature_cache(feature_cache, root, rollout_depth, feature_index)

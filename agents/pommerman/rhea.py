@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import Field
 
 from games.rng import rng_integer, rng_uniform
-from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
+from games.pommerman.kernels import N_ACTIONS, STOP, borrowed_state, copy_into
 from games.validation import Real, config_class, one_of
 
 from ..registry import register
@@ -196,6 +196,10 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
     """
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
+    # borrowed views (no reference counts) of the agent's states for the loop
+    root = borrowed_state(root)
+    scratch = borrowed_state(scratch)
+    mc_state = borrowed_state(mc_state)
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
     p = population.shape[0]
     o = offspring.shape[0]

@@ -89,11 +89,13 @@ def expand(tree, node, action):
     tree.node_max_value[child] = -np.inf
     tree.parents[child] = node
     tree.action_from_parent[child] = action
-    tree.children[child, :] = UNVISITED
+    children = tree.children
+    for a in range(children.shape[1]):  # an element loop: a slice assignment costs a call
+        children[child, a] = UNVISITED
     tree.depth[child] = tree.depth[node] + 1
     tree.node_kind[child] = DECISION  # drivers of stochastic games set CHANCE
     tree.node_bonus[child] = 0.0
-    tree.children[node, action] = child
+    children[node, action] = child
     return child
 
 
