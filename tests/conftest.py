@@ -247,10 +247,28 @@ def ray_local(_tests_on_pythonpath):
 
 
 # --- a real MLflow tracking server ------------------------------------------------------
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_until_healthy(url: str, proc, timeout: float, what: str, log_path) -> None:
+    """Poll ``url``/health until it answers 200; fail the test (with the end of
+    ``log_path``) if ``proc`` exits or ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"{what} did not come up: {Path(log_path).read_text()[-2000:]}")
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="session")
@@ -258,25 +276,14 @@ def mlflow_server(tmp_path_factory):
     """A real MLflow tracking server on 127.0.0.1 (SQLite store), started once for the
     session: every test gives its runs its own experiment."""
     root = tmp_path_factory.mktemp("mlflow-server")
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
            "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
            "--artifacts-destination", str(root / "artifacts"), "--workers", "1"]
     log = open(root / "server.log", "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
-                if resp.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"mlflow server did not come up: {(root / 'server.log').read_text()[-2000:]}")
-        time.sleep(0.5)
+    wait_until_healthy(url, proc, 120, "mlflow server", root / "server.log")
     yield url
     os.killpg(proc.pid, signal.SIGTERM)
     try:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from cluster.study import run_study
 from cluster.tracking import (EXPERIMENT_KIND_TAG, NOTE_TAG, RUN_FILE, TRAINING_KIND, RunContext,
                               find_run_record, normalize_uri)
 
-from conftest import PLUGINS
+from conftest import PLUGINS, free_port, wait_until_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -138,12 +136,6 @@ def test_ui_refuses_without_a_store_and_creates_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _chromium_dom(url: str, budget_ms: int = 15000) -> str:
     profile = tempfile.mkdtemp(prefix="arena-chromium-")
     try:
@@ -169,7 +161,7 @@ def test_arena_ui_url_shows_the_run_and_its_results_in_chromium(ray_local, tmp_p
     result = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS,
                        context=RunContext(command="arena run ui.toml"))
     metrics = client_for(spec).get_run(result.mlflow_run_id).data.metrics
-    port = _free_port()
+    port = free_port()
     log = open(tmp_path / "ui.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "jobs.cli", "ui", str(result.study_dir), "--port", str(port)],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True,
@@ -178,17 +170,7 @@ def test_arena_ui_url_shows_the_run_and_its_results_in_chromium(ray_local, tmp_p
         url = proc.stdout.readline().strip()
         assert url == (f"http://127.0.0.1:{port}/#/experiments/{result.mlflow_experiment_id}/runs/"
                        f"{result.mlflow_run_id}?workflowType=machine_learning")
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the MLflow UI did not come up: {(tmp_path / 'ui.log').read_text()[-2000:]}")
-            time.sleep(1)
+        wait_until_healthy(f"http://127.0.0.1:{port}", proc, 180, "the MLflow UI", tmp_path / "ui.log")
         # the run page: its name, the W/T/L metrics with their values, the description's table
         dom = _chromium_dom(url)
         assert result.mlflow_run_name in dom
