@@ -39,6 +39,7 @@ from typing import Annotated
 import numba as nb
 from pydantic import Field
 
+from games._lowlevel import borrow
 from games.pommerman.kernels import N_ACTIONS, STOP, borrowed_state, copy_into
 from games.validation import config_class
 
@@ -49,7 +50,9 @@ from ..search import (
     new_tree, random_untried_action, reset_tree, root_child_value, SearchConfig, select_uct,
 )
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act
-from ._common import advance, prepare_search, safe_random_action, search_over, search_value
+from ._common import (
+    advance, prepare_search, safe_random_action, search_over, search_scratch_on_stack, search_value,
+)
 
 
 @nb.njit(cache=True)
@@ -112,6 +115,8 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
     root = borrowed_state(root)
     scratch = borrowed_state(scratch)
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
+    hidden, joint = search_scratch_on_stack(hidden, joint)
+    rng = borrow(rng)
     reset_tree(tree)
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):

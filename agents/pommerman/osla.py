@@ -7,13 +7,14 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
+from games._lowlevel import borrow
 from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
 from games.validation import Real, config_class
 
 from ..registry import register
 from ..search import tie_noise
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act
-from ._common import advance, prepare_search, search_value
+from ._common import advance, prepare_search, search_scratch_on_stack, search_value
 
 
 @nb.njit(cache=True)
@@ -22,6 +23,8 @@ def osla_decide(observation, player, root, scratch, epsilon, rng, quirks=0, max_
     heuristic (tie noise); returns (best action, 6 simulations). ``quirks``,
     ``max_wood``: the profile's switches (see ``_common.prepare_search``)."""
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
+    hidden, joint = search_scratch_on_stack(hidden, joint)
+    rng = borrow(rng)
     best = 0
     best_value = -np.inf
     for action in range(N_ACTIONS):

@@ -73,14 +73,27 @@ def _delta_dir(frm, to):
     return 0
 
 
+def _neighbour_table():
+    """int16[121 * 5]: entry ``c * 5 + direction`` is the cell one step from flat cell
+    ``c`` in ``direction`` (0 none, 1..4 up / down / left / right), or -1 off the board."""
+    table = np.full(N_CELLS * 5, -1, dtype=np.int16)
+    for c in range(N_CELLS):
+        for d in range(5):
+            r = c // BOARD_SIZE + DIR_DROW[d]
+            q = c % BOARD_SIZE + DIR_DCOL[d]
+            if 0 <= r < BOARD_SIZE and 0 <= q < BOARD_SIZE:
+                table[c * 5 + d] = r * BOARD_SIZE + q
+    return table
+
+
+NEIGHBOUR = _neighbour_table()
+
+
 @nb.njit(cache=True, inline="always")
 def _step_cell(c, direction):
-    """Cell one step from flat cell ``c`` in ``direction`` (1..4), or -1 off the board."""
-    r = c // BOARD_SIZE + DIR_DROW[direction]
-    q = c % BOARD_SIZE + DIR_DCOL[direction]
-    if r < 0 or r >= BOARD_SIZE or q < 0 or q >= BOARD_SIZE:
-        return -1
-    return r * BOARD_SIZE + q
+    """Cell one step from flat cell ``c`` in ``direction`` (1..4), or -1 off the board
+    (one load from ``NEIGHBOUR``, a compile-time constant: no division by 11)."""
+    return np.int64(NEIGHBOUR[c * 5 + direction])
 
 
 @nb.njit(cache=True, inline="always")
@@ -476,12 +489,13 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                 bdes[k] = t
                 any_moving = True
 
-    # 4. swaps
+    # 4. swaps. The framework checks every ordered pair; a revert only makes later
+    # checks fail, and (j, i) tests what (i, j) tested, so unordered pairs suffice.
     for i in range(N_AGENTS):
         if not alive[i]:
             continue
-        for j in range(N_AGENTS):
-            if j == i or not alive[j]:
+        for j in range(i + 1, N_AGENTS):
+            if not alive[j]:
                 continue
             if ades[i] != apos[i] and ades[j] != apos[j]:
                 if ades[i] == apos[j] and ades[j] == apos[i]:
@@ -489,9 +503,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                     ades[j] = apos[j]
     if any_moving:
         for k in range(nb_):
-            for m in range(nb_):
-                if m == k:
-                    continue
+            for m in range(k + 1, nb_):
                 if bdes[k] != bpos[k] and bdes[m] != bpos[m]:
                     if bdes[k] == bpos[m] and bdes[m] == bpos[k]:
                         bdes[k] = bpos[k]

@@ -14,8 +14,9 @@ from ._layout import (
     B_COL, B_DIR, B_OWNER, B_ROW, F_COL, F_LIFE, F_ROW, FOG, M_DONE,
     M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
     N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_WIN, WOOD, BOARD_SIZE,
-    M_RULESET, RULESET_JAVA, copy_state,
+    M_RULESET, RULESET_JAVA, borrowed_state, copy_state,
 )
+from .._lowlevel import borrow
 from ._canonical import step_canonical
 from ._java import step_java
 
@@ -28,10 +29,12 @@ def step(state, actions):
         state: PommermanState (modified in place).
         actions: int64[4], one action (0..5) per agent id; ignored for dead agents.
     """
-    if state.meta[M_RULESET] == RULESET_JAVA:
-        step_java(state, actions)
+    s = borrowed_state(state)
+    a = borrow(actions)
+    if s.meta[M_RULESET] == RULESET_JAVA:
+        step_java(s, a)
     else:
-        step_canonical(state, actions)
+        step_canonical(s, a)
 
 
 #: Flame life an agent's model gives every visible flame (the reference's
