@@ -6,7 +6,9 @@ their rules are in their docstrings:
 - :func:`stack_alloca` -- scratch memory on the caller's stack (no heap
   allocation per call; must not escape the function);
 - :func:`borrow` -- an array view without reference counting (the owner must
-  outlive the view; never return or store a borrowed view).
+  outlive the view; never return or store a borrowed view);
+- :func:`keep_alive` -- marks the point up to which a kernel's own array must
+  live, so that a view borrowed from it stays valid until there.
 """
 from __future__ import annotations
 
@@ -100,3 +102,21 @@ def sub_array(typingctx, buf, offset, dtype, rows, cols):
         return out._getvalue()
 
     return ret(buf, offset, dtype, rows, cols), codegen
+
+
+@intrinsic
+def keep_alive(typingctx, arr):
+    """Emit nothing, but count as a use of ``arr`` (any numba array) here.
+
+    numba releases a local array right after its last use. A kernel that borrows
+    a view of an array it allocated itself (``view = borrow(owner)``) and then
+    reads only the view would free the owner under the view; ``keep_alive(owner)``
+    after the last use of the view keeps the owner until that point.
+    """
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+
+    return types.none(arr), codegen

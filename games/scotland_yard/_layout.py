@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from .._lowlevel import borrow
 from ._board import MAX_DEGREE, Board
 
 MAX_DETECTIVES = 5
@@ -140,6 +141,17 @@ def copy_dynamic_into(dst, src):
             dst.tickets[i, t] = src.tickets[i, t]
     for i in range(META_FIELDS):
         dst.meta[i] = src.meta[i]
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_state(s):
+    """``s`` with every array a borrowed view (``games._lowlevel.borrow``: no reference
+    counts); for a search kernel's own use while ``s`` itself is alive."""
+    return ScotlandYardState(
+        borrow(s.positions), borrow(s.tickets), borrow(s.meta), borrow(s.ticket_log),
+        borrow(s.mrx_path), borrow(s.possible), borrow(s.scratch), borrow(s.reveal),
+        borrow(s.neighbours), borrow(s.transport), borrow(s.degree), borrow(s.black_ok),
+        borrow(s.dist_detective), borrow(s.dist_any))
 
 
 @nb.njit(cache=True)

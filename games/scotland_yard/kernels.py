@@ -9,7 +9,7 @@ underscore modules beside it are private to ``games.scotland_yard``.
   ``UNDERGROUND``, ``FERRY``, ``MAX_DEGREE``.
 * Layout (``_layout.py``): ``ScotlandYardState``, ``M_*`` meta slots, ticket
   columns, actions (``NUM_ACTIONS``, ``DOUBLE_MOVE``), ``empty_state``,
-  ``copy_into``, ``copy_dynamic_into``, ``copy_state``.
+  ``copy_into``, ``copy_dynamic_into``, ``copy_state``, ``borrowed_state``.
 * Kernels (``_rules.py``): ``init``, ``legal_actions`` / ``legal_actions_into``,
   ``is_legal``, ``can_move``, ``step`` (and its journey part ``travel``),
   ``is_terminal``, ``returns``, ``observe``.
@@ -23,8 +23,8 @@ from ._layout import (
     META_FIELDS, MRX, M_CAPTURER, M_IN_DOUBLE, M_LAST_REVEAL, M_MOVES_LEFT, M_NUM_DETECTIVES,
     M_PLIES, M_RESULT, M_ROUND, M_ROUNDS, M_SEEKER_VIEW, M_TO_MOVE, M_TRACK_POSSIBLE,
     NUM_ACTIONS, RESULT_MRX_WINS, RESULT_ONGOING, RESULT_SEEKERS_WIN, TAXI_TICKET, TICKET_KINDS,
-    TICKET_NAMES, UNDERGROUND_TICKET, ScotlandYardState, copy_dynamic_into, copy_into, copy_state,
-    empty_state,
+    TICKET_NAMES, UNDERGROUND_TICKET, ScotlandYardState, borrowed_state, copy_dynamic_into, copy_into,
+    copy_state, empty_state,
 )
 from ._rules import (
     can_move, init, is_legal, is_terminal, legal_actions, legal_actions_into,
@@ -39,7 +39,7 @@ __all__ = [
     "M_MOVES_LEFT", "M_NUM_DETECTIVES", "M_PLIES", "M_RESULT", "M_ROUND", "M_ROUNDS",
     "M_SEEKER_VIEW", "M_TO_MOVE", "M_TRACK_POSSIBLE", "NUM_ACTIONS", "RESULT_MRX_WINS",
     "RESULT_ONGOING", "RESULT_SEEKERS_WIN", "TAXI_TICKET", "TICKET_KINDS", "TICKET_NAMES",
-    "UNDERGROUND_TICKET", "ScotlandYardState", "copy_dynamic_into", "copy_into", "copy_state",
+    "UNDERGROUND_TICKET", "ScotlandYardState", "borrowed_state", "copy_dynamic_into", "copy_into", "copy_state",
     "empty_state",
     "can_move", "init", "is_legal", "is_terminal", "legal_actions", "legal_actions_into",
     "occupied_by_detective", "observe", "returns", "step", "travel",
