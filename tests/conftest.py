@@ -221,6 +221,25 @@ class FakeAgent(Agent):
         self.games_played = np.asarray(arrays["games_played"], dtype=np.int64).copy()
 
 
+# --- two test processes (pytest-xdist, ``-n 2 --dist loadgroup``) -----------------------
+#: Test modules that start Ray, an MLflow server or an ``arena`` driver. They run in one
+#: xdist group, so in one process and in order: one local Ray and one MLflow server at a
+#: time, while the other process runs the compute-only tests (mostly numba compilation
+#: on a fresh clone).
+CLUSTER_MODULES = {"test_cluster", "test_cli", "test_cli_errors", "test_cli_help", "test_femcts_study",
+                   "test_infra", "test_replay", "test_sequential", "test_sweep", "test_sweep_selection",
+                   "test_tracking", "test_xcom_study", "test_plan_store_report", "test_scale"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put every test that needs Ray or the MLflow server into the ``cluster`` xdist group."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        if (module in CLUSTER_MODULES or "ray_local" in item.fixturenames
+                or "mlflow_server" in item.fixturenames):
+            item.add_marker(pytest.mark.xdist_group("cluster"))
+
+
 # --- fixtures -------------------------------------------------------------------------
 @pytest.fixture(scope="session", autouse=True)
 def _tests_on_pythonpath():
