@@ -87,6 +87,9 @@ def _neighbour_table():
 
 
 NEIGHBOUR = _neighbour_table()
+#: Row and column of each flat cell (int8[121]; compile-time constants, no division by 11).
+ROW_OF = (np.arange(N_CELLS) // BOARD_SIZE).astype(np.int8)
+COL_OF = (np.arange(N_CELLS) % BOARD_SIZE).astype(np.int8)
 
 
 @nb.njit(cache=True, inline="always")
@@ -282,8 +285,8 @@ def _move_bomb(board, items, bombs, bpos, bdes, k):
         nt = board[nxt]
         if not _blocks(nt):
             bpos[k] = nxt
-            bombs[k, B_ROW] = nxt // BOARD_SIZE
-            bombs[k, B_COL] = nxt % BOARD_SIZE
+            bombs[k, B_ROW] = ROW_OF[nxt]
+            bombs[k, B_COL] = COL_OF[nxt]
             if _is_powerup(nt):
                 items[nxt] = nt
             oc = board[cur]
@@ -302,8 +305,8 @@ def _move_agent(board, items, agents, apos, ades, i):
         nt = board[nxt]
         if not _blocks(nt):
             apos[i] = nxt
-            agents[i, A_ROW] = nxt // BOARD_SIZE
-            agents[i, A_COL] = nxt % BOARD_SIZE
+            agents[i, A_ROW] = ROW_OF[nxt]
+            agents[i, A_COL] = COL_OF[nxt]
             oc = board[cur]
             if not (_is_powerup(oc) or oc == FLAMES or oc == BOMB
                     or (_is_agent(oc) and oc != code)):
@@ -559,11 +562,18 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     # 7. bomb overlaps again
     _overlap_bombs(bpos, bdes, nb_, grid)
 
-    # 8. bombs move (agents that moved onto a bomb's target revert first)
+    # 8. bombs move (agents that moved onto a bomb's target revert first; ``moving`` has
+    # bit i while agent i's desired cell differs from its position)
+    moving = 0
+    for i in range(N_AGENTS):
+        if ades[i] != apos[i]:
+            moving |= 1 << i
     for k in range(nb_):
-        for i in range(N_AGENTS):
-            if ades[i] != apos[i] and ades[i] == bdes[k]:
-                ades[i] = apos[i]
+        if moving:
+            for i in range(N_AGENTS):
+                if moving >> i & 1 and ades[i] == bdes[k]:
+                    ades[i] = apos[i]
+                    moving &= ~(1 << i)
         _move_bomb(board, items, bombs, bpos, bdes, k)
 
     # 9. pick-ups
