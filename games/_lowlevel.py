@@ -106,14 +106,15 @@ def sub_array(typingctx, buf, offset, dtype, rows, cols):
 
 @intrinsic
 def keep_alive(typingctx, arr):
-    """Emit nothing, but count as a use of ``arr`` (any numba array) here.
+    """Emit nothing, but count as a use of ``arr`` (a numba array, or a tuple of arrays) here.
 
     numba releases a local array right after its last use. A kernel that borrows
     a view of an array it allocated itself (``view = borrow(owner)``) and then
     reads only the view would free the owner under the view; ``keep_alive(owner)``
     after the last use of the view keeps the owner until that point.
     """
-    if not isinstance(arr, types.Array):
+    if not (isinstance(arr, types.Array) or (isinstance(arr, types.BaseTuple)
+                                             and all(isinstance(t, types.Array) for t in arr))):
         return None
 
     def codegen(context, builder, sig, args):

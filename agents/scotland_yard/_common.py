@@ -18,12 +18,14 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from games._lowlevel import borrow
 from games.rng import rng_integer, rng_uniform
 from games.scotland_yard.kernels import (
-    DOUBLE_MOVE, MRX, M_NUM_DETECTIVES, M_ROUND, M_TO_MOVE, M_TRACK_POSSIBLE, NUM_ACTIONS,
-    TAXI, copy_into, is_terminal, legal_actions_into, step,
+    DOUBLE_MOVE, MAX_DETECTIVES, MRX, M_NUM_DETECTIVES, M_ROUND, M_TO_MOVE, M_TRACK_POSSIBLE,
+    NUM_ACTIONS, TAXI, borrowed_state, copy_into, is_terminal, legal_actions_into, step,
 )
 
+from ..search import borrowed_tree
 from ._playout import detective_move_score, mrx_move_score, nearest_detective_distance, playout_flat
 
 #: Rounds whose move a filtered Mr X never makes with a black ticket: the first
@@ -401,3 +403,27 @@ __all__ = [
     "playout", "playout_by_steps", "playout_detective_action", "playout_mrx_action",
     "prepare_root", "roulette",
 ]
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_search_arguments(root, scratch, tree, node_player, rng):
+    """A search decision's arguments as borrowed views (``games._lowlevel.borrow``: no
+    reference counts while an iteration hands them to kernel after kernel; the
+    caller's arrays outlive the decision): (root, scratch, tree, node_player, rng)."""
+    return (borrowed_state(root), borrowed_state(scratch), borrowed_tree(tree), borrow(node_player),
+            borrow(rng))
+
+
+@nb.njit(cache=True, inline="always")
+def search_work_buffers(root):
+    """A search decision's work buffers: ``(owners, views)``, each ``(mask, values,
+    occupied, moves)`` with ``mask`` bool[NUM_ACTIONS], ``values`` float64[MAX_DETECTIVES + 1],
+    ``occupied`` bool[S + 1] (all False, see :func:`playout`), ``moves`` int64[NUM_ACTIONS].
+
+    The views are borrowed. Inlined, so the owners are the calling kernel's locals,
+    and it must call ``keep_alive(owners)`` after its last use of a view.
+    """
+    owners = (np.zeros(NUM_ACTIONS, dtype=np.bool_), np.zeros(MAX_DETECTIVES + 1, dtype=np.float64),
+              np.zeros(root.possible.shape[0], dtype=np.bool_), np.zeros(NUM_ACTIONS, dtype=np.int64))
+    views = (borrow(owners[0]), borrow(owners[1]), borrow(owners[2]), borrow(owners[3]))
+    return owners, views

@@ -22,22 +22,24 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games._lowlevel import borrow, keep_alive
+from games._lowlevel import keep_alive
 from games.rng import make_rng
 from games.validation import Real, config_class
 from games.scotland_yard.kernels import (
-    MAX_DETECTIVES, MRX, M_RESULT, M_TO_MOVE, NUM_ACTIONS, RESULT_MRX_WINS, borrowed_state,
+    MAX_DETECTIVES, MRX, M_RESULT, M_TO_MOVE, NUM_ACTIONS, RESULT_MRX_WINS,
     copy_dynamic_into, copy_into, empty_state, is_terminal, legal_actions_into, step,
 )
 
 from ..api import Agent
 from ..registry import register
 from ..search import (
-    ROOT_INDEX, backup_by_player, borrowed_tree, budget_exhausted, deadline_ns, expand, Exploration,
-    MaxNodes, monotonic_ns, new_tree, random_untried_legal, recommend_root_action, reset_tree,
+    ROOT_INDEX, backup_by_player, budget_exhausted, deadline_ns, expand, Exploration, MaxNodes,
+    monotonic_ns, new_tree, random_untried_legal, recommend_root_action, reset_tree,
     select_ucb_among_legal_children,
 )
-from ._common import check_seat, filter_mrx_moves, playout, prepare_root
+from ._common import (
+    borrowed_search_arguments, check_seat, filter_mrx_moves, playout, prepare_root, search_work_buffers,
+)
 
 
 @nb.njit(cache=True)
@@ -72,22 +74,9 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
     prepare_root(root, observation)
     reset_tree(tree)
     node_player[ROOT_INDEX] = -1
-    # Borrowed views (no reference counts: a search iteration passes these to several
-    # kernels) of the arguments' arrays and of the work buffers, whose owners are kept
-    # alive to the end (keep_alive).
-    root = borrowed_state(root)
-    scratch = borrowed_state(scratch)
-    tree = borrowed_tree(tree)
-    node_player = borrow(node_player)
-    rng = borrow(rng)
-    mask_owner = np.zeros(NUM_ACTIONS, dtype=np.bool_)
-    values_owner = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
-    occupied_owner = np.zeros(root.possible.shape[0], dtype=np.bool_)
-    moves_owner = np.zeros(NUM_ACTIONS, dtype=np.int64)
-    mask = borrow(mask_owner)
-    values = borrow(values_owner)
-    occupied = borrow(occupied_owner)
-    moves = borrow(moves_owner)
+    root, scratch, tree, node_player, rng = borrowed_search_arguments(root, scratch, tree,
+                                                                     node_player, rng)
+    buffers, (mask, values, occupied, moves) = search_work_buffers(root)
     iterations = 0
     copy_into(scratch, root)
     while not budget_exhausted(iterations, max_iterations, start, deadline):
@@ -118,10 +107,7 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
     if action < 0:
         legal_moves(root, mask, filter_black, filter_double, double_distance)
         action = np.argmax(mask)
-    keep_alive(mask_owner)
-    keep_alive(values_owner)
-    keep_alive(occupied_owner)
-    keep_alive(moves_owner)
+    keep_alive(buffers)
     return action, iterations
 
 

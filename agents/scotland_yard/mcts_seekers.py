@@ -76,25 +76,26 @@ import numba as nb
 import numpy as np
 from pydantic import Field, model_validator
 
-from games._lowlevel import borrow, keep_alive
+from games._lowlevel import keep_alive
 from games.rng import rng_uniform
 from games.validation import config_class, one_of
 from games.scotland_yard.kernels import (
     HIDDEN, MAX_DETECTIVES, MRX, M_CAPTURER, M_NUM_DETECTIVES, M_RESULT, M_ROUND, M_TO_MOVE,
-    NUM_ACTIONS, RESULT_MRX_WINS, borrowed_state, copy_dynamic_into, copy_into, is_terminal,
+    NUM_ACTIONS, RESULT_MRX_WINS, copy_dynamic_into, copy_into, is_terminal,
     legal_actions_into, step,
 )
 
 from ..registry import register
 from ..search import (
-    ROOT_INDEX, backup_by_player, borrowed_tree, budget_exhausted, deadline_ns, expand, Exploration,
-    MaxNodes, monotonic_ns, random_untried_legal, recommend_root_action, reset_tree,
+    ROOT_INDEX, backup_by_player, budget_exhausted, deadline_ns, expand, Exploration, MaxNodes,
+    monotonic_ns, random_untried_legal, recommend_root_action, reset_tree,
     select_ucb_among_legal_children,
 )
 from ._common import (
     LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
-    PRIOR_MEAN_FLOOR, categorize, filter_mrx_moves, location_weights, playout,
-    playout_detective_action, playout_mrx_action, prepare_root, roulette,
+    PRIOR_MEAN_FLOOR, borrowed_search_arguments, categorize, filter_mrx_moves, location_weights,
+    playout, playout_detective_action, playout_mrx_action, prepare_root, roulette,
+    search_work_buffers,
 )
 from .mcts_mrx import Probability, ScotlandYardAgent
 
@@ -253,22 +254,9 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
                          stations, cumulative, weights)
     reset_tree(tree)
     node_player[ROOT_INDEX] = -1
-    # Borrowed views (no reference counts: a search iteration passes these to several
-    # kernels) of the arguments' arrays and of the work buffers, whose owners are kept
-    # alive to the end (keep_alive).
-    root = borrowed_state(root)
-    scratch = borrowed_state(scratch)
-    tree = borrowed_tree(tree)
-    node_player = borrow(node_player)
-    rng = borrow(rng)
-    mask_owner = np.zeros(NUM_ACTIONS, dtype=np.bool_)
-    values_owner = np.zeros(MAX_DETECTIVES + 1, dtype=np.float64)
-    occupied_owner = np.zeros(root.possible.shape[0], dtype=np.bool_)
-    moves_owner = np.zeros(NUM_ACTIONS, dtype=np.int64)
-    mask = borrow(mask_owner)
-    values = borrow(values_owner)
-    occupied = borrow(occupied_owner)
-    moves = borrow(moves_owner)
+    root, scratch, tree, node_player, rng = borrowed_search_arguments(root, scratch, tree,
+                                                                     node_player, rng)
+    buffers, (mask, values, occupied, moves) = search_work_buffers(root)
     all_detectives = trees != TREES_PER_DETECTIVE
     iterations = 0
     copy_into(scratch, root)
@@ -320,10 +308,7 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
     if action < 0:
         legal_actions_into(root, me, mask)
         action = np.argmax(mask)
-    keep_alive(mask_owner)
-    keep_alive(values_owner)
-    keep_alive(occupied_owner)
-    keep_alive(moves_owner)
+    keep_alive(buffers)
     return action, iterations, m
 
 
