@@ -1,6 +1,6 @@
 """The low-level helpers hot kernels rely on (games/_lowlevel.py): a borrowed view of a
-kernel's own array stays valid up to ``keep_alive``, and the Pommerman searches' stack
-copies of their per-decision scratch hold what ``prepare_search`` gave them."""
+kernel's own array stays valid up to ``keep_alive``, and the Pommerman searches' in-frame
+set-up gives what ``prepare_search`` gives."""
 import numba as nb
 import numpy as np
 
@@ -30,19 +30,37 @@ def test_borrowed_view_of_an_owned_array_stays_valid_up_to_keep_alive():
     assert total == -churn
 
 
-def test_search_scratch_on_stack_copies_hidden_and_joint():
-    from agents.pommerman._common import search_scratch_on_stack
+def test_prepare_search_in_frame_matches_prepare_search():
+    """The in-frame set-up gives prepare_search's model, hidden flags and wood; the
+    scratch does not alias the heap copy, and the borrowed rng is the caller's rng."""
+    from agents.pommerman._common import prepare_search, prepare_search_in_frame
+    from games.pommerman import PommermanConfig, generate
+    from games.pommerman.kernels import copy_state, observe
+    from games.rng import make_rng, rng_next
 
     @nb.njit
-    def use(hidden, joint):
-        h, j = search_scratch_on_stack(hidden, joint)
-        joint[0] = 99  # the copies do not alias the heap arrays
-        out = np.zeros(8, dtype=np.int64)
+    def in_frame(root, observation, rng):
+        hidden, joint, n_hidden, root_wood, rng_view = prepare_search_in_frame(root, observation, rng, 0, 0)
+        joint[0] = 99
+        rng_next(rng_view)
+        out = np.zeros(10, dtype=np.int64)
         for i in range(4):
-            out[i] = h[i]
-            out[4 + i] = j[i]
+            out[i] = hidden[i]
+            out[4 + i] = joint[i]
+        out[8] = n_hidden
+        out[9] = root_wood
         return out
 
-    hidden = np.array([False, True, False, True])
-    joint = np.array([5, 4, 3, 2], dtype=np.int64)
-    assert use(hidden, joint).tolist() == [0, 1, 0, 1, 5, 4, 3, 2]
+    state = generate(PommermanConfig(ruleset="java", view_range=2), np.random.SeedSequence(3))
+    obs = observe(state, 0, 2)
+    root_a, root_b = copy_state(obs), copy_state(obs)
+    hidden, joint, n_hidden, root_wood = prepare_search(root_a, obs)
+    rng = make_rng(5)
+    reference = make_rng(5)
+    rng_next(reference)
+    got = in_frame(root_b, obs, rng)
+    assert got[:4].tolist() == hidden.astype(int).tolist() and got[4:8].tolist() == [99, 0, 0, 0]
+    assert got[8] == n_hidden and got[9] == root_wood
+    assert np.array_equal(root_a.board, root_b.board) and np.array_equal(root_a.agents, root_b.agents)
+    assert joint.tolist() == [0, 0, 0, 0]  # the heap scratch is untouched
+    assert rng.tolist() == reference.tolist()  # advanced through the borrowed view

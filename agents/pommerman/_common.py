@@ -43,7 +43,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._lowlevel import stack_alloca
+from games._lowlevel import borrow, stack_alloca
 from games.rng import rng_integer
 from games.pommerman.kernels import count_wood, heuristic, heuristic_score, step
 from games.pommerman.kernels import (
@@ -137,23 +137,24 @@ def prepare_search(root, observation, quirks=0, max_wood=0):
 
 
 @nb.njit(cache=True, inline="always")
-def search_scratch_on_stack(hidden, joint):
-    """Copies of :func:`prepare_search`'s ``hidden`` and ``joint`` on the caller's stack.
+def prepare_search_in_frame(root, observation, rng, quirks, max_wood):
+    """:func:`prepare_search` for a search kernel, with its scratch in the kernel's frame.
 
-    Args: hidden: bool[4]; joint: int64[4] (as :func:`prepare_search` returns them).
-    Returns: (hidden, joint): uint8[4] and int64[4] arrays in the calling
-    function's stack frame (``games._lowlevel.stack_alloca``; inlined, so the
-    frame is the caller's). They carry no reference count, so a search loop that
-    hands them to :func:`advance` every tick makes no ``NRT_incref`` /
-    ``NRT_decref`` calls for them (a heap array's are atomic, ~17% of an MCTS
-    iteration). They must not outlive the calling kernel.
+    Args: as :func:`prepare_search`, plus rng: uint64[2] (the kernel's argument).
+    Returns: (hidden, joint, n_hidden, root_wood, rng): ``hidden`` uint8[4] and ``joint``
+    int64[4] are copies on the calling kernel's stack (``games._lowlevel.stack_alloca``;
+    inlined, so the frame is the caller's) and ``rng`` a borrowed view. None of them
+    carries a reference count, so a search loop that hands them to :func:`advance` every
+    tick makes no atomic ``NRT_incref`` / ``NRT_decref`` calls for them (they were ~17%
+    of an MCTS iteration). They must not outlive the calling kernel.
     """
-    h = nb.carray(stack_alloca(N_AGENTS, np.uint8), N_AGENTS)
-    j = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)
+    hidden_heap, joint_heap, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
+    hidden = nb.carray(stack_alloca(N_AGENTS, np.uint8), N_AGENTS)
+    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)
     for i in range(N_AGENTS):
-        h[i] = 1 if hidden[i] else 0
-        j[i] = joint[i]
-    return h, j
+        hidden[i] = 1 if hidden_heap[i] else 0
+        joint[i] = joint_heap[i]
+    return hidden, joint, n_hidden, root_wood, borrow(rng)
 
 
 @nb.njit(cache=True)

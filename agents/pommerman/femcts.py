@@ -50,7 +50,6 @@ import numba as nb
 import numpy as np
 from pydantic import Field, model_validator
 
-from games._lowlevel import borrow
 from games.rng import rng_integer, rng_uniform
 from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
@@ -72,8 +71,8 @@ from ..search import (
 )
 from ._agent import PommermanAgent, Profile, can_act
 from ._common import (
-    QUIRK_STOP_AT_OWN_END, QUIRK_TIE_DEATH_SCORED, advance, prepare_search, search_over,
-    search_scratch_on_stack, search_value,
+    QUIRK_STOP_AT_OWN_END, QUIRK_TIE_DEATH_SCORED, advance, prepare_search_in_frame, search_over,
+    search_value,
 )
 from .mcts import tree_policy
 from .features import (
@@ -378,9 +377,8 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
     tree = borrowed_tree(tree)
     root = borrowed_state(root)
     scratch = borrowed_state(scratch)
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
-    hidden, joint = search_scratch_on_stack(hidden, joint)
-    rng = borrow(rng)
+    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
+                                                                      max_wood)
     if feature_index.shape[0] > 0:
         prepare_feature_cache(feature_cache, root, rollout_depth, feature_index)
     reset_tree(tree)

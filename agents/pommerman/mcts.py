@@ -39,7 +39,6 @@ from typing import Annotated
 import numba as nb
 from pydantic import Field
 
-from games._lowlevel import borrow
 from games.pommerman.kernels import N_ACTIONS, STOP, borrowed_state, copy_into
 from games.validation import config_class
 
@@ -51,7 +50,7 @@ from ..search import (
 )
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act
 from ._common import (
-    advance, prepare_search, safe_random_action, search_over, search_scratch_on_stack, search_value,
+    advance, prepare_search_in_frame, safe_random_action, search_over, search_value,
 )
 
 
@@ -114,9 +113,8 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
     tree = borrowed_tree(tree)
     root = borrowed_state(root)
     scratch = borrowed_state(scratch)
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
-    hidden, joint = search_scratch_on_stack(hidden, joint)
-    rng = borrow(rng)
+    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
+                                                                      max_wood)
     reset_tree(tree)
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):

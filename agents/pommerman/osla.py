@@ -7,14 +7,13 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games._lowlevel import borrow
 from games.pommerman.kernels import N_ACTIONS, STOP, copy_into
 from games.validation import Real, config_class
 
 from ..registry import register
 from ..search import tie_noise
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act
-from ._common import advance, prepare_search, search_scratch_on_stack, search_value
+from ._common import advance, prepare_search_in_frame, search_value
 
 
 @nb.njit(cache=True)
@@ -22,9 +21,8 @@ def osla_decide(observation, player, root, scratch, epsilon, rng, quirks=0, max_
     """Each of the six actions for one tick with random opponents, scored by the
     heuristic (tie noise); returns (best action, 6 simulations). ``quirks``,
     ``max_wood``: the profile's switches (see ``_common.prepare_search``)."""
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
-    hidden, joint = search_scratch_on_stack(hidden, joint)
-    rng = borrow(rng)
+    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
+                                                                      max_wood)
     best = 0
     best_value = -np.inf
     for action in range(N_ACTIONS):

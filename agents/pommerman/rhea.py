@@ -28,7 +28,6 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games._lowlevel import borrow
 from games.rng import rng_integer, rng_uniform
 from games.pommerman.kernels import N_ACTIONS, STOP, borrowed_state, copy_into
 from games.validation import Real, config_class, one_of
@@ -37,7 +36,7 @@ from ..registry import register
 
 from ..search import budget_exhausted, deadline_ns, monotonic_ns, normalise
 from ._agent import MaxWoods, PommermanAgent, Profile, can_act, scratch_state
-from ._common import advance, prepare_search, search_over, search_scratch_on_stack, search_value
+from ._common import advance, prepare_search_in_frame, search_over, search_value
 
 EVALUATE_LAST = 0
 EVALUATE_DISCOUNT = 1
@@ -201,9 +200,8 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
     root = borrowed_state(root)
     scratch = borrowed_state(scratch)
     mc_state = borrowed_state(mc_state)
-    hidden, joint, n_hidden, root_wood = prepare_search(root, observation, quirks, max_wood)
-    hidden, joint = search_scratch_on_stack(hidden, joint)
-    rng = borrow(rng)
+    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
+                                                                      max_wood)
     p = population.shape[0]
     o = offspring.shape[0]
     length = population.shape[1]
