@@ -19,7 +19,8 @@ import numba as nb
 import numpy as np
 
 from ._layout import (
-    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
+    BOMB_FIELDS, FLAME_FIELDS, META_FIELDS,
     AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
     DEFAULT_MAX_STEPS, EXTRA_BOMB, F_COL, F_LIFE, F_ROW, FLAMES, INCR_RANGE, KICK,
     LAY_BOMB, M_COLLAPSE, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS,
@@ -28,7 +29,7 @@ from ._layout import (
     RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
     WOOD, PommermanState, empty_state,
 )
-from .._lowlevel import borrow, stack_alloca
+from .._lowlevel import data_pointer, stack_alloca
 
 BOMB_LIFE = 10
 FLAME_LIFE = 5
@@ -369,7 +370,7 @@ def _collapse_tile(board, bombs, flames, agents, meta, r, c, dying):
     board[p] = RIGID
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def step_java(state, actions):
     """Advance a java-ruleset state by one tick in place (ForwardModel.next + tick).
 
@@ -379,11 +380,35 @@ def step_java(state, actions):
             STOP); only agents with status STATUS_INCOMPLETE act.
     Sets meta[M_OVERFLOW] = 1 if the bomb or flame capacity would be exceeded.
     A finished game (meta[M_DONE]) is left unchanged.
+
+    Inlined into its callers (it is only this test and a call): the rules run in
+    :func:`_step_at`, which takes the seven arrays as data pointers, so a search
+    loop calls it with seven registers instead of pushing ~55 words of array
+    structs per simulated tick.
     """
     if state.meta[M_DONE]:
         return
-    _step(borrow(state.board), borrow(state.items), borrow(state.agents), borrow(state.bombs),
-          borrow(state.flames), borrow(state.meta), borrow(actions))
+    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout
+    for i in range(N_AGENTS):
+        joint[i] = actions[i]
+    _step_at(data_pointer(state.board), data_pointer(state.items), data_pointer(state.agents),
+             data_pointer(state.bombs), data_pointer(state.flames), data_pointer(state.meta),
+             data_pointer(joint))
+
+
+@nb.njit(cache=True)
+def _step_at(board, items, agents, bombs, flames, meta, actions):
+    """:func:`_step` on the state's arrays given as data pointers (``data_pointer``);
+    the arrays are rebuilt here with the layout's fixed shapes (no reference counts).
+
+    Args: pointers to int8[121] board and items, int16[4, AGENT_FIELDS] agents,
+        int16[MAX_BOMBS, BOMB_FIELDS] bombs, int16[MAX_FLAMES, FLAME_FIELDS] flames,
+        int32[META_FIELDS] meta (all C-contiguous), int64[4] actions.
+    """
+    _step(nb.carray(board, N_CELLS), nb.carray(items, N_CELLS),
+          nb.carray(agents, (N_AGENTS, AGENT_FIELDS)), nb.carray(bombs, (MAX_BOMBS, BOMB_FIELDS)),
+          nb.carray(flames, (MAX_FLAMES, FLAME_FIELDS)), nb.carray(meta, META_FIELDS),
+          nb.carray(actions, N_AGENTS))
 
 
 #: Sizes of the per-tick scratch of ``_step`` (on the stack, see ``stack_alloca``): int64

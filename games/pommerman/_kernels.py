@@ -21,7 +21,7 @@ from ._canonical import step_canonical
 from ._java import step_java
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def step(state, actions):
     """Advance ``state`` by one tick in place.
 
