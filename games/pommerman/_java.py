@@ -258,15 +258,15 @@ def _overlap_bombs(bpos, bdes, n, cnt):
 
 @nb.njit(cache=True, inline="always")
 def _remove_bombs(bombs, bpos, bdes, dead, n):
-    """Compact the bomb list (and its scratch arrays), dropping rows flagged in ``dead``.
+    """Compact the bomb list (and its scratch arrays), dropping the rows whose bit is set
+    in ``dead``.
 
-    bombs: int16[MAX_BOMBS, 6]; bpos, bdes: int64[MAX_BOMBS] cells; dead: int64[MAX_BOMBS] flags
-    (reset to False). Returns the new count.
+    bombs: int16[MAX_BOMBS, 6]; bpos, bdes: int64[MAX_BOMBS] cells; dead: uint64 bit mask
+    (bit k: bomb k; MAX_BOMBS == 64). Returns the new count.
     """
     w = 0
     for k in range(n):
-        if dead[k]:
-            dead[k] = 0
+        if dead >> np.uint64(k) & np.uint64(1):
             continue
         if w != k:
             for f in range(bombs.shape[1]):
@@ -413,8 +413,9 @@ def _step_at(board, items, agents, bombs, flames, meta, actions):
 
 #: Sizes of the per-tick scratch of ``_step`` (on the stack, see ``stack_alloca``): int64
 #: positions (agents, bombs; written before they are read) and flags, int16 cell counts.
-_SCRATCH_SIZE = 2 * N_AGENTS + 2 * MAX_BOMBS + MAX_BOMBS + 2 * N_AGENTS
+_SCRATCH_SIZE = 2 * N_AGENTS + 2 * MAX_BOMBS + 2 * N_AGENTS
 _COUNTS_SIZE = 2 * N_CELLS
+assert MAX_BOMBS <= 64, "step 10 keeps the bombs' death flags in one uint64"
 
 
 @nb.njit(cache=True, inline="always")
@@ -425,8 +426,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     nb_ = meta[M_N_BOMBS]
 
     # Scratch on the stack. int64: agent pos/desired, bomb pos/desired (filled below and
-    # when a bomb is laid), bomb-death flags (zeroed for the bombs this tick can hold),
-    # agent flags. int16 (zeroed): the bomb grid (then overlap counts, always re-zeroed)
+    # when a bomb is laid), agent flags. int16 (zeroed): the bomb grid (then overlap counts, always re-zeroed)
     # and the flame occupancy; counts stay far below 2**15 (at most MAX_FLAMES listed
     # flames plus 41 new ones per bomb). Zeroing only what is read keeps the per-tick
     # memset at ~0.5 KB instead of 2.5 KB.
@@ -443,13 +443,9 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     o += MAX_BOMBS
     bdes = scratch[o:o + MAX_BOMBS]
     o += MAX_BOMBS
-    bdead = scratch[o:o + MAX_BOMBS]
-    o += MAX_BOMBS
     dying = scratch[o:o + N_AGENTS]
     o += N_AGENTS
     alive = scratch[o:o + N_AGENTS]
-    for k in range(min(nb_ + N_AGENTS, MAX_BOMBS)):  # bombs after this tick's laying
-        bdead[k] = 0
     for i in range(N_AGENTS):
         dying[i] = 0
     grid = counts[0:N_CELLS]
@@ -613,31 +609,31 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         elif v == KICK:
             agents[i, A_KICK] = 1
 
-    # 10. explosions (occ already counts every listed flame, the dying ones too)
+    # 10. explosions (occ already counts every listed flame, the dying ones too); ``bdead``
+    # has bit k for bomb k (MAX_BOMBS == 64 bits: no per-tick zeroing of a flag array)
     again = True
     while again and nb_ > 0:
         again = False
-        n_dead = 0
+        bdead = np.uint64(0)
         for k in range(nb_):
             if bombs[k, B_LIFE] == 0 or occ[bpos[k]] > 0:
                 made = _explode(board, flames, meta, occ, bombs[k, B_ROW], bombs[k, B_COL],
                                 bombs[k, B_BLAST])
                 if made > 0:
                     again = True
-                    bdead[k] = 1
-                    n_dead += 1
+                    bdead |= np.uint64(1) << np.uint64(k)
                     o = bombs[k, B_OWNER]
                     if o >= 0:
                         agents[o, A_AMMO] += 1
-        if n_dead > 0:
+        if bdead:
             # ArrayList.removeAll: also drops bombs equal (life, position, desired) to a dead one
             for m in range(nb_):
-                if bdead[m]:
+                if bdead >> np.uint64(m) & np.uint64(1):
                     continue
                 for k in range(nb_):
-                    if (bdead[k] and bombs[k, B_LIFE] == bombs[m, B_LIFE]
+                    if (bdead >> np.uint64(k) & np.uint64(1) and bombs[k, B_LIFE] == bombs[m, B_LIFE]
                             and bpos[k] == bpos[m] and bdes[k] == bdes[m]):
-                        bdead[m] = 1
+                        bdead |= np.uint64(1) << np.uint64(m)
                         break
             nb_ = _remove_bombs(bombs, bpos, bdes, bdead, nb_)
     meta[M_N_BOMBS] = nb_
