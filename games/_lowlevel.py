@@ -8,7 +8,10 @@ their rules are in their docstrings:
 - :func:`borrow` -- an array view without reference counting (the owner must
   outlive the view; never return or store a borrowed view);
 - :func:`keep_alive` -- marks the point up to which a kernel's own array must
-  live, so that a view borrowed from it stays valid until there.
+  live, so that a view borrowed from it stays valid until there;
+- :func:`data_pointer` -- an array's data as a typed pointer, so that a hot
+  kernel can take a state as a few pointers (one register each) instead of
+  arrays (seven to nine machine words each, pushed on the stack at every call).
 """
 from __future__ import annotations
 
@@ -121,3 +124,26 @@ def keep_alive(typingctx, arr):
         return context.get_dummy_value()
 
     return types.none(arr), codegen
+
+
+@intrinsic
+def data_pointer(typingctx, arr):
+    """The data pointer of a C-contiguous numba array, as ``CPointer(dtype)``.
+
+    ``nb.carray(data_pointer(a), shape)`` rebuilds ``a`` (with a compile-time
+    shape) inside the callee, without a reference count. A kernel called once
+    per simulated tick takes its state this way: an array argument is passed as
+    seven (1-D) or nine (2-D) machine words, so a six-array state and an action
+    array cost some 55 stack pushes per call, a pointer one register. The
+    caller must keep ``a`` alive while the pointer is used (a kernel's own
+    arguments are).
+    """
+    if not (isinstance(arr, types.Array) and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import make_array
+        ary = make_array(sig.args[0])(context, builder, args[0])
+        return ary.data
+
+    return types.CPointer(arr.dtype)(arr), codegen

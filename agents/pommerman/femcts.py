@@ -173,7 +173,7 @@ def policy_action(state, player, weights, feature_index, scale, offset, n_effect
     return _effective_to_real(state, player, n_effective, e, rng, fog_blocks)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
                     n_effective, feature_cache, all_features, features, probabilities, joint,
                     hidden, n_hidden, rng, features_only=False, fog_blocks=False, absent=0.0,

@@ -54,7 +54,7 @@ from ._common import (
 )
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng,
                 quirks=0):
     """Descend from the root re-simulating actions in ``state``; expand one node.
@@ -78,7 +78,7 @@ def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint,
     return node
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def rollout(state, player, depth, rollout_depth, joint, hidden, n_hidden, rng, quirks=0):
     """Random play (own moves avoid flames) from ``depth`` to ``rollout_depth`` ticks."""
     while depth < rollout_depth and not search_over(state, player, quirks):

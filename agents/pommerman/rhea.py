@@ -67,7 +67,7 @@ def _mc_rollout_value(state, player, root, root_wood, evaluate_act, discount, pa
     return normalise(acc, -1.0, 1.0)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, player,
              evaluate_act, discount, mc_rollouts, mc_length, mc_repeat,
              joint, hidden, n_hidden, rng, quirks=0):
@@ -211,34 +211,40 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
     pool_values = np.empty(p + o, dtype=np.float64)
     order = np.empty(p + o, dtype=np.int64)
 
-    if has_population and shift_buffer:
-        for i in range(p):
+    shift = has_population and shift_buffer
+    for i in range(p):  # the shifted (or a random) population, evaluated
+        if shift:
             for j in range(1, length):
                 population[i, j - 1] = population[i, j]
             population[i, length - 1] = rng_integer(rng, N_ACTIONS)
-            values[i] = evaluate(population[i], values[i], no_mutation, root, root_wood, scratch,
-                                 mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
-                                 mc_repeat, joint, hidden, n_hidden, rng, quirks)
-    else:
-        for i in range(p):
+            old_value = values[i]
+        else:
             for j in range(length):
                 population[i, j] = rng_integer(rng, N_ACTIONS)
-            values[i] = evaluate(population[i], 0.0, no_mutation, root, root_wood, scratch,
-                                 mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
-                                 mc_repeat, joint, hidden, n_hidden, rng, quirks)
+            old_value = 0.0
+        values[i] = evaluate(population[i], old_value, no_mutation, root, root_wood, scratch,
+                             mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
+                             mc_repeat, joint, hidden, n_hidden, rng, quirks)
 
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
-        for k in range(o):
-            inherited = _make_offspring(population, values, offspring[k], tournament_size, rng)
-            _draw_mutation(mutate, mutation_rate, rng)
-            off_values[k] = evaluate(offspring[k], inherited, mutate, root, root_wood, scratch,
-                                     mc_state, player, evaluate_act, discount, mc_rollouts,
-                                     mc_length, mc_repeat, joint, hidden, n_hidden, rng, quirks)
-        for i in range(p):  # re-evaluate the parents
-            values[i] = evaluate(population[i], values[i], no_mutation, root, root_wood, scratch,
-                                 mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
-                                 mc_repeat, joint, hidden, n_hidden, rng, quirks)
+        # the offspring (made and mutated in turn), then the parents re-evaluated, through
+        # one evaluate call site (it is inlined: one copy of the rollout loop here)
+        for k in range(o + p):
+            if k < o:
+                old_value = _make_offspring(population, values, offspring[k], tournament_size, rng)
+                _draw_mutation(mutate, mutation_rate, rng)
+                genes, mutated = offspring[k], mutate
+            else:
+                old_value = values[k - o]
+                genes, mutated = population[k - o], no_mutation
+            value = evaluate(genes, old_value, mutated, root, root_wood, scratch, mc_state, player,
+                             evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, joint,
+                             hidden, n_hidden, rng, quirks)
+            if k < o:
+                off_values[k] = value
+            else:
+                values[k - o] = value
         _keep_best(population, values, offspring, off_values, pool, pool_values, order)
         iterations += 1
     return np.int64(population[0, 0]), iterations

@@ -19,7 +19,8 @@ import numba as nb
 import numpy as np
 
 from ._layout import (
-    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
+    BOMB_FIELDS, FLAME_FIELDS, META_FIELDS,
     AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
     DEFAULT_MAX_STEPS, EXTRA_BOMB, F_COL, F_LIFE, F_ROW, FLAMES, INCR_RANGE, KICK,
     LAY_BOMB, M_COLLAPSE, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS,
@@ -28,7 +29,7 @@ from ._layout import (
     RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
     WOOD, PommermanState, empty_state,
 )
-from .._lowlevel import borrow, stack_alloca
+from .._lowlevel import data_pointer, stack_alloca
 
 BOMB_LIFE = 10
 FLAME_LIFE = 5
@@ -257,15 +258,15 @@ def _overlap_bombs(bpos, bdes, n, cnt):
 
 @nb.njit(cache=True, inline="always")
 def _remove_bombs(bombs, bpos, bdes, dead, n):
-    """Compact the bomb list (and its scratch arrays), dropping rows flagged in ``dead``.
+    """Compact the bomb list (and its scratch arrays), dropping the rows whose bit is set
+    in ``dead``.
 
-    bombs: int16[MAX_BOMBS, 6]; bpos, bdes: int64[MAX_BOMBS] cells; dead: int64[MAX_BOMBS] flags
-    (reset to False). Returns the new count.
+    bombs: int16[MAX_BOMBS, 6]; bpos, bdes: int64[MAX_BOMBS] cells; dead: uint64 bit mask
+    (bit k: bomb k; MAX_BOMBS == 64). Returns the new count.
     """
     w = 0
     for k in range(n):
-        if dead[k]:
-            dead[k] = 0
+        if dead >> np.uint64(k) & np.uint64(1):
             continue
         if w != k:
             for f in range(bombs.shape[1]):
@@ -369,7 +370,7 @@ def _collapse_tile(board, bombs, flames, agents, meta, r, c, dying):
     board[p] = RIGID
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def step_java(state, actions):
     """Advance a java-ruleset state by one tick in place (ForwardModel.next + tick).
 
@@ -379,17 +380,42 @@ def step_java(state, actions):
             STOP); only agents with status STATUS_INCOMPLETE act.
     Sets meta[M_OVERFLOW] = 1 if the bomb or flame capacity would be exceeded.
     A finished game (meta[M_DONE]) is left unchanged.
+
+    Inlined into its callers (it is only this test and a call): the rules run in
+    :func:`_step_at`, which takes the seven arrays as data pointers, so a search
+    loop calls it with seven registers instead of pushing ~55 words of array
+    structs per simulated tick.
     """
     if state.meta[M_DONE]:
         return
-    _step(borrow(state.board), borrow(state.items), borrow(state.agents), borrow(state.bombs),
-          borrow(state.flames), borrow(state.meta), borrow(actions))
+    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout
+    for i in range(N_AGENTS):
+        joint[i] = actions[i]
+    _step_at(data_pointer(state.board), data_pointer(state.items), data_pointer(state.agents),
+             data_pointer(state.bombs), data_pointer(state.flames), data_pointer(state.meta),
+             data_pointer(joint))
+
+
+@nb.njit(cache=True)
+def _step_at(board, items, agents, bombs, flames, meta, actions):
+    """:func:`_step` on the state's arrays given as data pointers (``data_pointer``);
+    the arrays are rebuilt here with the layout's fixed shapes (no reference counts).
+
+    Args: pointers to int8[121] board and items, int16[4, AGENT_FIELDS] agents,
+        int16[MAX_BOMBS, BOMB_FIELDS] bombs, int16[MAX_FLAMES, FLAME_FIELDS] flames,
+        int32[META_FIELDS] meta (all C-contiguous), int64[4] actions.
+    """
+    _step(nb.carray(board, N_CELLS), nb.carray(items, N_CELLS),
+          nb.carray(agents, (N_AGENTS, AGENT_FIELDS)), nb.carray(bombs, (MAX_BOMBS, BOMB_FIELDS)),
+          nb.carray(flames, (MAX_FLAMES, FLAME_FIELDS)), nb.carray(meta, META_FIELDS),
+          nb.carray(actions, N_AGENTS))
 
 
 #: Sizes of the per-tick scratch of ``_step`` (on the stack, see ``stack_alloca``): int64
 #: positions (agents, bombs; written before they are read) and flags, int16 cell counts.
-_SCRATCH_SIZE = 2 * N_AGENTS + 2 * MAX_BOMBS + MAX_BOMBS + 2 * N_AGENTS
+_SCRATCH_SIZE = 2 * N_AGENTS + 2 * MAX_BOMBS + 2 * N_AGENTS
 _COUNTS_SIZE = 2 * N_CELLS
+assert MAX_BOMBS <= 64, "step 10 keeps the bombs' death flags in one uint64"
 
 
 @nb.njit(cache=True, inline="always")
@@ -400,8 +426,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     nb_ = meta[M_N_BOMBS]
 
     # Scratch on the stack. int64: agent pos/desired, bomb pos/desired (filled below and
-    # when a bomb is laid), bomb-death flags (zeroed for the bombs this tick can hold),
-    # agent flags. int16 (zeroed): the bomb grid (then overlap counts, always re-zeroed)
+    # when a bomb is laid), agent flags. int16 (zeroed): the bomb grid (then overlap counts, always re-zeroed)
     # and the flame occupancy; counts stay far below 2**15 (at most MAX_FLAMES listed
     # flames plus 41 new ones per bomb). Zeroing only what is read keeps the per-tick
     # memset at ~0.5 KB instead of 2.5 KB.
@@ -418,13 +443,9 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     o += MAX_BOMBS
     bdes = scratch[o:o + MAX_BOMBS]
     o += MAX_BOMBS
-    bdead = scratch[o:o + MAX_BOMBS]
-    o += MAX_BOMBS
     dying = scratch[o:o + N_AGENTS]
     o += N_AGENTS
     alive = scratch[o:o + N_AGENTS]
-    for k in range(min(nb_ + N_AGENTS, MAX_BOMBS)):  # bombs after this tick's laying
-        bdead[k] = 0
     for i in range(N_AGENTS):
         dying[i] = 0
     grid = counts[0:N_CELLS]
@@ -588,31 +609,31 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         elif v == KICK:
             agents[i, A_KICK] = 1
 
-    # 10. explosions (occ already counts every listed flame, the dying ones too)
+    # 10. explosions (occ already counts every listed flame, the dying ones too); ``bdead``
+    # has bit k for bomb k (MAX_BOMBS == 64 bits: no per-tick zeroing of a flag array)
     again = True
     while again and nb_ > 0:
         again = False
-        n_dead = 0
+        bdead = np.uint64(0)
         for k in range(nb_):
             if bombs[k, B_LIFE] == 0 or occ[bpos[k]] > 0:
                 made = _explode(board, flames, meta, occ, bombs[k, B_ROW], bombs[k, B_COL],
                                 bombs[k, B_BLAST])
                 if made > 0:
                     again = True
-                    bdead[k] = 1
-                    n_dead += 1
+                    bdead |= np.uint64(1) << np.uint64(k)
                     o = bombs[k, B_OWNER]
                     if o >= 0:
                         agents[o, A_AMMO] += 1
-        if n_dead > 0:
+        if bdead:
             # ArrayList.removeAll: also drops bombs equal (life, position, desired) to a dead one
             for m in range(nb_):
-                if bdead[m]:
+                if bdead >> np.uint64(m) & np.uint64(1):
                     continue
                 for k in range(nb_):
-                    if (bdead[k] and bombs[k, B_LIFE] == bombs[m, B_LIFE]
+                    if (bdead >> np.uint64(k) & np.uint64(1) and bombs[k, B_LIFE] == bombs[m, B_LIFE]
                             and bpos[k] == bpos[m] and bdes[k] == bdes[m]):
-                        bdead[m] = 1
+                        bdead |= np.uint64(1) << np.uint64(m)
                         break
             nb_ = _remove_bombs(bombs, bpos, bdes, bdead, nb_)
     meta[M_N_BOMBS] = nb_

@@ -21,7 +21,7 @@ from ._canonical import step_canonical
 from ._java import step_java
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def step(state, actions):
     """Advance ``state`` by one tick in place.
 
@@ -74,7 +74,7 @@ def legal_actions(state, player):
     return mask
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def teammate_of(state, player):
     """The teammate's id in team mode (teams 0+2, 1+3), else -1."""
     if state.meta[M_MODE] == MODE_TEAM:
@@ -155,7 +155,7 @@ def observe(state, player, view_range):
     return obs
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def count_wood(state):
     """Number of wood cells on the (possibly fogged) board."""
     n = 0
@@ -165,7 +165,7 @@ def count_wood(state):
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def count_alive(state, player, teammates):
     """Living visible agents other than ``player``: teammates if ``teammates`` else enemies."""
     mate = teammate_of(state, player)
@@ -178,7 +178,7 @@ def count_alive(state, player, teammates):
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def heuristic(root, root_wood, leaf, player):
     """The reference framework's heuristic value of ``leaf`` for ``player``.
 
@@ -199,7 +199,7 @@ def heuristic(root, root_wood, leaf, player):
     return heuristic_score(root, root_wood, leaf, player)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def heuristic_score(root, root_wood, leaf, player):
     """The non-terminal part of :func:`heuristic` (whatever ``player``'s status):
     FFA: 0.5 * enemies killed / 3 + 0.1 * wood destroyed / initial wood
