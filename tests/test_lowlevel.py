@@ -1,10 +1,11 @@
 """The low-level helpers hot kernels rely on (games/_lowlevel.py): a borrowed view of a
 kernel's own array stays valid up to ``keep_alive``, and the Pommerman searches' in-frame
-set-up gives what ``prepare_search`` gives."""
+set-up gives what ``prepare_search`` gives; an array rebuilt from ``data_pointer`` is the
+array itself."""
 import numba as nb
 import numpy as np
 
-from games._lowlevel import borrow, keep_alive
+from games._lowlevel import borrow, data_pointer, keep_alive
 
 
 @nb.njit(cache=True)
@@ -64,3 +65,53 @@ def test_prepare_search_in_frame_matches_prepare_search():
     assert np.array_equal(root_a.board, root_b.board) and np.array_equal(root_a.agents, root_b.agents)
     assert joint.tolist() == [0, 0, 0, 0]  # the heap scratch is untouched
     assert rng.tolist() == reference.tolist()  # advanced through the borrowed view
+
+
+@nb.njit(cache=True)
+def _write_through_data_pointer(values, agents):
+    flat = nb.carray(data_pointer(values), values.shape[0])
+    for i in range(flat.shape[0]):
+        flat[i] = 10 * i
+    grid = nb.carray(data_pointer(agents), (4, 9))
+    grid[3, 8] = -7
+    return flat[flat.shape[0] - 1]
+
+
+def test_data_pointer_rebuilds_the_same_memory():
+    """An array rebuilt from its data pointer is the array: writes land in the caller's."""
+    values = np.zeros(5, dtype=np.int64)
+    agents = np.zeros((4, 9), dtype=np.int16)
+    assert _write_through_data_pointer(values, agents) == 40
+    assert values.tolist() == [0, 10, 20, 30, 40]
+    assert agents[3, 8] == -7 and np.count_nonzero(agents) == 1
+
+
+def test_data_pointer_refuses_a_non_contiguous_array():
+    """Only C-contiguous arrays have a pointer a fixed-shape carray can read: others fail to type."""
+    import pytest
+    from numba.core.errors import TypingError
+
+    @nb.njit
+    def pointer_of(a):
+        return nb.carray(data_pointer(a), 3)[0]
+
+    assert pointer_of(np.arange(3.0)) == 0.0
+    with pytest.raises(TypingError):
+        pointer_of(np.arange(6.0)[::2])
+
+
+def test_java_step_takes_any_action_array():
+    """step_java copies the actions into its own int64 scratch: an int32 or strided action
+    array gives the same tick as an int64 one."""
+    from games.pommerman import PommermanConfig, generate
+    from games.pommerman.kernels import copy_state, step
+
+    state = generate(PommermanConfig(ruleset="java"), np.random.SeedSequence(4))
+    joint = np.array([1, 2, 5, 4], dtype=np.int64)
+    reference = copy_state(state)
+    step(reference, joint)
+    for actions in (joint.astype(np.int32), np.repeat(joint, 2)[::2]):
+        other = copy_state(state)
+        step(other, actions)
+        for a, b in zip(other, reference):
+            assert np.array_equal(a, b)

@@ -28,6 +28,10 @@ def step(state, actions):
     Args:
         state: PommermanState (modified in place).
         actions: int64[4], one action (0..5) per agent id; ignored for dead agents.
+
+    Inlined into the calling kernel (a search's tick): as a call it passed the state and
+    the actions (~55 machine words of array structs) twice per simulated tick, here and
+    again to the rules.
     """
     s = borrowed_state(state)
     a = borrow(actions)
