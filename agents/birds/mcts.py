@@ -70,6 +70,7 @@ from agents.search import (
     borrowed_tree, is_full, monotonic_ns, new_tree, recommend_root_action, reset_tree, sample_outcome,
     select_outcome_proportional, select_outcome_pw_ucb, select_ucb1_untried_first,
 )
+from games._lowlevel import borrow, keep_alive
 from games.rng import rng_integer
 from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
@@ -142,7 +143,7 @@ def unseen_pool(state, player, pool):
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def determinize(sim, root, player, pool, n_pool, rng):
     """``sim`` := ``root`` (a state or observation for ``player``) with every hidden
     slot filled by a uniform random arrangement of the ``n_pool`` unseen cards in
@@ -228,7 +229,7 @@ def _seen_since_root(cards, c, grouped, outcome_of, in_pool, counts):
     return 0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def unseen_outcome_counts(sim, player, grouped, outcome_of, in_pool, pool_counts, n_pool, counts):
     """:func:`unseen_class_counts` summed into chance outcomes when ``grouped``:
     ``counts[o]`` := unseen cards whose class ``k`` has ``outcome_of[k] == o``
@@ -265,7 +266,7 @@ def outcome_of_card(cards, card, grouped, outcome_of):
     return outcome_of[k] if grouped else k
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def force_top_card(sim, player, outcome, count, grouped, outcome_of, rng):
     """Move a uniformly chosen unseen card of outcome ``outcome`` (a class, or a
     group of classes by ``outcome_of``; ``count`` such cards) to the top of the
@@ -304,7 +305,7 @@ def opponent_turn(sim, player, opp_model, weights, feats, probs, rng):
     step(sim, model_action(sim, q, opp_model, weights, feats, probs, rng))
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def pending_after(sim, action, split):
     """Which chance event (PENDING_*) ``action`` of the player to move leads to
     (none unless ``split``: the search makes chance nodes)."""
@@ -317,7 +318,7 @@ def pending_after(sim, action, split):
     return PENDING_NONE
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def begin_action(sim, player, action, pending, closed_loop, opp_model, weights, feats, probs, rng):
     """Apply the searching player's ``action`` up to its chance event: nothing yet
     for a deck draw, the tray take for a tray draw; with no chance event the
@@ -332,7 +333,7 @@ def begin_action(sim, player, action, pending, closed_loop, opp_model, weights, 
         opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def resolve_chance(sim, player, pending, outcome, count, grouped, outcome_of, closed_loop,
                    opp_model, weights, feats, probs, rng):
     """Finish a turn whose chance event has ``outcome`` (a card class, or a group by
@@ -346,7 +347,7 @@ def resolve_chance(sim, player, pending, outcome, count, grouped, outcome_of, cl
         opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def opponent_pending(sim, player, closed_loop):
     """PENDING_OPPONENT when the closed-loop search is at the opponent's move, else PENDING_NONE."""
     if closed_loop and not is_terminal(sim) and sim.meta[M_TO_MOVE] != player:
@@ -394,7 +395,7 @@ def leaf_value(sim, player, backup_kind, margin_scale):
     return result_of(sim, player)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, backup_kind,
             margin_scale, rng):
     """Play ``sim`` to the end; returns its :func:`leaf_value` for ``player``."""
@@ -430,7 +431,7 @@ def widen(tree, node, counts, total, widening_alpha):
     return kept
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def select_outcome(tree, node, counts, total, chance_selection, exploration, rng):
     """The outcome this iteration follows at a chance node (CHANCE_* rule)."""
     if chance_selection == CHANCE_PW_UCB:
@@ -481,13 +482,19 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
     sim = borrowed_state(sim)
     det = borrowed_state(det)
     tree = borrowed_tree(tree)
+    # the work arrays, weights and rng too: they go to the opponent model, the
+    # determinization and the rollout on every iteration (atomic reference counts were
+    # a fifth of an iteration)
+    pool, counts, legal, feats, probs = borrow(pool), borrow(counts), borrow(legal), borrow(feats), borrow(probs)
+    weights, outcome_of, stats, rng = borrow(weights), borrow(outcome_of), borrow(stats), borrow(rng)
     player = root.meta[M_TO_MOVE]
     split = chance_nodes and grouping != GROUPING_NONE
     grouped = grouping == GROUPING_COARSE
     reset_tree(tree)
     n_pool = unseen_pool(root, player, pool)
-    in_pool = np.zeros(root.cards.shape[0], dtype=np.bool_)
-    pool_counts = np.zeros(counts.shape[0], dtype=np.int64)
+    in_pool_owner = np.zeros(root.cards.shape[0], dtype=np.bool_)
+    pool_counts_owner = np.zeros(counts.shape[0], dtype=np.int64)
+    in_pool, pool_counts = borrow(in_pool_owner), borrow(pool_counts_owner)
     pool_outcome_counts(root.cards, pool, n_pool, grouped, outcome_of, in_pool, pool_counts)
     start = monotonic_ns()
     deadline = deadline_ns(time_limit)
@@ -575,6 +582,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         if is_full(tree):
             break
     action = recommend_root_action(tree, not most_visited, 1e-6, rng)
+    keep_alive((in_pool_owner, pool_counts_owner))
     return action, iterations
 
 
