@@ -62,6 +62,9 @@ def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint,
     Returns: int, the node the rollout starts from (a new leaf, or a node at
     the depth limit / end of game / full tree; with ``QUIRK_STOP_AT_OWN_END``
     also where the searcher's result got decided).
+
+    Inlined (as :func:`rollout`) into the decision kernels that call it: as a call it
+    passed the tree and the state by value (~130 machine words) every iteration.
     """
     node = ROOT_INDEX
     while not search_over(state, player, quirks) and tree.depth[node] < rollout_depth:

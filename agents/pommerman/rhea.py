@@ -74,6 +74,9 @@ def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, playe
     """Roll ``genes`` (int8[L], mutated in place where ``mutate[i]``) from the root.
 
     Returns: float64, the new fitness ``(old_value + value) / 2``.
+
+    Inlined into :func:`rhea_decide` (two call sites: the population's evaluation, the
+    generation loop): as a call it passed three states by value per evaluation.
     """
     copy_into(scratch, root)
     length = genes.shape[0]
