@@ -115,3 +115,17 @@ def test_java_step_takes_any_action_array():
         step(other, actions)
         for a, b in zip(other, reference):
             assert np.array_equal(a, b)
+
+
+def test_java_step_refuses_a_state_of_another_shape():
+    """The java rules read the state through fixed-shape views: a state whose arrays are not
+    the layout's (here a shorter flame list) is refused, not read out of bounds."""
+    import pytest
+    from games.pommerman import PommermanConfig, generate
+    from games.pommerman.kernels import PommermanState, step
+
+    state = generate(PommermanConfig(ruleset="java"), np.random.SeedSequence(4))
+    short = PommermanState(state.board, state.items, state.agents, state.bombs,
+                           np.ascontiguousarray(state.flames[:16]), state.meta)
+    with pytest.raises(ValueError, match="layout's shapes"):
+        step(short, np.zeros(4, dtype=np.int64))

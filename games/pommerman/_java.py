@@ -381,13 +381,22 @@ def step_java(state, actions):
     Sets meta[M_OVERFLOW] = 1 if the bomb or flame capacity would be exceeded.
     A finished game (meta[M_DONE]) is left unchanged.
 
-    Inlined into its callers (it is only this test and a call): the rules run in
+    Inlined into its callers (it is only these checks and a call): the rules run in
     :func:`_step_at`, which takes the seven arrays as data pointers, so a search
     loop calls it with seven registers instead of pushing ~55 words of array
-    structs per simulated tick.
+    structs per simulated tick. Since ``_step_at`` rebuilds the arrays with the
+    layout's fixed shapes, a state whose arrays have other shapes is refused
+    (ValueError) instead of read out of bounds.
     """
     if state.meta[M_DONE]:
         return
+    if (state.board.shape[0] != N_CELLS or state.items.shape[0] != N_CELLS
+            or state.agents.shape[0] != N_AGENTS or state.agents.shape[1] != AGENT_FIELDS
+            or state.bombs.shape[0] != MAX_BOMBS or state.bombs.shape[1] != BOMB_FIELDS
+            or state.flames.shape[0] != MAX_FLAMES or state.flames.shape[1] != FLAME_FIELDS
+            or state.meta.shape[0] != META_FIELDS or actions.shape[0] != N_AGENTS):
+        raise ValueError("step_java: the state's arrays must have the layout's shapes "
+                         "(_layout.py), and actions one entry per agent")
     joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout
     for i in range(N_AGENTS):
         joint[i] = actions[i]
@@ -426,8 +435,8 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     nb_ = meta[M_N_BOMBS]
 
     # Scratch on the stack. int64: agent pos/desired, bomb pos/desired (filled below and
-    # when a bomb is laid), agent flags. int16 (zeroed): the bomb grid (then overlap counts, always re-zeroed)
-    # and the flame occupancy; counts stay far below 2**15 (at most MAX_FLAMES listed
+    # when a bomb is laid), agent flags. int16 (zeroed): the bomb grid (then overlap
+    # counts, always re-zeroed) and the flame occupancy; counts stay far below 2**15 (at most MAX_FLAMES listed
     # flames plus 41 new ones per bomb). Zeroing only what is read keeps the per-tick
     # memset at ~0.5 KB instead of 2.5 KB.
     scratch = nb.carray(stack_alloca(_SCRATCH_SIZE, np.int64), _SCRATCH_SIZE)
