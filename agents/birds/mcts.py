@@ -485,8 +485,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
     # the work arrays, weights and rng too: they go to the opponent model, the
     # determinization and the rollout on every iteration (atomic reference counts were
     # a fifth of an iteration)
-    pool, counts, legal, feats, probs = borrow(pool), borrow(counts), borrow(legal), borrow(feats), borrow(probs)
-    weights, outcome_of, stats, rng = borrow(weights), borrow(outcome_of), borrow(stats), borrow(rng)
+    pool, counts, legal = borrow(pool), borrow(counts), borrow(legal)
+    feats, probs, weights = borrow(feats), borrow(probs), borrow(weights)
+    outcome_of, stats, rng = borrow(outcome_of), borrow(stats), borrow(rng)
     player = root.meta[M_TO_MOVE]
     split = chance_nodes and grouping != GROUPING_NONE
     grouped = grouping == GROUPING_COARSE

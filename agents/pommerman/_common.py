@@ -45,12 +45,12 @@ import numpy as np
 
 from games._lowlevel import borrow, stack_alloca
 from games.rng import rng_integer
-from games.pommerman.kernels import count_wood, heuristic_score, step
+from games.pommerman.kernels import count_wood, heuristic, step
 from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, ACTION_DCOL, ACTION_DROW,
     BOARD_SIZE, FLAMES, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_RESULT, M_STEP,
     MODE_TEAM, N_ACTIONS, N_AGENTS, RESULT_INCOMPLETE, STATUS_INCOMPLETE, STATUS_LOSS,
-    STATUS_TIE, STATUS_WIN, copy_into,
+    STATUS_TIE, copy_into,
 )
 
 QUIRK_SAFE_ACTION_SLIP = 1
@@ -315,11 +315,4 @@ def search_value(root, root_wood, leaf, player, quirks=0):
     -1 lost or dead, else ``heuristic_score``); with ``QUIRK_TIE_DEATH_SCORED`` a dead
     searcher whose status is TIE gets the heuristic score instead of -1, as in the
     framework."""
-    status = leaf.agents[player, A_STATUS]
-    if status == STATUS_WIN:
-        return 1.0
-    tie_scored = quirks & QUIRK_TIE_DEATH_SCORED and status == STATUS_TIE
-    if not tie_scored and (status == STATUS_LOSS or not leaf.agents[player, A_ALIVE]):
-        return -1.0
-    # one heuristic_score call site: it is inlined, and search_value is inlined in turn
-    return heuristic_score(root, root_wood, leaf, player)
+    return heuristic(root, root_wood, leaf, player, quirks & QUIRK_TIE_DEATH_SCORED != 0)

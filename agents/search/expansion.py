@@ -18,7 +18,7 @@ from games.rng import rng_integer
 from .tree import DECISION, ILLEGAL, UNVISITED
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def untried_count(tree, node):
     """Number of actions of ``node`` not expanded yet (children == UNVISITED)."""
     n = 0
@@ -39,14 +39,11 @@ def random_untried_action(tree, node, rng):
     Inlined: searches call it once per tree level, and as a call it passed the
     whole Tree (some 80 machine words) to count six entries.
     """
-    children = tree.children
-    n = 0
-    for a in range(children.shape[1]):
-        if children[node, a] == UNVISITED:
-            n += 1
+    n = untried_count(tree, node)
     if n == 0:
         return -1
     k = rng_integer(rng, n)
+    children = tree.children
     for a in range(children.shape[1]):
         if children[node, a] == UNVISITED:
             if k == 0:

@@ -436,9 +436,9 @@ def _step(board, items, agents, bombs, flames, meta, actions):
 
     # Scratch on the stack. int64: agent pos/desired, bomb pos/desired (filled below and
     # when a bomb is laid), agent flags. int16 (zeroed): the bomb grid (then overlap
-    # counts, always re-zeroed) and the flame occupancy; counts stay far below 2**15 (at most MAX_FLAMES listed
-    # flames plus 41 new ones per bomb). Zeroing only what is read keeps the per-tick
-    # memset at ~0.5 KB instead of 2.5 KB.
+    # counts, always re-zeroed) and the flame occupancy; counts stay far below 2**15
+    # (at most MAX_FLAMES listed flames plus 41 new ones per bomb). Zeroing only what is
+    # read keeps the per-tick memset at ~0.5 KB instead of 2.5 KB.
     scratch = nb.carray(stack_alloca(_SCRATCH_SIZE, np.int64), _SCRATCH_SIZE)
     counts = nb.carray(stack_alloca(_COUNTS_SIZE, np.int16), _COUNTS_SIZE)
     for j in range(_COUNTS_SIZE):

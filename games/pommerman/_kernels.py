@@ -13,7 +13,7 @@ from ._layout import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_STATUS, A_VISIBLE, A_REWARD,
     B_COL, B_DIR, B_OWNER, B_ROW, F_COL, F_LIFE, F_ROW, FOG, M_DONE,
     M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
-    N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_WIN, WOOD, BOARD_SIZE,
+    N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_TIE, STATUS_WIN, WOOD, BOARD_SIZE,
     M_RULESET, RULESET_JAVA, borrowed_state, copy_state,
 )
 from .._lowlevel import borrow
@@ -183,7 +183,7 @@ def count_alive(state, player, teammates):
 
 
 @nb.njit(cache=True, inline="always")
-def heuristic(root, root_wood, leaf, player):
+def heuristic(root, root_wood, leaf, player, tie_death_scored=False):
     """The reference framework's heuristic value of ``leaf`` for ``player``.
 
     Args:
@@ -191,6 +191,9 @@ def heuristic(root, root_wood, leaf, player):
         root_wood: int, wood cells on the root board (precomputed once).
         leaf: PommermanState reached by the search.
         player: int.
+        tie_death_scored: bool; if True a dead ``player`` whose status is TIE gets
+            :func:`heuristic_score` instead of -1 (the Java framework scores -1 only
+            LOSS; the searches' ``QUIRK_TIE_DEATH_SCORED``).
     Returns:
         float64: +1 if ``player`` has won, -1 if it has lost or died, else
         :func:`heuristic_score`.
@@ -198,9 +201,10 @@ def heuristic(root, root_wood, leaf, player):
     status = leaf.agents[player, A_STATUS]
     if status == STATUS_WIN:
         return 1.0
-    if status == STATUS_LOSS or not leaf.agents[player, A_ALIVE]:
+    scored_tie = tie_death_scored and status == STATUS_TIE
+    if not scored_tie and (status == STATUS_LOSS or not leaf.agents[player, A_ALIVE]):
         return -1.0
-    return heuristic_score(root, root_wood, leaf, player)
+    return heuristic_score(root, root_wood, leaf, player)  # one site: it is inlined
 
 
 @nb.njit(cache=True, inline="always")
