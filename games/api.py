@@ -194,7 +194,7 @@ class Game(ABC):
 
     def fingerprint(self) -> int:
         """CRC-32 of the whole state, what a game record checks at every step
-        (:mod:`cluster.replay`). Default: every array of ``state`` (a NamedTuple
+        (:mod:`cluster.replay.records`). Default: every array of ``state`` (a NamedTuple
         of arrays, the layout every Arena game uses) in field order, else the
         CRC of ``to_json()``. A game with constant tables in its state
         fingerprints only the arrays that change."""

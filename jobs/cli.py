@@ -53,9 +53,9 @@ def _input_errors() -> tuple[type, ...]:
     """The project's error types that mean "fix your input" (exit 2)."""
     import gzip
 
-    from cluster.populations import PopulationExportError
-    from cluster.spec import SpecError
-    from cluster.store import SpecMismatchError, StoreError
+    from cluster.results.populations import PopulationExportError
+    from cluster.spec.study import SpecError
+    from cluster.results.store import SpecMismatchError, StoreError
 
     return (UsageError, SpecError, StoreError, SpecMismatchError, PopulationExportError, gzip.BadGzipFile,
             OSError, ValueError)

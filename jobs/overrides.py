@@ -6,7 +6,7 @@
     >>> apply_scale(data, 0.25)["design"]
     {'seeds': 1, 'games_per_seed': 4}
 
-Both work on the raw TOML-shaped dict; :func:`cluster.spec.build_spec` validates
+Both work on the raw TOML-shaped dict; :func:`cluster.spec.study.build_spec` validates
 the result (values keep their TOML types, so ``--set design.seeds=2.5`` is refused
 there as a non-int, naming the field).
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any, Sequence
 
-from cluster.spec import SpecError, check_scale, scale_groups, set_path
+from cluster.spec.study import SpecError, check_scale, scale_groups, set_path
 
 __all__ = ["parse_value", "parse_overrides", "apply_overrides", "apply_scale"]
 
@@ -46,7 +46,7 @@ def parse_overrides(overrides: Sequence[str]) -> list[tuple[list[str], Any]]:
 
 def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
     """Set ``--set`` dotted keys in the raw TOML dict (in place; returns it): see
-    :func:`cluster.spec.set_path`."""
+    :func:`cluster.spec.study.set_path`."""
     for parts, value in parse_overrides(overrides):
         set_path(data, parts, value)
     return data

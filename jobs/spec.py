@@ -1,8 +1,8 @@
 """Reading users' spec files: study and sweep TOML files into validated specs.
 
 This is the only place that reads a user's spec files. The model they are
-validated into lives in :mod:`cluster.spec` (studies) and
-:mod:`cluster.sweep_spec` (sweeps), which the cluster runs; imports go from
+validated into lives in :mod:`cluster.spec.study` (studies) and
+:mod:`cluster.spec.sweep` (sweeps), which the cluster runs; imports go from
 ``jobs`` to ``cluster``, never back.
 
     >>> spec = load_spec("jobs/pommerman_ffa_demo.toml", overrides=["design.seeds=4"], scale=0.5)
@@ -16,8 +16,8 @@ import tomllib
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from cluster.spec import SpecError, StudySpec, build_spec
-from cluster.sweep_spec import SweepError, SweepSpec, build_sweep
+from cluster.spec.study import SpecError, StudySpec, build_spec
+from cluster.spec.sweep import SweepError, SweepSpec, build_sweep
 
 from .overrides import apply_overrides, apply_scale
 

@@ -10,7 +10,7 @@ import pytest
 
 from recorded_games import records_script
 
-from cluster.replay import load_record, verify
+from cluster.replay.records import load_record, verify
 
 DATA = Path(__file__).resolve().parent / "data" / "birds_main"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cluster.plan import plan_study
-from cluster.play import build_agents, play_game
-from cluster.report import result_table, to_markdown
-from cluster.study import load_populations
+from cluster.spec.plan import plan_study
+from cluster.run.play import build_agents, play_game
+from cluster.analysis.report import result_table, to_markdown
+from cluster.run.driver import load_populations
 from jobs.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def test_bird_games_through_the_play_loop():
     assert header.index("Mean result") < header.index("Score diff")
     means = table["result_mean"]
     assert means.sum() == pytest.approx(1.0) and (table["result_lo"] <= means).all()
-    from cluster.tracking import Tally
+    from cluster.run.tracker import Tally
 
     tally = Tally()
     tally.add(rows)

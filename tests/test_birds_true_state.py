@@ -10,7 +10,7 @@ import pytest
 
 from agents.api import Budget
 from agents.registry import make_agent, make_agent_config
-from cluster.play import build_agents, observation_for, play_game
+from cluster.run.play import build_agents, observation_for, play_game
 from games.birds import Birds, BirdsConfig
 from games.birds import kernels as K
 
@@ -109,8 +109,8 @@ def test_true_state_needs_single_determinization():
 
 
 def test_the_upper_bound_spec_plays_through_the_play_loop():
-    from cluster.plan import plan_study
-    from cluster.study import load_populations
+    from cluster.spec.plan import plan_study
+    from cluster.run.driver import load_populations
     from jobs.spec import load_spec
 
     spec = load_spec(ROOT / "jobs" / "birds" / "20_true_state_vs_single_det.toml",

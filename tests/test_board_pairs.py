@@ -1,4 +1,4 @@
-"""cluster.board_pairs: scores and margins averaged per board (its seat-swapped games)
+"""cluster.analysis.board_pairs: scores and margins averaged per board (its seat-swapped games)
 before the interval, and paired differences between two studies on the same boards."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cluster.board_pairs import board_means, paired_difference, summarise
+from cluster.analysis.board_pairs import board_means, paired_difference, summarise
 from jobs.cli import main
 
 
@@ -78,7 +78,7 @@ def test_paired_difference_on_the_common_boards():
 
 
 def test_the_command_prints_a_row_per_study(tmp_path, capsys):
-    from cluster.store import ResultStore
+    from cluster.results.store import ResultStore
 
     for name, data in (("one", BOARDS), ("two", BOARDS[:2])):
         df = rows(data)

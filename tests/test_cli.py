@@ -62,7 +62,7 @@ def test_conformance_reports_mismatches_and_exit_status(tmp_path, capsys):
 
 
 def test_report_and_population_export_on_a_store(tmp_path, capsys):
-    from cluster.store import ResultStore
+    from cluster.results.store import ResultStore
 
     study = tmp_path / "s"
     store = ResultStore(study)

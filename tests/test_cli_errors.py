@@ -51,7 +51,7 @@ def test_corrupt_results_part_on_resume(tmp_path):
 
 
 def test_resume_with_a_changed_spec(tmp_path):
-    from cluster.store import ResultStore
+    from cluster.results.store import ResultStore
     from jobs.spec import load_spec
 
     spec = load_spec(DEMO, overrides=[f"study.results_dir={tmp_path / 'studies'}", "design.seeds=2"])

@@ -1,4 +1,4 @@
-"""Ray execution and MLflow tracking of studies (cluster.play / scheduler / study / tracking).
+"""Ray execution and MLflow tracking of studies (cluster.run.play / scheduler / study / tracking).
 
 Most tests use the fake ``count`` game and ``fake`` agent from conftest (fast,
 controllable); the end-to-end test plays real Pommerman. The multi-node fault
@@ -17,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cluster.play import ROW_COLUMNS, build_agents, play_game
-from cluster.plan import plan_study
-from cluster.store import ResultStore
-from cluster.study import run_study
-from cluster.spec import build_spec
+from cluster.run.play import ROW_COLUMNS, build_agents, play_game
+from cluster.spec.plan import plan_study
+from cluster.results.store import ResultStore
+from cluster.run.driver import run_study
+from cluster.spec.study import build_spec
 
 from conftest import PLUGINS
 
@@ -128,7 +128,7 @@ def test_tracking_batches_and_child_runs(tmp_path, monkeypatch):
     rounds design gets one child run per run."""
     from mlflow.tracking import MlflowClient
 
-    from cluster.tracking import StudyTracker
+    from cluster.run.tracker import StudyTracker
 
     spec = make_spec(tmp_path, "tracked", design={"runs": 2, "rounds": 3},
                      tracking={"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "experiment": "t"})
@@ -200,8 +200,8 @@ def test_reproducible_pommerman_1_and_2_workers(ray_local, tmp_path):
 _DRIVER = """
 import json, sys
 import conftest  # registers the fake game and agent
-from cluster.spec import StudySpec
-from cluster.study import run_study
+from cluster.spec.study import StudySpec
+from cluster.run.driver import run_study
 spec = StudySpec.from_dict(json.load(open(sys.argv[1])))
 run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=False, plugins=["conftest"])
 """

@@ -305,7 +305,7 @@ def test_fog_diagnostics_reports_per_view_range():
     """jobs.femcts.fog_diagnostics on a tiny spec: every view range asked for,
     rollout action shares that sum to 1, FEMCTS's moves into fog 0 under
     ``blocked``, deaths and results counted."""
-    from cluster.spec import build_spec
+    from cluster.spec.study import build_spec
     from jobs.femcts.fog_diagnostics import run
 
     spec = build_spec({

@@ -22,9 +22,9 @@ from agents.pommerman.femcts import (
 )
 from agents.registry import make_agent
 from agents.search import ROOT_INDEX, new_tree
-from cluster.plan import plan_study
-from cluster.play import build_agents, play_game
-from cluster.spec import SpecError, build_spec
+from cluster.spec.plan import plan_study
+from cluster.run.play import build_agents, play_game
+from cluster.spec.study import SpecError, build_spec
 from games.rng import make_rng, rng_integer
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import (
@@ -399,8 +399,8 @@ def test_the_femcts_specs_reproduce_the_study_settings():
 def test_report_and_tally_show_deaths():
     import pandas as pd
 
-    from cluster.report import result_table, to_markdown
-    from cluster.tracking import Tally
+    from cluster.analysis.report import result_table, to_markdown
+    from cluster.run.tracker import Tally
 
     rows = []
     for g, (died_a, died_b) in enumerate([(None, 300), (120, None), (None, None), (50, 60)]):

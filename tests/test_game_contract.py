@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cluster.replay import GameRecorder, ReplayMismatch, fold16, verify
+from cluster.replay.records import GameRecorder, ReplayMismatch, fold16, verify
 from games.api import LOSS, TIE, WIN, Game
 from games.registry import game_names, make_config, make_game
 

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cluster.plan import board_seed_sequence, plan_study, seat_seed_sequence
-from cluster.report import by_condition_markdown, result_table, to_markdown, win_rate_plot, write_tables
+from cluster.spec.plan import board_seed_sequence, plan_study, seat_seed_sequence
+from cluster.analysis.report import by_condition_markdown, result_table, to_markdown, win_rate_plot, write_tables
 from cluster.stats import wilson_interval
-from cluster.store import ResultStore, SpecMismatchError, StoreError
+from cluster.results.store import ResultStore, SpecMismatchError, StoreError
 from jobs.spec import load_spec
 
 SPEC = """

@@ -1,4 +1,4 @@
-"""Ratings across studies (cluster.ratings, arena rate): the Davidson fit, FFA and team
+"""Ratings across studies (cluster.analysis.ratings, arena rate): the Davidson fit, FFA and team
 games as pairwise results, bootstrap intervals, anchors, refusing mixed studies."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cluster.ratings import (ELO_PER_NATURAL, RatingError, load_rows, pairwise_results,
+from cluster.analysis.ratings import (ELO_PER_NATURAL, RatingError, load_rows, pairwise_results,
                              rate, ratings_markdown)
-from cluster.store import ResultStore
+from cluster.results.store import ResultStore
 from jobs.cli import main
 
 
@@ -54,7 +54,7 @@ def test_fit_recovers_known_ratings_and_tie_parameter():
 
 
 def test_gradient_matches_finite_differences():
-    from cluster.ratings import _negative_log_posterior
+    from cluster.analysis.ratings import _negative_log_posterior
 
     rng = np.random.default_rng(3)
     wins = rng.integers(0, 9, size=(4, 4)).astype(float)

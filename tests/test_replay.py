@@ -1,4 +1,4 @@
-"""Game records and replays (cluster.replay, cluster.replay_view, arena replay).
+"""Game records and replays (cluster.replay.records, cluster.replay.view, arena replay).
 
 A record re-simulates to the same game step by step (both Pommerman rulesets,
 iteration and time budgets); a tampered record is reported at the right step;
@@ -18,11 +18,11 @@ from PIL import Image
 
 from agents.api import Budget
 from agents.registry import make_agent
-from cluster.replay import (
+from cluster.replay.records import (
     GameRecorder, RecordError, ReplayMismatch, fingerprint, fold16, load_record, record_path, replay,
     save_record, verify,
 )
-from cluster.replay_view import pick_replays, write_gif, write_html, write_png
+from cluster.replay.view import pick_replays, write_gif, write_html, write_png
 from games.pommerman import Pommerman, PommermanConfig
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -173,8 +173,8 @@ def test_pick_replays_is_deterministic():
 def test_study_records_every_game_and_logs_replays(tmp_path, ray_local):
     from mlflow.tracking import MlflowClient
 
-    from cluster.spec import build_spec
-    from cluster.study import run_study
+    from cluster.spec.study import build_spec
+    from cluster.run.driver import run_study
 
     spec = build_spec({
         "study": {"name": "rec", "seed": 3, "results_dir": str(tmp_path / "studies")},
@@ -213,7 +213,7 @@ def test_study_records_every_game_and_logs_replays(tmp_path, ray_local):
 def test_every_game_replays_and_renders(name, options, tmp_path):
     """Each game's record replays step by step and its renderer draws every frame,
     the true state and a player's view."""
-    from cluster.play import acting_players
+    from cluster.run.play import acting_players
     from games.registry import make_game
 
     game = make_game(name, **options)

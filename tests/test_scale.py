@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster.plan import plan_study
-from cluster.sweep_spec import SweepError, build_sweep
+from cluster.spec.plan import plan_study
+from cluster.spec.sweep import SweepError, build_sweep
 from jobs.cli import main
 from jobs.spec import load_spec
 

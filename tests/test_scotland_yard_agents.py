@@ -215,9 +215,9 @@ def test_mrx_avoids_capture():
 
 # --- online tables across a series ---------------------------------------------------
 def test_online_tables_carried_across_a_series():
-    from cluster.plan import plan_study
-    from cluster.play import build_agents, play_game
-    from cluster.spec import build_spec
+    from cluster.spec.plan import plan_study
+    from cluster.run.play import build_agents, play_game
+    from cluster.spec.study import build_spec
 
     spec = build_spec({
         "study": {"name": "sy-online", "seed": 3},

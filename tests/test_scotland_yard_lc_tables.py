@@ -15,7 +15,7 @@ from agents.api import Budget
 from agents.registry import make_agent
 from agents.scotland_yard._common import category_of
 from agents.scotland_yard.mcts_seekers import empty_tables
-from cluster.replay import GameRecorder
+from cluster.replay.records import GameRecorder
 from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD
 from games.scotland_yard import ScotlandYard, ScotlandYardConfig
 from games.scotland_yard import kernels as K

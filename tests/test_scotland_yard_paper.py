@@ -311,10 +311,10 @@ def test_diagnostic_uniform_and_lc():
 
 
 def test_diagnostic_in_rows_and_report():
-    from cluster.plan import plan_study
-    from cluster.play import build_agents, play_game
-    from cluster.report import result_table, to_markdown
-    from cluster.spec import build_spec
+    from cluster.spec.plan import plan_study
+    from cluster.run.play import build_agents, play_game
+    from cluster.analysis.report import result_table, to_markdown
+    from cluster.spec.study import build_spec
 
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""Sequential stopping (cluster.sequential, design.stop): the GSPRT, its error rates on
+"""Sequential stopping (cluster.analysis.sequential, design.stop): the GSPRT, its error rates on
 simulated streams, the deterministic decision, the spec field, and studies that stop."""
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import binomtest
 
-from cluster.sequential import (GAME_SCORES, PAIR_SCORES, SequentialMonitor, elo_to_score,
+from cluster.analysis.sequential import (GAME_SCORES, PAIR_SCORES, SequentialMonitor, elo_to_score,
                                 fixed_sample_units, gsprt_llr, outcome_probabilities, simulate_sprt,
                                 sprt_bounds)
-from cluster.spec import SpecError, build_spec
-from cluster.store import ResultStore
-from cluster.study import run_study
+from cluster.spec.study import SpecError, build_spec
+from cluster.results.store import ResultStore
+from cluster.run.driver import run_study
 
 from conftest import PLUGINS
 
@@ -205,7 +205,7 @@ def test_study_stops_early_and_a_resume_honours_the_decision(ray_local, tmp_path
     assert result.games_played == len(ResultStore(spec.study_dir).finished_games())
     assert seq.games_used <= result.games_played <= seq.games_used + 2 * 2
     assert (spec.study_dir / "report" / "sprt.md").read_text().count("H1 accepted") == 1
-    from cluster.report import report_study
+    from cluster.analysis.report import report_study
 
     assert f"Games used: {seq.games_used} " in report_study(spec.study_dir, plot=False)  # arena report
     again = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
@@ -216,8 +216,8 @@ def test_study_stops_early_and_a_resume_honours_the_decision(ray_local, tmp_path
 _DRIVER = """
 import json, sys
 import conftest  # registers the count game and the fake agent
-from cluster.spec import StudySpec
-from cluster.study import run_study
+from cluster.spec.study import StudySpec
+from cluster.run.driver import run_study
 spec = StudySpec.from_dict(json.load(open(sys.argv[1])))
 run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=False, plugins=["conftest"],
           warm_up=False)

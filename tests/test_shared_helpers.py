@@ -7,12 +7,13 @@ import math
 
 import pytest
 
-from cluster.report import markdown_table
-from cluster.spec import build_spec
-from cluster.spec_fields import PositiveInt, SpecError, config_class, one_of, section
+from cluster.analysis.tables import markdown_table
+from cluster.spec.study import build_spec
+from cluster.spec.fields import PositiveInt, SpecError, config_class, one_of, section
 from cluster.stats import two_proportion_z_test, welch_z_test, wilson_interval
-from cluster.sweep_spec import SweepError, build_sweep
-from cluster.tracking import agent_params, log_batch
+from cluster.spec.sweep import SweepError, build_sweep
+from cluster.run.tracker import agent_params
+from cluster.tracking import log_batch
 
 
 class _Client:

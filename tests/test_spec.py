@@ -12,7 +12,7 @@ import pytest
 
 from agents.api import Agent
 from agents.registry import agent_names, register
-from cluster.spec import SpecError, StudySpec
+from cluster.spec.study import SpecError, StudySpec
 from jobs.overrides import apply_overrides
 from jobs.spec import load_spec
 
@@ -297,7 +297,7 @@ def test_bad_scale(tmp_path, scale):
 
 
 def test_vary_expands_conditions_on_paired_boards(tmp_path):
-    from cluster.plan import plan_study
+    from cluster.spec.plan import plan_study
 
     spec = load_spec(write(tmp_path), overrides=["design.vary={view_range = [0, 2, 4]}"])
     assert spec.design.conditions == [{"view_range": 0}, {"view_range": 2}, {"view_range": 4}]

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cluster.play import ROW_COLUMNS
-from cluster.store import SCHEMA, ResultStore
+from cluster.run.play import ROW_COLUMNS
+from cluster.results.store import SCHEMA, ResultStore
 
 
 def rows(game_index: int, **extra) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Sweeps (cluster.sweep_spec, jobs.spec.load_sweep, cluster.sweep): validation, Tune execution, MLflow parent/children,
+"""Sweeps (cluster.spec.sweep, jobs.spec.load_sweep, cluster.sweep.driver): validation, Tune execution, MLflow parent/children,
 held-out re-evaluation and resume, on the fake ``count`` game and ``fake`` agent."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from cluster.plan import board_seed_sequence, plan_study
-from cluster.sweep_spec import REEVAL_STREAM, SEARCH_STREAM, SweepError, build_sweep
+from cluster.spec.plan import board_seed_sequence, plan_study
+from cluster.spec.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, build_sweep
 
 from conftest import PLUGINS
 
@@ -95,7 +95,7 @@ def board_entropies(spec) -> set:
 def test_tiny_sweep_end_to_end_with_mlflow(ray_local, mlflow_server, tmp_path):
     from mlflow.tracking import MlflowClient
 
-    from cluster.sweep import run_sweep
+    from cluster.sweep.driver import run_sweep
 
     data = sweep_data(tmp_path, tracking={"uri": mlflow_server, "experiment": "sweep-test"})
     sweep = build_sweep(data)

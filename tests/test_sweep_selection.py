@@ -9,8 +9,8 @@ import random
 import pandas as pd
 import pytest
 
-from cluster.sweep_results import METRIC, TIME_ATTR, order_trials, rank_settings, select_top
-from cluster.sweep_spec import build_sweep
+from cluster.sweep.results import METRIC, TIME_ATTR, order_trials, rank_settings, select_top
+from cluster.spec.sweep import build_sweep
 
 from conftest import PLUGINS
 from test_sweep import sweep_data
@@ -83,7 +83,7 @@ def _best_tag(uri, name):
 
 
 def test_a_tie_ranks_the_same_on_every_run(ray_local, tmp_path):
-    from cluster.sweep import run_sweep
+    from cluster.sweep.driver import run_sweep
 
     first = _tie_sweep(tmp_path, "tie-a", [0.5, 0.0])
     result = run_sweep(first, plugins=PLUGINS, progress=False)
@@ -104,7 +104,7 @@ def test_a_tie_ranks_the_same_on_every_run(ray_local, tmp_path):
 def test_a_trial_stopped_early_is_tagged_in_mlflow(ray_local, tmp_path):
     from mlflow.tracking import MlflowClient
 
-    from cluster.sweep import run_sweep
+    from cluster.sweep.driver import run_sweep
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     data = sweep_data(tmp_path, name="asha-tags", search={

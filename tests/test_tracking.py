@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cluster.spec import build_spec
-from cluster.study import run_study
-from cluster.tracking import (EXPERIMENT_KIND_TAG, NOTE_TAG, RUN_FILE, TRAINING_KIND, RunContext,
-                              find_run_record, normalize_uri)
+from cluster.spec.study import build_spec
+from cluster.run.driver import run_study
+from cluster.run.tracker import RunContext
+from cluster.tracking import EXPERIMENT_KIND_TAG, NOTE_TAG, RUN_FILE, TRAINING_KIND, find_run_record, normalize_uri
 
 from conftest import PLUGINS, free_port, wait_until_healthy
 

@@ -14,7 +14,7 @@ from agents.xcom.encoder import (
     BUILTIN_ENCODERS, check_encoder_arrays, encode_boards, encoder_from_arrays,
     load_encoder_arrays,
 )
-from cluster.spec import SpecError, build_spec
+from cluster.spec.study import SpecError, build_spec
 from games.registry import make_config, make_game
 from games.xcom import Xcom, XcomConfig
 from games.xcom.kernels import (

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cluster.plan import plan_study
-from cluster.play import build_agents, play_game
-from cluster.segments import segment_table, segment_tests, win_ratio
-from cluster.spec import build_spec
+from cluster.spec.plan import plan_study
+from cluster.run.play import build_agents, play_game
+from cluster.analysis.segments import segment_table, segment_tests, win_ratio
+from cluster.spec.study import build_spec
 from cluster.stats import paired_t_test
-from cluster.store import ResultStore
-from cluster.study import run_study
+from cluster.results.store import ResultStore
+from cluster.run.driver import run_study
 from jobs.spec import load_spec
 
 SPECS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "xcom").glob("*.toml"))

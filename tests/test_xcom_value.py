@@ -10,7 +10,7 @@ import pytest
 
 from recorded_games import records_script
 
-from cluster.replay import load_record, verify
+from cluster.replay.records import load_record, verify
 
 DATA = Path(__file__).resolve().parent / "data" / "xcom_next_state"
 
@@ -25,8 +25,8 @@ def test_next_state_reading_replays_games_recorded_before_the_option(name):
     agents make the recorded decisions, round after round of the series (weights
     carried); on 6x6 the default reading plays another game (on 18x18 at 30 iterations
     the root is never fully expanded, so no bonus is read and both readings agree)."""
-    from cluster.play import build_agents, play_recorded_game
-    from cluster.plan import plan_study
+    from cluster.run.play import build_agents, play_recorded_game
+    from cluster.spec.plan import plan_study
 
     recorded = [load_record(p) for p in sorted(DATA.glob(f"{name}-*.npz"))]
     assert len(recorded) == RECORDS.SERIES[name][1]

@@ -40,7 +40,7 @@ one determinization per decision, fixed for all iterations, and no chance
 nodes (the tree sees that sampled deck order, as the public project's tree saw
 the true one). With ``true_state = true`` as well it is the **true-state tree, an
 upper bound and not a fair player**: the study shows it the true state
-(``cluster.play.observation_for``) and its one "determinization" is that state,
+(``cluster.run.play.observation_for``) and its one "determinization" is that state,
 the opponent's hidden hand and the deck order included.
 
 Chance outcomes are indexed by card class (``points * 4 + cost``, 40
@@ -647,7 +647,7 @@ class BirdsMCTSConfig:
     "margin"``; board scores run 0 to 45, MCTS margins against random about +5 to +10."""
     true_state: bool = False
     """UPPER BOUND, not a fair player: True (with ``chance_nodes = false``) searches the
-    true state the study shows this seat (``cluster.play.observation_for``): one tree on
+    true state the study shows this seat (``cluster.run.play.observation_for``): one tree on
     the opponent's real hand and the real deck order instead of a sampled
     determinization. Label such a seat as an upper bound."""
 
@@ -680,7 +680,7 @@ class BirdsMCTSAgent(BirdsAgent):
         self.stats = np.zeros(N_STATS, dtype=np.int64)
         self.has_weights = False  # True once learned state (a seed population) replaced them
         self._cards_shape = None
-        #: the study shows this seat the true state (``cluster.play.observation_for``)
+        #: the study shows this seat the true state (``cluster.run.play.observation_for``)
         self.reads_true_state = bool(config.true_state)
 
     def _scratch(self, observation):
@@ -703,7 +703,7 @@ class BirdsMCTSAgent(BirdsAgent):
         c = self.config
         if c.true_state and (np.any(observation.deck == HIDDEN) or np.any(observation.hand == HIDDEN)):
             raise ValueError("true_state: given an observation with hidden cards; the true-state "
-                             "tree needs the true state (cluster.play.observation_for)")
+                             "tree needs the true state (cluster.run.play.observation_for)")
         self.stats[:] = 0
         action, iterations = search(
             observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,

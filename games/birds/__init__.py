@@ -107,7 +107,7 @@ class Birds(Game):
 
     def true_state_view(self) -> K.BirdsState:
         """A copy of the true state, hidden cards included: what an agent that reads
-        the true state (an upper bound, ``cluster.play.observation_for``) is shown."""
+        the true state (an upper bound, ``cluster.run.play.observation_for``) is shown."""
         return K.copy_state(self.state)
 
     def legal_actions(self, player: int) -> np.ndarray:

@@ -225,7 +225,7 @@ class ScotlandYard(Game):
 
     def fingerprint(self) -> int:
         """CRC-32 of the game's mutable arrays (the board's tables are constant):
-        what a game record checks at every step (see :mod:`cluster.replay`)."""
+        what a game record checks at every step (see :mod:`cluster.replay.records`)."""
         crc = 0
         for name in self._MUTABLE:
             crc = zlib.crc32(np.ascontiguousarray(getattr(self.state, name)).view(np.uint8), crc)

@@ -236,7 +236,7 @@ class Xcom(Game):
 
     def fingerprint(self) -> int:
         """CRC-32 of the board, units, rewards and meta (the line-of-sight table is
-        constant): what a game record checks at every step (see :mod:`cluster.replay`)."""
+        constant): what a game record checks at every step (see :mod:`cluster.replay.records`)."""
         crc = 0
         for array in (self.state.board, self.state.units, self.state.rewards, self.state.meta):
             crc = zlib.crc32(np.ascontiguousarray(array).view(np.uint8), crc)

@@ -80,7 +80,7 @@ def run(args) -> int:
 
         result = bench_search(quick=args.quick)
     elif args.target == "cluster":
-        from cluster.scaling_bench import bench_cluster
+        from cluster.run.scaling_bench import bench_cluster
 
         result = bench_cluster(quick=args.quick)
     elif args.target == "birds":

@@ -17,9 +17,9 @@ def run(args) -> int:
     """Win ratio (second lineup entry's wins / first's) across studies, table and plot."""
     import pandas as pd
 
-    from cluster.report import markdown_table
-    from cluster.segments import ratio_plot, win_ratio
-    from cluster.store import ResultStore
+    from cluster.analysis.tables import markdown_table
+    from cluster.analysis.segments import ratio_plot, win_ratio
+    from cluster.results.store import ResultStore
 
     ratios = []
     for study in args.studies:

@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from cluster.board_pairs import load_study, summary_table
+    from cluster.analysis.board_pairs import load_study, summary_table
 
     studies = []
     try:

@@ -53,7 +53,7 @@ def _parse_agent_spec(text: str):
 def _spec(args, agents: list[tuple[str, dict]]):
     """The one-game study ``arena play`` is: board 0 of study seed ``--seed``, the lineup
     in seat order (validated like any spec; errors name the field)."""
-    from cluster.spec import build_spec
+    from cluster.spec.study import build_spec
 
     game = {"name": "pommerman", "mode": args.mode, "ruleset": args.ruleset}
     if args.view_range is not None:
@@ -73,12 +73,12 @@ def _spec(args, agents: list[tuple[str, dict]]):
 
 
 def run(args) -> int:
-    """Play the game with the cluster's game loop (:func:`cluster.play.play_recorded_game`)
-    and the plan's seeding (:mod:`cluster.plan`: board and seat seeds of game 0), then
+    """Play the game with the cluster's game loop (:func:`cluster.run.play.play_recorded_game`)
+    and the plan's seeding (:mod:`cluster.spec.plan`: board and seat seeds of game 0), then
     print the boards (``--show``, ``--show-view``) by replaying its record."""
-    from cluster.plan import plan_study
-    from cluster.play import build_agents, play_recorded_game
-    from cluster.replay import replay, save_record
+    from cluster.spec.plan import plan_study
+    from cluster.run.play import build_agents, play_recorded_game
+    from cluster.replay.records import replay, save_record
 
     try:
         specs = [_parse_agent_spec(s) for s in args.agents.split(",")]

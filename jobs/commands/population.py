@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from cluster.populations import PopulationExportError, export_population
+    from cluster.results.populations import PopulationExportError, export_population
 
     try:
         info = export_population(args.study, args.label, args.out, which=args.which,

@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     """Ratings of every player (label + config hash) over studies of one game and condition."""
-    from cluster.ratings import (RatingError, default_tracking_uri, load_rows, log_ratings, rate,
+    from cluster.analysis.ratings import (RatingError, default_tracking_uri, load_rows, log_ratings, rate,
                                  ratings_markdown, write_ratings)
 
     try:

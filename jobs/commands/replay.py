@@ -24,8 +24,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from cluster.replay import RecordError, ReplayMismatch, load_record, record_path, verify
-    from cluster.replay_view import write_gif, write_html, write_png
+    from cluster.replay.records import RecordError, ReplayMismatch, load_record, record_path, verify
+    from cluster.replay.view import write_gif, write_html, write_png
 
     target = Path(args.target)
     try:

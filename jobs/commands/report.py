@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from cluster.report import NotAStudyError, report_study
+    from cluster.analysis.report import NotAStudyError, report_study
 
     try:
         text = report_study(Path(args.study), plot=not args.no_plot)

@@ -53,13 +53,13 @@ def run(args) -> int:
             for i in range(len(conditions)):
                 print(f"  {spec.condition_label(i)}: {design.games_per_condition} games")
         return 0
-    from cluster.study import run_study
-    from cluster.tracking import RunContext, counts_text
+    from cluster.run.driver import run_study
+    from cluster.run.tracker import RunContext, counts_text
 
     context = RunContext(command=command_line(args), overrides=tuple(args.set or ()), scale=args.scale)
     result = run_study(spec, address=args.address, num_workers=args.workers,
                        progress=not args.no_progress, tracking=not args.no_tracking, context=context)
-    from cluster.report import to_markdown
+    from cluster.analysis.report import to_markdown
 
     print()
     if result.table is not None:
@@ -67,7 +67,7 @@ def run(args) -> int:
     if result.condition_tables:  # e.g. against the view range
         print("\n" + result.condition_tables)
     if result.sequential is not None:
-        from cluster.sequential import sequential_markdown
+        from cluster.analysis.sequential import sequential_markdown
 
         print("\n" + sequential_markdown(result.sequential).rstrip())
     print(f"\ngames: {counts_text(result.counts)}  ({result.games_done} of {result.games_total} in the store)")

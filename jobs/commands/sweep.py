@@ -42,7 +42,7 @@ def run(args) -> int:
           f"{sweep.top_k} on {sweep.reeval_games} games each")
     if args.check:
         return 0
-    from cluster.sweep import run_sweep
+    from cluster.sweep.driver import run_sweep
 
     result = run_sweep(sweep, address=args.address, resume=args.resume, progress=not args.no_progress,
                        tracking=not args.no_tracking)

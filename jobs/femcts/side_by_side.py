@@ -22,8 +22,8 @@ from collections import defaultdict
 
 def play_side(spec) -> list[dict]:
     """Every game of ``spec``: one dict per seat (agent label, result, died_at, bombs, ...)."""
-    from cluster.plan import board_seed_sequence, plan_study, seat_seed_sequence
-    from cluster.play import build_agents
+    from cluster.spec.plan import board_seed_sequence, plan_study, seat_seed_sequence
+    from cluster.run.play import build_agents
     from games.pommerman.kernels import (
         A_ALIVE, A_STATUS, B_LIFE, B_OWNER, M_N_BOMBS, M_STEP, STATUS_LOSS, STATUS_TIE,
         STATUS_WIN,
@@ -89,7 +89,7 @@ def _cell(k, n):
 
 def table(framework: dict, arena: dict) -> str:
     """Markdown table: per agent, framework vs Arena (counts with 95% Wilson intervals)."""
-    from cluster.report import markdown_table
+    from cluster.analysis.tables import markdown_table
 
     empty = {"n": 0, "WIN": 0, "TIE": 0, "LOSS": 0, "died": 0, "bombs": 0}
     rows = []

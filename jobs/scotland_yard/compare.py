@@ -119,7 +119,7 @@ def learning_curve(df, block: int = BLOCK) -> list[dict]:
 
 def curve_table(curve: list[dict]) -> str:
     """:func:`learning_curve` as a markdown table."""
-    from cluster.report import markdown_table
+    from cluster.analysis.tables import markdown_table
 
     rows = [[f"{c['first']}-{c['last']}", c["games"], c["wins"], f"{c['wins'] / c['games']:.3f}",
              f"[{c['lo']:.3f}, {c['hi']:.3f}]", f"{c['p_true']:.4f}"] for c in curve]
@@ -156,7 +156,7 @@ def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05,
     the seekers' sampling gave Mr X's true station per decision, its 95% interval
     over games, the uniform sampler's at the same decisions and the ratio), then
     pairwise tests of the win rates."""
-    from cluster.report import markdown_table
+    from cluster.analysis.tables import markdown_table
     from cluster.stats import fisher_exact, holm, wilson_interval
 
     diagnostics = diagnostics or {}
@@ -191,8 +191,8 @@ def compare(records: dict[str, tuple[int, int]], alpha: float = 0.05,
 
 
 def main(argv=None) -> int:
-    from cluster.store import ResultStore
-    from cluster.study import run_study
+    from cluster.results.store import ResultStore
+    from cluster.run.driver import run_study
     from jobs.spec import SpecError, load_spec
 
     p = argparse.ArgumentParser(prog="python -m jobs.scotland_yard.compare", description=__doc__,

@@ -60,7 +60,7 @@ HOLDOUT_EVERY = 5
 def collect_tables(spec) -> tuple[dict[str, np.ndarray], int]:
     """The summed tables of every series of a finished study, and how many series."""
     from agents.scotland_yard.mcts_seekers import TABLE_KEYS
-    from cluster.store import ResultStore
+    from cluster.results.store import ResultStore
 
     labels = [seat.label for seat in spec.lineup if seat.agent == SEEKERS]
     if not labels:
@@ -136,7 +136,7 @@ def hider_moves(record):
     seekers' first decision of every round (what ``lc_record = "hider_move"``
     records; a double move is one record), ``observation`` the seekers' view then and
     ``truth`` Mr X's true station."""
-    from cluster.replay import replay
+    from cluster.replay.records import replay
     from games.scotland_yard.kernels import MRX
 
     last = None
@@ -239,8 +239,8 @@ def holdout_score(spec, categories: int, learned: dict | None = None,
     (the summed learned tables of all games) the report says whether the rebuild
     from all games reproduces them (``rebuild_matches_learned``)."""
     from agents.scotland_yard.mcts_seekers import empty_tables
-    from cluster.replay import load_record, record_path
-    from cluster.store import ResultStore
+    from cluster.replay.records import load_record, record_path
+    from cluster.results.store import ResultStore
 
     store = ResultStore(Path(spec.study_dir))
     train, held = split_games(store.read(), every)
@@ -279,7 +279,7 @@ def score_lines(report: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    from cluster.study import run_study
+    from cluster.run.driver import run_study
     from jobs.spec import SpecError, load_spec
 
     p = argparse.ArgumentParser(prog="python -m jobs.scotland_yard.lc_tables", description=__doc__,

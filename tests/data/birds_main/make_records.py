@@ -6,7 +6,7 @@ the seed's ``pw_ucb`` and the policy as default opponent model existed::
     cd /path/to/main && python /path/to/tests/data/birds_main/make_records.py OUT_DIR
 
 Each record is one game of a two-game study (one board, seats swapped), played exactly as
-``cluster.play.play_recorded_game`` plays a study's games. ``SERIES`` gives each lineup in
+``cluster.run.play.play_recorded_game`` plays a study's games. ``SERIES`` gives each lineup in
 the option names of main (``main``) and, for the replay test
 (``tests/test_birds_chance.py``), the same agents in today's names (``now``).
 """
@@ -43,7 +43,7 @@ SERIES = {
 
 def series_spec(name: str, which: str = "main"):
     """The two-game study of lineup ``name`` with its params in ``which`` names."""
-    from cluster.spec import build_spec
+    from cluster.spec.study import build_spec
 
     seed, iterations, seats = SERIES[name]
     lineup = []
@@ -65,9 +65,9 @@ def series_spec(name: str, which: str = "main"):
 
 def play_series(name: str, which: str):
     """The records of the study's games, in game order."""
-    from cluster.play import build_agents, play_recorded_game
-    from cluster.plan import plan_study
-    from cluster.study import load_populations
+    from cluster.run.play import build_agents, play_recorded_game
+    from cluster.spec.plan import plan_study
+    from cluster.run.driver import load_populations
 
     spec = series_spec(name, which)
     agents = build_agents(spec)
@@ -82,7 +82,7 @@ def play_series(name: str, which: str):
 
 
 def main(out: Path) -> None:
-    from cluster.replay import save_record
+    from cluster.replay.records import save_record
 
     out.mkdir(parents=True, exist_ok=True)
     for name in SERIES:

@@ -5,7 +5,7 @@ Run from a checkout of main at 5968b82, the code before ``value_target`` existed
     cd /path/to/main && python /path/to/tests/data/xcom_next_state/make_records.py OUT_DIR
 
 Each record is one round of a series of rounds played in order (learned weights carried),
-exactly as ``cluster.play.play_recorded_game`` plays a study's games; the lineups and the
+exactly as ``cluster.run.play.play_recorded_game`` plays a study's games; the lineups and the
 design are in ``SERIES`` below and are re-played by ``tests/test_xcom_value.py``.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ SERIES = {
 
 
 def series_spec(name: str, params: dict | None = None):
-    from cluster.spec import build_spec
+    from cluster.spec.study import build_spec
 
     board, rounds, iterations, agents, seed = SERIES[name]
     return build_spec({
@@ -39,9 +39,9 @@ def series_spec(name: str, params: dict | None = None):
 
 
 def main(out: Path) -> None:
-    from cluster.play import build_agents, play_recorded_game
-    from cluster.plan import plan_study
-    from cluster.replay import save_record
+    from cluster.run.play import build_agents, play_recorded_game
+    from cluster.spec.plan import plan_study
+    from cluster.replay.records import save_record
 
     out.mkdir(parents=True, exist_ok=True)
     for name in SERIES:

@@ -24,18 +24,22 @@ the Markdown table shows it as ``<name>``).
 """
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .stats import mean_half_width, wilson_interval
-from .store import METRIC_PREFIX
+from cluster.analysis.segments import SEGMENT, segments_markdown, write_segment_report
+from cluster.analysis.sequential import sequential_markdown, sequential_of_study, write_sequential_report
+from cluster.analysis.tables import markdown_table
+from cluster.replay.view import write_study_replays
+from cluster.results.store import METRIC_PREFIX, ResultStore
+from cluster.stats import mean_half_width, wilson_interval
 
-__all__ = ["result_table", "to_markdown", "markdown_table", "write_tables", "win_rate_plot",
+__all__ = ["result_table", "to_markdown", "write_tables", "win_rate_plot",
            "OUTCOMES", "TABLE_COLUMNS", "NotAStudyError", "report_study"]
 
 #: Outcome columns of the table, in paper order: (title, result value, count column).
@@ -48,14 +52,10 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Mean result", "Score diff",
                  "errors", "Died", "deaths", "death_rate", "death_lo", "death_hi", "mean_died_at",
                  "agent", "mean_iterations", "mean_ms", "result_mean", "result_lo", "result_hi",
                  "score_diff", "score_diff_lo", "score_diff_hi")
-#: Rounds per segment in the learning-curve report of runs x rounds studies.
-SEGMENT = 10
 
 
 def _runs_design_segments(study_dir: Path) -> int | None:
     """SEGMENT when the study's stored spec is a runs x rounds design, else None."""
-    import json
-
     try:
         design = json.loads((Path(study_dir) / "spec.json").read_text()).get("design", {})
     except (OSError, ValueError):
@@ -192,23 +192,6 @@ def to_markdown(table: pd.DataFrame,
     return markdown_table(header, rows, align) + "\n"
 
 
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence], align: Sequence[str] | str = "---:") -> str:
-    """The one Markdown table writer (GitHub style, no ``tabulate`` needed): ``header``,
-    the alignment row (``align``: one marker per column, or one for all, e.g. ``"---:"``
-    right-aligned) and one line per row, cells as ``str``; no trailing newline.
-
-    >>> print(markdown_table(["Player", "Games"], [["A", 4]], ["---", "---:"]))
-    | Player | Games |
-    |---|---:|
-    | A | 4 |
-    """
-    header = [str(h) for h in header]
-    marks = [align] * len(header) if isinstance(align, str) else list(align)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def write_tables(table: pd.DataFrame, directory, stem: str = "results") -> tuple[Path, Path]:
     """``<stem>.csv`` (all columns) and ``<stem>.md`` in ``directory``; returns both paths."""
     directory = Path(directory)
@@ -276,8 +259,8 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None,
     study with conditions one table per varied option and a win rate plot
     against it (e.g. against the view range); for a runs x rounds study
     (``segments`` = rounds per segment) the learning curves of
-    :mod:`cluster.segments`. With ``study_dir``, also the study's replays
-    (:func:`cluster.replay_view.write_study_replays`: the longest game, a loss
+    :mod:`cluster.analysis.segments`. With ``study_dir``, also the study's replays
+    (:func:`cluster.replay.view.write_study_replays`: the longest game, a loss
     of ``first_label``, a win) and ``replays.md`` linking them. Returns the
     files written."""
     out = Path(out)
@@ -295,8 +278,6 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None,
         _plot_or_warn(files, name, win_rate_plot, data, out / name, by=option,
                       title=f"{title}: win rate against {option}" if title else None)
     if segments:
-        from .segments import write_segment_report
-
         try:
             files += write_segment_report(df, out, segments, title)
         except Exception as exc:  # noqa: BLE001 - like a plot, never fail a study
@@ -310,8 +291,6 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None,
 def _write_replays(df: pd.DataFrame, out: Path, study_dir: Path, first_label: str | None) -> list[Path]:
     """Replay pages of the study and ``replays.md`` (relative links); a failure
     is a warning, like a failed plot."""
-    from .replay_view import write_study_replays
-
     try:
         pages = write_study_replays(study_dir, df, first_label=first_label)
     except Exception as exc:  # noqa: BLE001 - replays must not fail a study
@@ -378,8 +357,6 @@ def by_condition_markdown(df: pd.DataFrame) -> list[str]:
 def report_study(study_dir, plot: bool = True) -> str:
     """Re-read a (finished or interrupted) study's Parquet rows, rewrite its report
     directory and return the tables as Markdown text."""
-    from .store import ResultStore
-
     study_dir = Path(study_dir)
     if not (study_dir / "results").is_dir():
         raise NotAStudyError(not_a_study_message(study_dir))
@@ -389,15 +366,11 @@ def report_study(study_dir, plot: bool = True) -> str:
     games = df["game_index"].nunique()
     parts = [f"{study_dir.name}: {games} games", "", to_markdown(result_table(df))]
     parts += by_condition_markdown(df)
-    from .sequential import sequential_markdown, sequential_of_study, write_sequential_report
-
     sequential = sequential_of_study(study_dir, df)
     if sequential is not None:
         parts += ["", sequential_markdown(sequential).rstrip()]
     segments = _runs_design_segments(study_dir)
     if segments:
-        from .segments import segments_markdown
-
         parts += ["", segments_markdown(df, segments)]
     if plot:
         files = write_study_report(df, study_dir / "report", title=study_dir.name, segments=segments,

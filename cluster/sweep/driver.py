@@ -4,8 +4,8 @@
     >>> print(result.markdown)
 
 This module is the Ray Tune part (trials, restore, re-evaluation);
-:mod:`cluster.sweep_tracking` mirrors the sweep to MLflow and
-:mod:`cluster.sweep_results` holds the objective, the selection and the report
+:mod:`cluster.sweep.tracking` mirrors the sweep to MLflow and
+:mod:`cluster.sweep.results` holds the objective, the selection and the report
 (its tests through :mod:`cluster.stats`).
 
 Shape:
@@ -14,7 +14,7 @@ Shape:
   variant generator, or Optuna through ``OptunaSearch``). A trial is a
   function trainable that builds its study spec (:meth:`SweepSpec.trial_spec`:
   deterministic study id, the search stream's study seed, so every trial
-  plays the same boards) and runs it with :func:`cluster.study.run_study`
+  plays the same boards) and runs it with :func:`cluster.run.driver.run_study`
   (inner MLflow tracking off, no warm-up: the driver warmed the nodes once).
   The trial reserves no CPU (``{"cpu": 0, "memory": 1 MiB}``: Tune refuses an
   empty bundle); its game hosts take the CPUs. Each time a board completes
@@ -68,10 +68,23 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .sweep_results import (GAMES_ATTR, METRIC, TIME_ATTR, ObjectiveTally, order_trials, rank_settings,
-                            ranked_table, report_markdown, select_top)
-from .sweep_spec import plain
-from .sweep_tracking import SweepTracker
+from cluster.results.populations import PopulationExportError, export_population
+from cluster.results.store import ResultStore
+from cluster.run.driver import run_study
+from cluster.run.scheduler import import_plugins, start_ray, warm_up_nodes
+from cluster.spec.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, plain
+from cluster.sweep.results import (
+    GAMES_ATTR,
+    METRIC,
+    TIME_ATTR,
+    ObjectiveTally,
+    order_trials,
+    rank_settings,
+    ranked_table,
+    report_markdown,
+    select_top,
+)
+from cluster.sweep.tracking import SweepTracker
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +99,6 @@ def _sweep_trial(config: dict, *, sweep, plugins: Sequence[str], workers: int) -
     """Tune function trainable: run one setting's study, reporting the objective each time a
     board completes (``boards_done`` is ASHA's time attribute)."""
     from ray import tune
-
-    from cluster.scheduler import import_plugins
-    from cluster.store import ResultStore
-    from cluster.study import run_study
 
     import_plugins(plugins)
     params = {p.path: plain(config[p.path]) for p in sweep.search}
@@ -158,10 +167,6 @@ def _trials_frame(grid, sweep) -> pd.DataFrame:
 def reevaluate(sweep, top: pd.DataFrame, *, num_workers: int | None, plugins: Sequence[str] = (),
                progress: bool = True) -> tuple[list[dict], dict[str, Path]]:
     """Play each of ``top``'s settings on the re-evaluation stream (fresh boards); per-setting stats."""
-    from cluster.sweep_spec import REEVAL_STREAM
-
-    from .store import ResultStore
-    from .study import run_study
 
     stats, dirs = [], {}
     for position, (_, row) in enumerate(top.iterrows(), start=1):
@@ -206,9 +211,6 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
 
-    from .scheduler import import_plugins, warm_up_nodes
-    from .study import _init_ray
-
     t0 = time.perf_counter()
     import_plugins(plugins)
     sweep_dir = sweep.sweep_dir.resolve()
@@ -216,13 +218,12 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
     exp_path = sweep_dir / "tune"
     _check_same_sweep(sweep, sweep_dir, exp_path)
 
-    started = _init_ray(address, None)
+    started = start_ray(address, None)
     tracker = SweepTracker(sweep) if tracking and sweep.tracking.get("enabled", True) else None
     status = "FAILED"
     try:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         conc, workers = _default_concurrency(sweep, cpus)
-        from cluster.sweep_spec import SEARCH_STREAM
 
         first = {p.path: p.probe_values()[0] for p in sweep.search}
         warm_up_nodes(sweep.trial_spec(first, SEARCH_STREAM), plugins)
@@ -303,7 +304,6 @@ def Tuner_can_restore(path: Path) -> bool:  # noqa: N802 - named after the Tune 
 
 def _check_same_sweep(sweep, sweep_dir: Path, exp_path: Path) -> None:
     """A restored experiment must belong to the same sweep spec (else trials would not match)."""
-    from cluster.sweep_spec import SweepError
 
     current = json.loads(json.dumps(sweep.to_dict(), default=str))
     path = sweep_dir / "sweep.json"
@@ -328,10 +328,9 @@ def _tune_config(sweep, conc: int, ASHAScheduler, FIFOScheduler):
     search_alg = None
     if sweep.searcher == "optuna":
         try:
-            from ray.tune.search.optuna import OptunaSearch
             import optuna  # noqa: F401
+            from ray.tune.search.optuna import OptunaSearch
         except ImportError:
-            from cluster.sweep_spec import SweepError
 
             raise SweepError("searcher.kind: 'optuna' needs the optuna package: pip install optuna") from None
         search_alg = OptunaSearch(seed=sweep.seed)
@@ -360,7 +359,6 @@ def _run_config(sweep, sweep_dir: Path, tracker, progress: bool, verbose: int | 
 
 def _export_best_population(sweep, ranked: pd.DataFrame, dirs: Mapping[str, Path], sweep_dir: Path):
     """The best setting's final learned population as ``best_population.npz`` (None if none)."""
-    from .populations import PopulationExportError, export_population
 
     best_dir = dirs.get(ranked.iloc[0]["reeval_study_id"])
     if best_dir is None:

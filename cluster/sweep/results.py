@@ -7,7 +7,7 @@
   best (:mod:`cluster.stats`: two-proportion or Welch z-test, Holm-corrected);
 * :func:`ranked_table` and :func:`report_markdown`: the printed report.
 
-:mod:`cluster.sweep` runs the trials on Ray Tune, :mod:`cluster.sweep_tracking`
+:mod:`cluster.sweep.driver` runs the trials on Ray Tune, :mod:`cluster.sweep.tracking`
 mirrors them to MLflow.
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .report import markdown_table
-from .stats import Z95, holm, sample_variance, two_proportion_z_test, welch_z_test, wilson_interval
-from .sweep_spec import plain
+from cluster.analysis.tables import markdown_table
+from cluster.spec.sweep import plain
+from cluster.stats import Z95, holm, sample_variance, two_proportion_z_test, welch_z_test, wilson_interval
 
 __all__ = ["ObjectiveTally", "rank_settings", "order_trials", "select_top", "setting_key", "ranked_table",
            "report_markdown", "compare_to_best", "METRIC", "TIME_ATTR", "GAMES_ATTR"]
@@ -39,7 +39,7 @@ class ObjectiveTally:
     """Running objective of one label from result rows: win rate (Wilson CI) or mean reward (normal CI).
 
     Games come in whole boards of ``games_per_board`` games (game ``g`` is on
-    board ``g // games_per_board``; see :mod:`cluster.sweep_spec`). The objective
+    board ``g // games_per_board``; see :mod:`cluster.spec.sweep`). The objective
     counts the games of *completed* boards only, so what ASHA compares at a rung
     is always whole boards (every seat rotation of each), the same boards for
     every setting of the search."""

@@ -1,7 +1,7 @@
 """Sequential stopping of a comparison of two agents: a generalized SPRT on game pairs.
 
 A study with ``[design] stop = { sprt = { elo0 = 0, elo1 = 20, alpha = 0.05,
-beta = 0.05 }, between = ["A", "B"] }`` (:class:`cluster.spec.StopSpec`) tests
+beta = 0.05 }, between = ["A", "B"] }`` (:class:`cluster.spec.study.StopSpec`) tests
 H0: "A is at most ``elo0`` stronger than B" against H1: "A is at least ``elo1``
 stronger" and stops dispatching games as soon as the log-likelihood ratio
 leaves ``(log(beta / (1 - alpha)), log((1 - beta) / alpha))``, as chess engine
@@ -14,7 +14,7 @@ outcomes (the *pentanomial*): the seat and the board cancel out within the pair,
 so the test needs fewer games than on single games. With ``scoring = "games"``
 (no seat swap, e.g. Scotland Yard's Mr X against the seekers; or more than two
 players) each game is a unit scored 0 / 0.5 / 1 for A against B (the ranking of
-their two results, as :mod:`cluster.ratings` counts a free-for-all game). A unit
+their two results, as :mod:`cluster.analysis.ratings` counts a free-for-all game). A unit
 with an errored game is counted as played and scored as nothing.
 
 **Determinism.** The test reads its units *in plan order* (pair ``u`` is games
@@ -51,6 +51,7 @@ for the bias of a sequential stop, like fishtest's plain estimate).
 """
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -59,7 +60,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .stats import Z95
+from cluster.spec.plan import SeriesTask, plan_study
+from cluster.spec.study import SpecError, StudySpec
+from cluster.stats import Z95
 
 __all__ = ["elo_to_score", "score_to_elo", "gsprt_llr", "sprt_bounds", "SequentialMonitor",
            "SequentialResult", "simulate_sprt", "fixed_sample_units", "PAIR_SCORES", "GAME_SCORES",
@@ -199,7 +202,6 @@ class SequentialResult:
 
 def truncate_plan(plan, limit: int | None):
     """The plan without the games from ``limit`` on (series that keep no game are dropped)."""
-    from .plan import SeriesTask
 
     if limit is None:
         return plan
@@ -257,8 +259,6 @@ class SequentialMonitor:
 
     @classmethod
     def from_spec(cls, spec, plan=None) -> "SequentialMonitor":
-        from .plan import plan_study
-
         return cls(spec.design.stop, plan if plan is not None else plan_study(spec),
                    spec.design.total_games)
 
@@ -471,9 +471,6 @@ def write_sequential_report(result: SequentialResult, out, title: str | None = N
 def sequential_of_study(study_dir, rows) -> SequentialResult | None:
     """The sequential test of a stored study (its ``spec.json`` has ``design.stop``) from
     its rows, None when it has no test (or its spec cannot be rebuilt here)."""
-    import json
-
-    from .spec import SpecError, StudySpec
 
     spec_path = Path(study_dir) / "spec.json"
     try:

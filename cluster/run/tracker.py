@@ -49,79 +49,43 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import math
-import os
-import re
-import subprocess
 import time
-import uuid
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable
 
-from .stats import wilson_interval
-from .store import METRIC_PREFIX
+from agents.registry import agent_class
+from cluster.results.store import METRIC_PREFIX
+from cluster.stats import wilson_interval
+from cluster.tracking.client import (
+    MAX_RUN_NAME,
+    NOTE_TAG,
+    PARENT_TAG,
+    RESULT_KEYS,
+    RESULTS,
+    RUN_FILE,
+    SERIES_TAG,
+    STUDY_TAG,
+    arena_version,
+    ensure_experiment,
+    filter_quote,
+    find_run_record,
+    git_commit,
+    key_safe,
+    log_batch,
+    metric_key,
+    normalize_uri,
+    update_runs_view,
+    write_run_record,
+)
 
 log = logging.getLogger(__name__)
 
-STUDY_TAG = "arena.study_id"
-SERIES_TAG = "arena.series_id"
-PARENT_TAG = "mlflow.parentRunId"
-NOTE_TAG = "mlflow.note.content"
-EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
-TRAINING_KIND = "custom_model_development"
-#: The file in a study directory that names its MLflow run(s).
-RUN_FILE = "mlflow_run.json"
-MAX_PARAM_CHARS = 6000
-MAX_PARAMS_PER_BATCH = 100
-MAX_METRICS_PER_BATCH = 1000
-MAX_TAGS_PER_BATCH = 100
-MAX_RUN_NAME = 200
-RESULTS = ("win", "tie", "loss")
-#: Metric prefix of each result (capitals: they sort before every other metric).
-RESULT_KEYS = {"win": "W", "tie": "T", "loss": "L"}
 #: ``--set`` keys that name a run (the others, e.g. study.results_dir or tracking.*, do not
 #: change what is played; the study directory tells those runs apart).
 NAMING_PREFIXES = ("study.seed", "game.", "budget.", "design.", "lineup.")
-
-_KEY_OK = re.compile(r"[^0-9A-Za-z_\-. /]")
-
-
-def log_batch(client, run_id: str, metrics: Mapping[str, float] | None = None,
-              params: Mapping[str, Any] | None = None, tags: Mapping[str, Any] | None = None,
-              step: int = 0, timestamp: int | None = None,
-              curve: Iterable[tuple[str, float, int]] = ()) -> None:
-    """Log ``metrics`` (at ``step``), a ``curve`` of ``(key, value, step)`` points,
-    ``params`` (values cut to MLflow's 6000 characters) and ``tags`` in as few
-    ``log_batch`` requests as MLflow allows (1000 metrics, 100 params, 100 tags each).
-    The one MLflow batch writer of studies, sweeps, ratings and training jobs;
-    values that are not finite numbers are left out (MLflow cannot chart them)."""
-    from mlflow.entities import Metric, Param, RunTag
-
-    now = int(time.time() * 1000) if timestamp is None else int(timestamp)
-    points = [(k, v, step) for k, v in (metrics or {}).items()] + list(curve)
-    ms = [Metric(str(k), float(v), now, int(s)) for k, v, s in points if _finite(v)]
-    ps = [Param(str(k), str(v)[:MAX_PARAM_CHARS]) for k, v in sorted((params or {}).items())]
-    ts = [RunTag(str(k), str(v)) for k, v in (tags or {}).items()]
-    while ms or ps or ts:
-        client.log_batch(run_id, metrics=ms[:MAX_METRICS_PER_BATCH], params=ps[:MAX_PARAMS_PER_BATCH],
-                         tags=ts[:MAX_TAGS_PER_BATCH])
-        ms, ps, ts = ms[MAX_METRICS_PER_BATCH:], ps[MAX_PARAMS_PER_BATCH:], ts[MAX_TAGS_PER_BATCH:]
-
-
-def _finite(value) -> bool:
-    try:
-        return not isinstance(value, str) and math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def metric_key(name: str, label: str) -> str:
-    """An MLflow-safe key ``name/label`` (MLflow allows alphanumerics, _ - . space /)."""
-    return f"{name}/{_KEY_OK.sub('_', label)}"
 
 
 @dataclass(frozen=True)
@@ -134,160 +98,6 @@ class RunContext:
     """The ``--set key=value`` overrides."""
     scale: float | None = None
     """``--scale`` (None: not scaled)."""
-
-
-# --- tracking stores -------------------------------------------------------------------
-def sqlite_path(uri: str) -> Path | None:
-    """The absolute database path of a ``sqlite:///`` URI (None for other stores)."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    rest = uri[len("sqlite:///"):].split("?", 1)[0]
-    if not rest or rest == ":memory:":
-        return None
-    return Path(rest).expanduser().resolve()
-
-
-def normalize_uri(uri: str) -> str:
-    """The tracking URI with a ``sqlite:`` database made absolute (the same store from any
-    directory, e.g. inside ``ray job submit``'s copy of the working directory)."""
-    path = sqlite_path(uri)
-    if path is None:
-        return uri
-    query = uri.split("?", 1)[1] if "?" in uri else ""
-    return f"sqlite:///{path}" + (f"?{query}" if query else "")
-
-
-def is_server(uri: str) -> bool:
-    return uri.startswith(("http://", "https://"))
-
-
-def store_exists(uri: str) -> bool:
-    """Whether the tracking store behind ``uri`` exists (a server is assumed to)."""
-    path = sqlite_path(uri)
-    if path is not None:
-        return path.is_file()
-    if uri.startswith("file:"):
-        from urllib.parse import unquote, urlparse
-
-        return Path(unquote(urlparse(uri).path)).is_dir()
-    if "://" not in uri:  # a plain directory (MLflow's file store)
-        return Path(uri).is_dir()
-    return True
-
-
-def artifact_location(uri: str, experiment: str) -> str | None:
-    """Where a new experiment's artifacts go: beside the database for a ``sqlite:`` store
-    (an absolute path, so ``ray job submit`` and any working directory find them); None
-    (the store's or server's default) otherwise."""
-    path = sqlite_path(uri)
-    if path is None:
-        return None
-    safe = re.sub(r"[^0-9A-Za-z_.-]", "_", experiment) or "experiment"
-    return str(path.parent / "mlartifacts" / safe)
-
-
-def ensure_experiment(client, name: str, uri: str) -> str:
-    """The id of experiment ``name``, created (artifact location, model-training kind) if
-    absent; an existing experiment without a kind gets the model-training kind."""
-    exp = client.get_experiment_by_name(name)
-    if exp is None:
-        try:
-            return client.create_experiment(name, artifact_location=artifact_location(uri, name),
-                                            tags={EXPERIMENT_KIND_TAG: TRAINING_KIND})
-        except Exception:
-            exp = client.get_experiment_by_name(name)  # created concurrently by another driver
-            if exp is None:
-                raise
-    if exp.lifecycle_stage == "deleted":
-        raise ValueError(f"tracking.experiment: the MLflow experiment {name!r} is deleted at {uri}; "
-                         f"restore it (mlflow experiments restore) or use another name")
-    if not exp.tags.get(EXPERIMENT_KIND_TAG, "").startswith(TRAINING_KIND):
-        if EXPERIMENT_KIND_TAG not in exp.tags or exp.tags[EXPERIMENT_KIND_TAG].endswith("_inferred"):
-            client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, TRAINING_KIND)
-    return exp.experiment_id
-
-
-#: MLflow's UI reads a runs-table view from the experiment tag ``mlflow.sharedViewState.<key>``
-#: when the URL says ``?viewStateShareKey=<key>``: Arena's view shows W/T/L per label first.
-VIEW_KEY = "arena-wtl"
-VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
-
-
-def update_runs_view(client, experiment_id: str, labels: Sequence[str]) -> None:
-    """Add ``labels`` to the experiment's W/T/L runs-table view (labels of earlier
-    studies stay, in their order)."""
-    exp = client.get_experiment(experiment_id)
-    known: list[str] = []
-    try:
-        known = list(json.loads(exp.tags.get(VIEW_TAG, "{}")).get("arenaLabels", []))
-    except (ValueError, AttributeError):
-        known = []
-    merged = known + [label for label in labels if label not in known]
-    if merged == known and VIEW_TAG in exp.tags:
-        return
-    columns = [f"metrics.`{metric_key(RESULT_KEYS[r], label)}`" for label in merged for r in RESULTS]
-    view = {"selectedColumns": columns, "columnOrder": ["attributes.`Run Name`"] + columns,
-            "arenaLabels": merged}
-    client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(view))
-
-
-# --- the study directory's run record -------------------------------------------------------
-def read_run_records(study_dir) -> list[dict]:
-    """The entries of ``<study_dir>/mlflow_run.json`` (tracking_uri, experiment,
-    experiment_id, run_id, run_name); [] when there is none."""
-    path = Path(study_dir) / RUN_FILE
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return [dict(r) for r in data.get("runs", [])]
-    except (ValueError, AttributeError, TypeError) as exc:
-        raise ValueError(f"{path}: unreadable MLflow run record ({exc}); delete it to start a new run") from None
-
-
-def find_run_record(study_dir, uri: str, experiment: str) -> dict | None:
-    uri = normalize_uri(uri)
-    for record in read_run_records(study_dir):
-        if record.get("tracking_uri") == uri and record.get("experiment") == experiment:
-            return record
-    return None
-
-
-def write_run_record(study_dir, record: dict) -> None:
-    """Add (or replace) the entry of ``record``'s store and experiment, atomically."""
-    study_dir = Path(study_dir)
-    study_dir.mkdir(parents=True, exist_ok=True)
-    records = [r for r in read_run_records(study_dir)
-               if (r.get("tracking_uri"), r.get("experiment")) != (record["tracking_uri"], record["experiment"])]
-    records.append(record)
-    path = study_dir / RUN_FILE
-    tmp = study_dir / f".tmp-{uuid.uuid4().hex}-{RUN_FILE}"
-    tmp.write_text(json.dumps({"runs": records}, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-# --- provenance -------------------------------------------------------------------------
-def git_commit() -> str:
-    """The git commit of the code (``unknown`` outside a git checkout, e.g. in
-    ``ray job submit``'s copy; set ``ARENA_GIT_COMMIT`` to pass it in)."""
-    if os.environ.get("ARENA_GIT_COMMIT"):
-        return os.environ["ARENA_GIT_COMMIT"]
-    root = Path(__file__).resolve().parents[1]
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
-
-
-def arena_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("arena")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def run_name(spec, context: RunContext | None) -> str:
@@ -311,8 +121,7 @@ def agent_params(spec) -> dict[str, str]:
     """Each seat's agent under its label (``FEMCTS.agent``) and the short names its agent
     class declares (``Agent.param_aliases``, e.g. FEMCTS's ``FEMCTS.mP``; also bare ``mP``
     when one seat of the lineup declares it). The full parameters are logged once, in
-    :meth:`cluster.spec.StudySpec.flat_params` (``lineup.<i>.params.<name>``)."""
-    from agents.registry import agent_class
+    :meth:`cluster.spec.study.StudySpec.flat_params` (``lineup.<i>.params.<name>``)."""
 
     out: dict[str, str] = {}
     aliased = [(seat, agent_class(seat.agent).param_aliases) for seat in spec.lineup]
@@ -321,7 +130,7 @@ def agent_params(spec) -> dict[str, str]:
         for alias in aliases.values():
             counts[alias] += 1
     for seat, aliases in aliased:
-        label = _KEY_OK.sub("_", seat.label)
+        label = key_safe(seat.label)
         out[f"{label}.agent"] = seat.agent
         config = asdict(seat.config) if seat.config is not None else dict(seat.params)
         for key, alias in aliases.items():
@@ -533,7 +342,7 @@ class StudyTracker:
         self._last_flush = time.monotonic()
 
     def log_sequential(self, result) -> None:
-        """A sequential test's outcome (:class:`cluster.sequential.SequentialResult`):
+        """A sequential test's outcome (:class:`cluster.analysis.sequential.SequentialResult`):
         the LLR curve as ``sprt/llr`` (step = units scored), ``sprt/elo``,
         ``sprt/elo_lo``, ``sprt/elo_hi``, ``sprt/games_used``, ``sprt/units_used``, and
         the tags ``arena.sprt_decision`` and ``arena.sprt_between``."""
@@ -634,16 +443,3 @@ def _budget_text(budget) -> str:
     return f"{budget.iterations} iterations" if budget.iterations is not None else f"{budget.ms:g} ms"
 
 
-def filter_quote(text: str) -> str:
-    """``text`` inside a single-quoted MLflow search filter."""
-    return text.replace("'", "\\'")
-
-
-def ui_url(base: str, experiment_id: str, run_id: str | None = None) -> str:
-    """The MLflow UI URL of an experiment's runs page (model-training view, the W/T/L
-    columns of :func:`update_runs_view`) or of one run."""
-    base = base.rstrip("/")
-    if run_id:
-        return f"{base}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning"
-    return (f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-            f"&viewStateShareKey={VIEW_KEY}")

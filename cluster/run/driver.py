@@ -11,7 +11,7 @@ its rows (the driver died between the two writes) restarts from its last
 saved state and replays the games in between without recording them again,
 so nothing is duplicated and learned state is never stale.
 
-Sequential stop (``design.stop``, :mod:`cluster.sequential`): the series are
+Sequential stop (``design.stop``, :mod:`cluster.analysis.sequential`): the series are
 dispatched in plan order and the test is updated as each game is recorded;
 once it is decided no new game is dispatched (games in flight finish and are
 recorded). A resumed study recomputes the test from the stored games first and
@@ -21,7 +21,6 @@ never planned.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +29,16 @@ from typing import Sequence
 import numpy as np
 
 from agents.registry import agent_class
-
-from .replay import record_path, save_record
-from .scheduler import GameHost, HostPool, SeriesRun, import_plugins, warm_up_nodes
-from .tracking import RunContext, StudyTracker, Tally
+from cluster.analysis import report
+from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
+from cluster.analysis.segments import SEGMENT
+from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
+from cluster.replay.records import record_path, save_record
+from cluster.results.populations import PopulationExportError, export_population
+from cluster.results.store import ResultStore
+from cluster.run.scheduler import GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
+from cluster.run.tracker import RunContext, StudyTracker, Tally
+from cluster.spec.plan import plan_study
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +50,7 @@ class StudyResult:
     study_id: str
     study_dir: Path
     table: object
-    """Per-label result table (``cluster.report.result_table``) over every finished game."""
+    """Per-label result table (``cluster.analysis.report.result_table``) over every finished game."""
     mlflow_run_id: str | None
     games_total: int
     games_done: int
@@ -74,7 +79,7 @@ class StudyResult:
     condition_tables: str = ""
     """Markdown: the result table per varied option (``design.vary``), "" without conditions."""
     sequential: object = None
-    """The sequential test's :class:`cluster.sequential.SequentialResult` (``design.stop``), else None."""
+    """The sequential test's :class:`cluster.analysis.sequential.SequentialResult` (``design.stop``), else None."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -165,28 +170,11 @@ class _Recorder:
             self.on_progress(rows)
 
 
-def _init_ray(address: str | None, num_workers: int | None) -> bool:
-    """Start or join Ray; True if this call started it (and must shut it down)."""
-    import ray
-
-    if ray.is_initialized():
-        return False
-    address = address or os.environ.get("RAY_ADDRESS") or None  # set by `ray job submit`
-    if address:
-        ray.init(address=address, log_to_driver=False)
-    else:
-        # "local": a fresh embedded Ray even if a `ray start` cluster runs on this machine
-        ray.init(address="local", num_cpus=num_workers or os.cpu_count(), include_dashboard=False,
-                 log_to_driver=False, dashboard_host="127.0.0.1")
-    return True
-
-
 def export_best_streak_populations(spec) -> list[Path]:
     """For every seat whose agent exports its population (``Agent.exports_population``),
     write the one in force during its longest winning streak to
     ``study_dir/populations/<label>-best-streak.npz`` (a ready ``seed_population``
     for a later study; logged to MLflow)."""
-    from .populations import PopulationExportError, export_population
 
     out = []
     for seat in spec.lineup:
@@ -205,16 +193,13 @@ def write_report(spec, rows, sequential=None) -> list[Path]:
     replay pages under ``study_dir/replays`` (linked from ``report/replays.md``),
     from the study's result rows (``ResultStore.read()``); with a sequential test's
     result, ``sprt.md`` and ``sprt_llr.png`` too."""
-    from . import report
 
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    segments = report.SEGMENT if spec.design.runs_design else None
+    segments = SEGMENT if spec.design.runs_design else None
     files = report.write_study_report(rows, out, title=spec.study_id, segments=segments,
                                       study_dir=spec.study_dir, first_label=spec.lineup[0].label)
     if sequential is not None:
-        from .sequential import write_sequential_report
-
         files += write_sequential_report(sequential, out, title=spec.study_id)
     return files
 
@@ -240,17 +225,12 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     """
     import ray
 
-    from .plan import plan_study
-    from .store import ResultStore
-
     import_plugins(plugins)
     store = ResultStore(Path(spec.study_dir))
     store.write_spec(spec)
     plan = plan_study(spec)
     monitor = None
     if spec.design.stop is not None:
-        from .sequential import SequentialMonitor, truncate_plan
-
         monitor = SequentialMonitor.from_spec(spec, plan)
         plan = truncate_plan(plan, monitor.cap)  # games after max_games are never played
     total = sum(len(s.games) for s in plan)
@@ -286,7 +266,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     t0 = time.perf_counter()
     try:
         if runs:
-            started_ray = _init_ray(address, num_workers)
+            started_ray = start_ray(address, num_workers)
             workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
             spec_ref = ray.put(spec)  # the validated spec, sent once: hosts do not rebuild it
             populations = load_populations(spec)
@@ -345,8 +325,6 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
                       "replayed": recorder.replayed}
             table_markdown = _tables_markdown(rows)
             if sequential is not None:
-                from .sequential import sequential_markdown
-
                 tracker.log_sequential(sequential)
                 table_markdown = sequential_markdown(sequential) + "\n" + (table_markdown or "")
             tracker.finish(status, counts=counts, table_markdown=table_markdown,
@@ -356,8 +334,6 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
                            artifact_files=[sdir / "spec.json"])
         if started_ray:
             ray.shutdown()
-
-    from .report import by_condition_markdown, result_table
 
     if rows is None:
         rows = store.read()  # raises the store's own error, naming the file
@@ -380,7 +356,6 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
 def _tables_markdown(rows) -> str | None:
     """The study's result table in Markdown, and its tables per condition if it
     has conditions (None without rows)."""
-    from .report import by_condition_markdown, result_table, to_markdown
 
     if rows is None or not len(rows):
         return None

@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cluster.analysis.tables import markdown_table
+from cluster.results.store import ResultStore
 from cluster.stats import t_half_width
 
 __all__ = ["BoardSummary", "board_means", "summarise", "paired_difference", "load_study", "summary_table"]
@@ -93,7 +95,6 @@ def paired_difference(df_a: pd.DataFrame, label_a: str, df_b: pd.DataFrame, labe
 
 def load_study(study_dir) -> pd.DataFrame:
     """The result rows of a stored study (its ``results/`` Parquet parts)."""
-    from cluster.store import ResultStore
 
     path = Path(study_dir)
     if not (path / "results").is_dir():
@@ -104,7 +105,6 @@ def load_study(study_dir) -> pd.DataFrame:
 def summary_table(studies: list[tuple[str, pd.DataFrame, str]], diff: bool = False) -> str:
     """Markdown: a row per ``(name, rows, label)`` (see :func:`summarise`), and with
     ``diff`` a second table of each study's per-board difference from the first's."""
-    from cluster.report import markdown_table
 
     lines = []
     for name, df, label in studies:

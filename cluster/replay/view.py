@@ -1,6 +1,6 @@
 """Render game records: a PNG frame, a GIF animation, a self-contained HTML page.
 
-Every frame comes from re-simulating the record (:func:`cluster.replay.replay`,
+Every frame comes from re-simulating the record (:func:`cluster.replay.records.replay`,
 which checks each step against the record), drawn by the game's own renderer:
 ``game.render_image(state)`` (Pommerman: :mod:`games.pommerman.image`; by
 default the game's text ``render()``, :meth:`games.api.Game.render_image`). Nothing needs a display.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from .replay import GameRecord, replay
+from cluster.replay.records import GameRecord, load_record, record_path, replay
 
 __all__ = ["frame_image", "write_png", "write_gif", "write_html", "render_record", "pick_replays",
            "write_study_replays"]
@@ -196,7 +196,6 @@ def write_study_replays(study_dir, df, first_label: str | None = None, out_dir=N
     """Render the :func:`pick_replays` games of a study as HTML pages into
     ``<study_dir>/replays/`` (``<why>-game-<index>.html``). Games without a
     record (e.g. played before records existed) are skipped."""
-    from .replay import load_record, record_path
 
     study_dir = Path(study_dir)
     out = Path(out_dir) if out_dir is not None else study_dir / "replays"

@@ -1,4 +1,4 @@
-"""Play one game of a study: the unit of work a :class:`~cluster.scheduler.GameHost` runs.
+"""Play one game of a study: the unit of work a :class:`~cluster.run.scheduler.GameHost` runs.
 
 ``play_game`` is a pure function of (spec, task, the agents' learned state at
 its start, seeds) under iteration budgets; it never raises for a misbehaving
@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 import traceback
 from datetime import datetime, timezone
 from typing import Any
@@ -23,7 +24,10 @@ from typing import Any
 import numpy as np
 
 from agents.registry import config_hash, make_agent
-from cluster.store import METRIC_PREFIX, SCHEMA
+from cluster.replay.records import GameRecorder
+from cluster.results.store import METRIC_PREFIX, SCHEMA
+from cluster.spec.plan import GameTask, board_seed_sequence, seat_seed_sequence
+from games.registry import make_game
 
 log = logging.getLogger(__name__)
 
@@ -109,12 +113,8 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
 def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
                        worker: str | None = None, record: bool = True):
     """:func:`play_game` that also returns the game's record
-    (:class:`cluster.replay.GameRecord`, or None if ``record`` is false or the
+    (:class:`cluster.replay.records.GameRecord`, or None if ``record`` is false or the
     game failed): ``(rows, learned_after, record)``."""
-    from cluster.replay import GameRecorder
-
-    from cluster.plan import board_seed_sequence, seat_seed_sequence
-    from games.registry import make_game
 
     worker = worker or worker_name()
     load_learned(spec, agents, learned)
@@ -234,10 +234,6 @@ def warm_up(spec, ticks: int = 10) -> dict[str, Any]:
     """Play ``ticks`` ticks with every lineup agent so numba caches on this node
     are compiled once (before many processes would compile into them at once).
     Never raises: returns what failed."""
-    import time
-
-    from cluster.plan import GameTask
-    from games.registry import make_game
 
     t0 = time.perf_counter()
     errors = []
@@ -248,7 +244,6 @@ def warm_up(spec, ticks: int = 10) -> dict[str, Any]:
         lineup = tuple(i % len(agents) for i in range(n))
         task = GameTask(game_index=0, series_id=0, index_in_series=0, board_seed=0,
                         seat_lineup=lineup, spawn_key=(0,))
-        from cluster.plan import board_seed_sequence, seat_seed_sequence
         game.reset(board_seed_sequence(spec.seed, task))
         seats = [agents[i] for i in lineup]
         for seat, agent in enumerate(seats):

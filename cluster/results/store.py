@@ -21,7 +21,7 @@ duplicate (game_index, seat) rows within a batch), so replaying results after a
 resume never duplicates a game; ``read`` also deduplicates defensively.
 
 One row per seat per game, with the columns of :data:`SCHEMA` (the one
-declaration of the row; ``cluster.play.ROW_COLUMNS`` is its names). Extra
+declaration of the row; ``cluster.run.play.ROW_COLUMNS`` is its names). Extra
 columns are kept, with inferred types: ``vary.<option>``, ``score``,
 ``score_margin``, ``metric.<name>`` (:data:`METRIC_PREFIX`, the figures an agent
 reports about its play) and an agent's own (``Agent.row_fields()``, e.g.
@@ -115,7 +115,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
     tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
     try:
@@ -236,7 +236,7 @@ class ResultStore:
             sink = io.BytesIO()
             pq.write_table(table, sink)
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            _atomic_write(self.results_dir / f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet",
+            atomic_write(self.results_dir / f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet",
                           sink.getvalue())
             games = {key[0] for key in seen}
             finished.update(games)
@@ -258,7 +258,7 @@ class ResultStore:
             sink = io.BytesIO()
             pq.write_table(merged, sink)
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            _atomic_write(self.results_dir / f"part-{stamp}-merged-{uuid.uuid4().hex[:12]}.parquet",
+            atomic_write(self.results_dir / f"part-{stamp}-merged-{uuid.uuid4().hex[:12]}.parquet",
                           sink.getvalue())
             for part in parts:
                 part.unlink()
@@ -300,7 +300,7 @@ class ResultStore:
         # float64 entries is 512 KB raw, ~30 KB compressed, saved after every game)
         np.savez_compressed(sink, **payload)
         path = directory / f"{int(index_in_series):06d}--{quote(seat_label, safe='')}.npz"
-        _atomic_write(path, sink.getvalue())
+        atomic_write(path, sink.getvalue())
         return path
 
     def latest_learned_state(self, series_id: int):
@@ -372,7 +372,7 @@ class ResultStore:
                         f"resume with the same spec or use a new study name / study.id")
             return
         self.study_dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.spec_path,
+        atomic_write(self.spec_path,
                       json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
 
     def read_spec_dict(self) -> dict | None:

@@ -14,7 +14,7 @@ Shape (after ``ray.util.ActorPool``, with the bookkeeping a study needs):
   ``ray.wait``. A dead actor (its node died, it crashed) is killed, never put
   back into the idle set and replaced by a fresh actor; its series restarts
   from its last finished game with the learned state saved after that game.
-  With ``stop_when`` (a sequential test, :mod:`cluster.sequential`) the pool
+  With ``stop_when`` (a sequential test, :mod:`cluster.analysis.sequential`) the pool
   submits no further game once it returns true: games in flight finish and
   are handed to ``on_game``; the rest of the pending work is dropped. With
   ``admit`` (the test's look-ahead window) a pending series starts only when
@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import importlib
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -64,7 +65,7 @@ class GameHost:
 
     def __init__(self, spec, populations: dict | None, plugins: Sequence[str] = ()):
         import_plugins(plugins)
-        from cluster.play import worker_name
+        from cluster.run.play import worker_name
 
         self.spec = spec  # the driver's validated StudySpec, from the object store (no re-validation)
         # Resolved from the object store once (zero-copy for numpy arrays).
@@ -79,8 +80,8 @@ class GameHost:
         """Play one game. ``fresh``: rebuild the agents (series start or restart),
         load the seed populations and then ``start_state``. Returns the rows, the
         learned state after the game, the seconds it took and its record
-        (compressed ``.npz`` bytes, see :mod:`cluster.replay`; None if it failed)."""
-        from cluster.play import build_agents, load_learned, play_recorded_game
+        (compressed ``.npz`` bytes, see :mod:`cluster.replay.records`; None if it failed)."""
+        from cluster.run.play import build_agents, load_learned, play_recorded_game
 
         learned = None
         if fresh or self.agents is None:
@@ -97,7 +98,7 @@ class GameHost:
 @ray.remote(num_cpus=1, max_retries=0)
 def _warm_up_task(spec, plugins: Sequence[str]) -> dict:
     import_plugins(plugins)
-    from cluster.play import warm_up
+    from cluster.run.play import warm_up
 
     return warm_up(spec)
 
@@ -301,5 +302,19 @@ class HostPool:
                 pass
 
 
-__all__ = ["GameHost", "HostPool", "SeriesRun", "warm_up_nodes", "import_plugins", "ACTOR_LOST",
+__all__ = ["start_ray", "GameHost", "HostPool", "SeriesRun", "warm_up_nodes", "import_plugins", "ACTOR_LOST",
            "GetTimeoutError"]
+
+
+def start_ray(address: str | None, num_workers: int | None) -> bool:
+    """Start or join Ray; True if this call started it (and must shut it down)."""
+    if ray.is_initialized():
+        return False
+    address = address or os.environ.get("RAY_ADDRESS") or None  # set by `ray job submit`
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        # "local": a fresh embedded Ray even if a `ray start` cluster runs on this machine
+        ray.init(address="local", num_cpus=num_workers or os.cpu_count(), include_dashboard=False,
+                 log_to_driver=False, dashboard_host="127.0.0.1")
+    return True

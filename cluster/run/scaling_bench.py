@@ -27,10 +27,12 @@ import numpy as np
 
 from agents.api import Agent
 from agents.registry import register as register_agent
+from cluster.run.driver import run_study
+from cluster.spec.study import build_spec
 from games.api import LOSS, TIE, WIN
 from games.registry import register as register_game
 
-PLUGINS = ("cluster.bench",)
+PLUGINS = (__name__,)  # the Ray workers import this module: it registers the bench game and agent
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,6 @@ register_game("bench-tick", TickConfig, TickGame)
 
 def _spec(root: Path, name: str, *, max_steps: int, seeds: int, games_per_seed: int,
           params: dict, tracking: bool = False, series_by: str = "seed"):
-    from cluster.spec import build_spec
 
     return build_spec({
         "study": {"name": name, "seed": 1, "results_dir": str(root / "studies")},
@@ -169,8 +170,6 @@ def _rss_mb() -> float:
 def bench_cluster(quick: bool = False) -> dict:
     """Run the three measurements on a local 2-CPU Ray; returns a JSON-able dict."""
     import ray
-
-    from .study import run_study
 
     started = False
     if not ray.is_initialized():

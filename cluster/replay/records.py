@@ -29,7 +29,7 @@ that does not reproduce (tampered, or a changed engine) raises
 
 A study writes one record per finished game to ``<study_dir>/records/``
 (atomically, before the game's rows). ``arena replay STUDY GAME`` and
-``arena play --record FILE`` use the same format; :mod:`cluster.replay_view`
+``arena play --record FILE`` use the same format; :mod:`cluster.replay.view`
 renders records as PNG frames, GIF animations and self-contained HTML pages.
 """
 from __future__ import annotations
@@ -43,6 +43,9 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+
+from cluster.results.store import atomic_write
+from games.registry import make_config, make_game
 
 __all__ = ["GameRecorder", "GameRecord", "ReplayMismatch", "RecordError", "fingerprint",
            "load_record", "record_path", "replay", "save_record"]
@@ -134,7 +137,6 @@ class GameRecord:
 
     def config(self):
         """The game config object (validated by the game's config class)."""
-        from games.registry import make_config
 
         return make_config(self.game, json.loads(self.config_json))
 
@@ -143,7 +145,7 @@ class GameRecord:
 
 
 class GameRecorder:
-    """Collects a record while a game is played (see :func:`cluster.play.play_game`).
+    """Collects a record while a game is played (see :func:`cluster.run.play.play_game`).
 
     Per step the play loop calls :meth:`decision` for every seat it asks and
     :meth:`step` with the joint action after ``game.step``. Python only, a few
@@ -205,11 +207,10 @@ def record_path(study_dir, game_index: int) -> Path:
 
 def save_record(path, record: GameRecord | bytes) -> Path:
     """Write a record atomically (fsynced temporary file, then rename)."""
-    from .store import _atomic_write
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, record if isinstance(record, bytes) else record.to_bytes())
+    atomic_write(path, record if isinstance(record, bytes) else record.to_bytes())
     return path
 
 
@@ -234,7 +235,6 @@ def replay(record: GameRecord) -> Iterator[tuple[int, object]]:
     Raises:
         ReplayMismatch: at the first step whose state differs from the record's.
     """
-    from games.registry import make_game
 
     game = make_game(record.game, record.config())
     game.reset(record.board_seed())

@@ -6,7 +6,7 @@
 
 **Players.** A player is an agent label together with its ``config_hash`` (the
 agent, its parameters and its budget; :func:`agents.registry.config_hash`), as
-the result rows of :mod:`cluster.store` carry them: ``MCTS [3f2a1b9]``. The
+the result rows of :mod:`cluster.results.store` carry them: ``MCTS [3f2a1b9]``. The
 same label with other parameters or another budget is another player.
 
 **Pairwise results.** Every game counts as the pairwise results it implies
@@ -49,6 +49,19 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+
+from cluster.analysis.tables import markdown_table
+from cluster.results.store import ResultStore
+from cluster.tracking.client import (
+    NOTE_TAG,
+    arena_version,
+    ensure_experiment,
+    git_commit,
+    log_batch,
+    metric_key,
+    normalize_uri,
+    read_run_records,
+)
 
 __all__ = ["RatingError", "PooledRows", "load_rows", "pairwise_results", "fit_davidson", "rate",
            "ratings_markdown", "ratings_plot", "RESULT_RANK", "ELO_PER_NATURAL", "PRIOR_SD_ELO",
@@ -129,7 +142,6 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
     folders). Refuses studies of different games or game options, and a study with
     several conditions unless ``condition`` names one (e.g. ``view_range=2``);
     ``game`` keeps only the studies of that game (useful on a whole results folder)."""
-    from .store import ResultStore
 
     studies = _study_dirs(paths)
     frames, kept, reference = [], [], None
@@ -371,7 +383,6 @@ def _resolve_anchor(anchor: str, players: list[str]) -> str:
 # --- output -----------------------------------------------------------------------------
 def ratings_markdown(table: pd.DataFrame) -> str:
     """The table in Markdown: Player, Rating, 95% interval, Games, pairwise W-T-L, Note."""
-    from .report import markdown_table
 
     rows = [[player, f"{r['rating']:.0f}", "n/a" if math.isnan(r["lo"]) else f"{r['lo']:.0f} to {r['hi']:.0f}",
              int(r["games"]), f"{int(r['wins'])}-{int(r['ties'])}-{int(r['losses'])}", r["note"]]
@@ -426,7 +437,6 @@ def write_ratings(table: pd.DataFrame, out, title: str | None = None) -> list[Pa
 
 def default_tracking_uri(studies: Sequence) -> str:
     """The MLflow store the first study was tracked in, else ``sqlite:///mlflow.db``."""
-    from .tracking import read_run_records
 
     for study in studies:
         try:
@@ -444,9 +454,6 @@ def log_ratings(table: pd.DataFrame, files: Sequence[Path], pooled: PooledRows, 
     ``rating_lo/…``, ``rating_hi/…``, ``games/…``), the options as params and the
     files as artifacts (``ratings/``). Returns (run id, experiment id)."""
     from mlflow.tracking import MlflowClient
-
-    from .tracking import (NOTE_TAG, arena_version, ensure_experiment, git_commit, log_batch, metric_key,
-                           normalize_uri)
 
     uri = normalize_uri(tracking_uri)
     client = MlflowClient(tracking_uri=uri)

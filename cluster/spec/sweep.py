@@ -1,7 +1,7 @@
 """The validated sweep model: a base study plus a search space, checked before Ray starts.
 
 :func:`build_sweep` validates a TOML-shaped dict whose base study is already
-resolved (``jobs.spec.load_sweep`` reads the files); :mod:`cluster.sweep`
+resolved (``jobs.spec.load_sweep`` reads the files); :mod:`cluster.sweep.driver`
 runs the result on Ray Tune.
 
     >>> sweep = build_sweep(data, scale=0.4)    # data: a sweep TOML with its base resolved  # doctest: +SKIP
@@ -70,7 +70,7 @@ grace period and rungs fall on board boundaries and every rung compares
 settings on the same whole boards.
 
 ``--scale F`` (a quick try) scales boards exactly as ``arena run --scale``
-does (:func:`cluster.spec.scale_groups`): the boards per trial, the
+does (:func:`cluster.spec.study.scale_groups`): the boards per trial, the
 re-evaluation's boards and the grace period's boards become ``ceil(n * F)``,
 at least one, each board keeping all its games; the grace period never
 exceeds the trial. A sweep has one more axis to shrink: each grid axis keeps
@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -89,8 +90,20 @@ from typing import Annotated, Any, Mapping
 
 import numpy as np
 
-from .spec import SpecError, StudySpec, build_spec, check_scale, scale_groups, set_path
-from .spec_fields import Name, NonNegativeInt, PositiveInt, Text, config_class, is_int, one_of, rule, section, table
+from agents.registry import agent_class
+from cluster.spec.fields import (
+    Name,
+    NonNegativeInt,
+    PositiveInt,
+    Text,
+    config_class,
+    is_int,
+    one_of,
+    rule,
+    section,
+    table,
+)
+from cluster.spec.study import SpecError, StudySpec, build_spec, check_scale, scale_groups, set_path
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
@@ -350,7 +363,6 @@ def _design_group(design: Mapping) -> tuple[int, str]:
 def _default_alias(parts: list[str], base_spec: StudySpec) -> str:
     """The short name the seat's agent declares for a ``lineup.<i>.params.<name>`` path
     (``Agent.param_aliases``), else the path's last part."""
-    from agents.registry import agent_class
 
     if parts[0] == "lineup" and int(parts[1]) < len(base_spec.lineup):
         return agent_class(base_spec.lineup[int(parts[1])].agent).param_aliases.get(parts[-1], parts[-1])
@@ -555,8 +567,6 @@ def _validate_points(spec: SweepSpec) -> None:
     # an agent rejects (e.g. elite_count > population_size) are caught too.
     grid = [p for p in spec.search if p.kind == "grid"]
     if grid and spec.grid_size <= 5000:
-        import itertools
-
         for combo in itertools.product(*(p.values for p in grid)):
             point = {**defaults, **{p.path: v for p, v in zip(grid, combo)}}
             _probe(spec, point, None)

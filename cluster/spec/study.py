@@ -51,7 +51,7 @@ Designs (see :class:`DesignSpec`):
   "sets of 50 games" with one population carried through each: ``seeds = 20,
   games_per_seed = 5, seeds_per_set = 10``.
 
-Sequential stop (``design.stop``, :class:`StopSpec`, run by :mod:`cluster.sequential`):
+Sequential stop (``design.stop``, :class:`StopSpec`, run by :mod:`cluster.analysis.sequential`):
 ``stop = { sprt = { elo0 = 0, elo1 = 20, alpha = 0.05, beta = 0.05 }, between = ["A", "B"],
 max_games = 400, scoring = "pairs" }`` ends the study once an SPRT comparing lineup labels
 A and B is decided. ``scoring = "pairs"`` (default) needs a two-player game whose boards
@@ -75,10 +75,24 @@ from pathlib import Path
 from typing import Annotated, Any, Mapping, Sequence
 
 from agents.api import Budget
-
-from .seed_populations import check_population_fits, resolve_population
-from .spec_fields import (Flag, Name, NonNegativeInt, Number, PositiveInt, SpecError, Text, config_class,
-                          is_int, one_of, rule, section, table)
+from agents.registry import agent_class, agent_names, make_agent_config
+from cluster.spec.fields import (
+    Flag,
+    Name,
+    NonNegativeInt,
+    Number,
+    PositiveInt,
+    SpecError,
+    Text,
+    config_class,
+    is_int,
+    one_of,
+    rule,
+    section,
+    table,
+)
+from cluster.spec.seed_populations import check_population_fits, resolve_population
+from games.registry import game_names, make_config, make_game
 
 __all__ = [
     "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec", "build_spec",
@@ -93,7 +107,7 @@ SERIES_BY = ("seed", "set", "run", "game")
 @config_class
 class SprtSpec:
     """The hypotheses and error rates of a sequential probability ratio test
-    (:mod:`cluster.sequential`): H0 "A is at most ``elo0`` Elo stronger than B"
+    (:mod:`cluster.analysis.sequential`): H0 "A is at most ``elo0`` Elo stronger than B"
     against H1 "A is at least ``elo1`` stronger" (logistic Elo)."""
 
     elo0: Number
@@ -123,7 +137,7 @@ class SprtSpec:
 @config_class
 class StopSpec:
     """``[design] stop``: end a comparison of two lineup entries once a sequential
-    test is decided (:mod:`cluster.sequential`), e.g. ``stop = { sprt = { elo0 = 0,
+    test is decided (:mod:`cluster.analysis.sequential`), e.g. ``stop = { sprt = { elo0 = 0,
     elo1 = 20 }, between = ["MCTS", "Random"] }``."""
 
     sprt: SprtSpec
@@ -413,7 +427,6 @@ class StudySpec:
     def flat_params(self) -> dict[str, str]:
         """The whole spec flattened with dotted keys (agent configs with their
         defaults filled in), as strings: what MLflow logs as parameters."""
-        from agents.registry import agent_class
 
         flat: dict[str, str] = {}
 
@@ -547,8 +560,6 @@ class _SeatTable:
 
 # --- building ---------------------------------------------------------------
 def _build_game(raw) -> tuple[str, Any, int]:
-    from games.registry import game_names, make_config, make_game
-
     options = table("game", raw)
     if "name" not in options:
         raise SpecError(f"game.name: required; known games: {game_names()}")
@@ -627,7 +638,6 @@ def _check_fits_game(where: str, agent: str, config, game_config, arrays, popula
     """The agent's ``Agent.check_for_game(config, game_config, arrays)``: inputs that
     depend on the game (e.g. an encoder's board size) are checked before any game.
     Its messages start with ``params.<field>`` or name the population's arrays."""
-    from agents.registry import agent_class
 
     if game_config is None:
         return
@@ -644,7 +654,6 @@ def _check_fits_game(where: str, agent: str, config, game_config, arrays, popula
 def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
                   check_files: bool, tracking_uri: str | None = None,
                   cache_dir: Path | None = None, game_config=None) -> tuple[SeatSpec, ...]:
-    from agents.registry import agent_names, make_agent_config
 
     if not isinstance(raw, list) or not raw:
         raise SpecError("lineup: must be a non-empty array of tables ([[lineup]] entries)")
@@ -735,7 +744,6 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
 
 def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:
     """The game config of every condition of ``design.vary`` (validated)."""
-    from games.registry import make_config
 
     if not design.vary:
         return (game_config,)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .store import ResultStore, _atomic_write
+from cluster.results.store import ResultStore, atomic_write
 
 WHICH = ("best_streak", "final")
 
@@ -85,6 +85,6 @@ def export_population(study_dir, label: str, out, which: str = "best_streak",
                                          provenance["best_streak"]], dtype=np.int64))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out, sink.getvalue())
+    atomic_write(out, sink.getvalue())
     provenance["out"] = str(out)
     return provenance

@@ -1,7 +1,7 @@
 """MLflow mirror of a sweep: one parent run per sweep, one child run per trial, batched.
 
 :class:`SweepTracker` is a Tune ``Callback`` in the driver process (see
-:mod:`cluster.sweep` for what it logs). It pickles without its client or run ids
+:mod:`cluster.sweep.driver` for what it logs). It pickles without its client or run ids
 (Tune stores callbacks with the experiment); a restored sweep finds its runs
 again by tag.
 """
@@ -15,9 +15,9 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from .sweep_results import GAMES_ATTR, METRIC, TIME_ATTR
-from .sweep_spec import plain
-from .tracking import PARENT_TAG, ensure_experiment, filter_quote, log_batch, normalize_uri
+from cluster.spec.sweep import SweepSpec, plain
+from cluster.sweep.results import GAMES_ATTR, METRIC, TIME_ATTR
+from cluster.tracking.client import PARENT_TAG, ensure_experiment, filter_quote, log_batch, normalize_uri
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +71,6 @@ class SweepTracker(_get_tune_callback_base()):
 
     @property
     def sweep(self):
-        from cluster.sweep_spec import SweepSpec
-
         return SweepSpec.from_dict(self.sweep_dict)
 
     # --- runs ---------------------------------------------------------------------

@@ -11,9 +11,13 @@ check the arrays against its config. Errors name the field
 """
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
-from .spec_fields import SpecError
+import numpy as np
+
+from agents.registry import agent_class
+from cluster.spec.fields import SpecError
 
 __all__ = ["MLFLOW_URI_SCHEMES", "fetch_mlflow_artifact", "resolve_population", "check_population_fits"]
 
@@ -23,7 +27,6 @@ MLFLOW_URI_SCHEMES = ("runs:/", "mlflow-artifacts:/", "models:/")
 
 def fetch_mlflow_artifact(name: str, uri: str, tracking_uri: str | None, cache_dir: Path) -> Path:
     """Download an MLflow artifact (``runs:/<run_id>/path.npz`` ...) into ``cache_dir``."""
-    import hashlib
 
     import mlflow.artifacts
 
@@ -42,7 +45,6 @@ def resolve_population(name: str, text: str, base_dir: Path, check_files: bool,
                        tracking_uri: str | None = None, cache_dir: Path | None = None) -> str:
     """The absolute path (or, unchecked, the artifact URI) of the seed population ``text``
     of field ``name``; with ``check_files`` the file exists and opens as plain arrays."""
-    import numpy as np
 
     if text.startswith(MLFLOW_URI_SCHEMES):
         if not check_files:  # a worker rebuilding the spec: the driver resolved it already
@@ -72,9 +74,6 @@ def resolve_population(name: str, text: str, base_dir: Path, check_files: bool,
 
 def check_population_fits(name: str, agent: str, config, path: str) -> dict:
     """Let the agent class check a seed population against its config (shape, values)."""
-    import numpy as np
-
-    from agents.registry import agent_class
 
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .report import markdown_table
-from .stats import paired_t_test
+from cluster.analysis.tables import markdown_table
+from cluster.stats import paired_t_test
 
 __all__ = ["run_win_rates",
            "segment_table", "segment_tests", "win_ratio", "segment_plot", "ratio_plot",

@@ -1,0 +1,25 @@
+"""The durable results of studies: the Parquet store (the source of truth) and what is
+exported from it.
+
+Lives here: ``store`` (``ResultStore``: one row per seat and game, appended
+atomically, compacted at rest; the stored spec a resume is checked against;
+``atomic_write``, the one way the cluster replaces a file) and ``populations``
+(the population an agent had in force during its longest winning streak, as a
+seed-population ``.npz``).
+
+May import: ``agents`` (registry and public API), ``cluster.stats`` and
+``cluster.spec``; never the driver, tracking or reports (they read from here).
+"""
+from cluster.results.populations import PopulationExportError, export_population
+from cluster.results.store import (
+                                   METRIC_PREFIX,
+                                   RESULTS,
+                                   SCHEMA,
+                                   ResultStore,
+                                   SpecMismatchError,
+                                   StoreError,
+                                   atomic_write,
+)
+
+__all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX", "atomic_write",
+           "export_population", "PopulationExportError"]

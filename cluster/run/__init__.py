@@ -1,0 +1,15 @@
+"""Running a study on Ray: one game on a host, the hosts and their scheduling, the driver.
+
+Lives here: ``play`` (one game on a host: agents built from their configs, the
+rows it returns), ``scheduler`` (``GameHost`` actors, ``HostPool``: bounded
+in-flight work, unordered retrieval, lost hosts replaced), ``policy`` (the
+scheduling policy: which series first, how far past a sequential test's
+frontier), ``tracker`` (what a study logs to MLflow), ``driver`` (``run_study``
+in named stages: plan and resume, dispatch, finish) and ``scaling_bench``
+(``arena bench cluster``).
+
+May import every room below it: ``cluster.spec``, ``cluster.results``,
+``cluster.tracking``, ``cluster.replay``, ``cluster.analysis``, ``cluster.stats``.
+Nothing is re-exported here: ``scheduler`` and ``driver`` import Ray, and a game
+host or ``arena play`` loads ``play`` without it.
+"""
