@@ -22,13 +22,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cluster.analysis.summary import RESULT_POINTS
 from cluster.analysis.tables import markdown_table
 from cluster.results.store import ResultStore
 from cluster.stats import t_half_width
 
 __all__ = ["BoardSummary", "board_means", "summarise", "paired_difference", "load_study", "summary_table"]
-
-RESULT_POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
 
 @dataclass(frozen=True)

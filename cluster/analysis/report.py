@@ -34,10 +34,10 @@ import pandas as pd
 
 from cluster.analysis.segments import SEGMENT, segments_markdown, write_segment_report
 from cluster.analysis.sequential import sequential_markdown, sequential_of_study, write_sequential_report
+from cluster.analysis.summary import LabelSummary, label_order
 from cluster.analysis.tables import markdown_table
 from cluster.replay.view import write_study_replays
 from cluster.results.store import METRIC_PREFIX, ResultStore
-from cluster.stats import mean_half_width, wilson_interval
 
 __all__ = ["result_table", "to_markdown", "write_tables", "win_rate_plot",
            "OUTCOMES", "TABLE_COLUMNS", "NotAStudyError", "report_study"]
@@ -69,37 +69,27 @@ def _fmt(rate: float, lo: float, hi: float) -> str:
     return f"{100 * rate:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
 
 
-def _label_order(df: pd.DataFrame) -> list:
-    """Labels in the order they sit in the earliest game (lineup order without rotation)."""
-    ordered = df.sort_values(["game_index", "seat"], kind="stable") \
-        if {"game_index", "seat"} <= set(df.columns) else df
-    return list(dict.fromkeys(ordered["label"]))
-
-
 def _summary(rows: pd.DataFrame) -> dict:
-    results = rows["result"]
-    counts = {key: int((results == key).sum()) for _, key, _ in OUTCOMES}
-    errors = int((results == "error").sum())
-    games = sum(counts.values())
+    """One row of :func:`result_table`: the label's :class:`LabelSummary` (the rules of
+    which games count, deaths, ties and the score live there), as text and numbers."""
+    summary = LabelSummary.of(rows)
+    games = summary.games
     out = {"games": games}
     for title, key, count_column in OUTCOMES:
-        rate = counts[key] / games if games else math.nan
-        lo, hi = wilson_interval(counts[key], games)
+        rate = summary.rate(key)
+        lo, hi = summary.interval(key)
         out[title] = _fmt(rate, lo, hi)
-        out[count_column] = counts[key]
+        out[count_column] = summary.counts[key]
         out[f"{key}_rate"] = rate
         out[f"{key}_lo"] = lo
         out[f"{key}_hi"] = hi
-    out["errors"] = errors
+    out["errors"] = summary.errors
     if "died_at" in rows.columns:
-        played = rows[results != "error"]
-        died = pd.to_numeric(played["died_at"], errors="coerce").dropna()
-        deaths = int(len(died))
-        rate = deaths / games if games else math.nan
-        lo, hi = wilson_interval(deaths, games)
+        rate = summary.death_rate
+        lo, hi = summary.death_interval()
         out["Died"] = _fmt(rate, lo, hi)
-        out["deaths"], out["death_rate"], out["death_lo"], out["death_hi"] = deaths, rate, lo, hi
-        out["mean_died_at"] = float(died.mean()) if deaths else math.nan
+        out["deaths"], out["death_rate"], out["death_lo"], out["death_hi"] = summary.deaths, rate, lo, hi
+        out["mean_died_at"] = summary.died_at.mean
     if "agent" in rows.columns:
         out["agent"] = ", ".join(dict.fromkeys(rows["agent"].astype(str)))
     if "mean_iterations" in rows.columns:
@@ -107,17 +97,16 @@ def _summary(rows: pd.DataFrame) -> dict:
     if "mean_ms" in rows.columns:
         out["mean_ms"] = float(rows["mean_ms"].mean()) if len(rows) else math.nan
     if "score_margin" in rows.columns:  # games with scores: mean result and margin, 95% normal intervals
-        points = results[results != "error"].map({"win": 1.0, "tie": 0.5, "loss": 0.0}).astype(float)
-        mean, half = mean_half_width(points)
+        mean, half = summary.points.mean, summary.points.half_width
         out["result_mean"], out["result_lo"], out["result_hi"] = mean, mean - half, mean + half
-        out["Mean result"] = "n/a" if not len(points) else f"{mean:.3f} ({mean - half:.3f} to {mean + half:.3f})"
-        margins = rows.loc[rows["result"] != "error", "score_margin"].dropna().astype(float)
-        mean, half = mean_half_width(margins)
+        out["Mean result"] = "n/a" if not games else f"{mean:.3f} ({mean - half:.3f} to {mean + half:.3f})"
+        mean, half = summary.margin.mean, summary.margin.half_width
         out["score_diff"], out["score_diff_lo"], out["score_diff_hi"] = mean, mean - half, mean + half
-        out["Score diff"] = "n/a" if not len(margins) else f"{mean:+.2f} ({mean - half:+.2f} to {mean + half:+.2f})"
+        out["Score diff"] = "n/a" if not summary.margin.n else \
+            f"{mean:+.2f} ({mean - half:+.2f} to {mean + half:+.2f})"
     for column in metric_columns(rows):
-        values = pd.to_numeric(rows.loc[results != "error", column], errors="coerce").dropna()
-        out[column] = float(values.mean()) if len(values) else math.nan
+        figure = summary.figures.get(column)
+        out[column] = figure.mean if figure is not None else math.nan
     return out
 
 
@@ -136,7 +125,7 @@ def result_table(df: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
         table = pd.DataFrame(columns=list(TABLE_COLUMNS))
         table.index.name = "Player"
         return table
-    labels = _label_order(df)
+    labels = label_order(df)
     groups = [(None, df)] if by is None else [(k, g) for k, g in df.groupby(by, sort=True, dropna=False)]
     for key, group in groups:
         for label in labels:

@@ -57,8 +57,7 @@ from pathlib import Path
 from typing import Iterable
 
 from agents.registry import agent_class
-from cluster.results.store import METRIC_PREFIX
-from cluster.stats import wilson_interval
+from cluster.analysis.summary import LabelSummary
 from cluster.tracking.client import (
     MAX_RUN_NAME,
     NOTE_TAG,
@@ -143,61 +142,42 @@ def agent_params(spec) -> dict[str, str]:
 
 
 class Tally:
-    """Per-label result counts (one entry per seat row)."""
+    """Per-label summaries of the rows recorded so far (:class:`~cluster.analysis.summary.LabelSummary`:
+    which games count, deaths, ties and the score are decided there), as MLflow metrics."""
 
     def __init__(self):
-        self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        self.deaths: dict[str, int] = defaultdict(int)
-        self.figures: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
-        self.margin_sum: dict[str, float] = defaultdict(float)
-        self.margin_count: dict[str, int] = defaultdict(int)
+        self.labels: dict[str, LabelSummary] = defaultdict(LabelSummary)
         self.games: set[int] = set()
 
     def add(self, rows: Iterable[dict]) -> None:
         for row in rows:
-            self.counts[row["label"]][row["result"]] += 1
-            if row["result"] != "error":
-                for key, value in row.items():
-                    if key.startswith(METRIC_PREFIX) and value is not None and value == value:
-                        total = self.figures[(key, row["label"])]
-                        total[0] += float(value)
-                        total[1] += 1
-            died_at = row.get("died_at")
-            if row["result"] != "error" and died_at is not None and died_at == died_at:
-                self.deaths[row["label"]] += 1
-            margin = row.get("score_margin")
-            if row["result"] != "error" and margin is not None and margin == margin:
-                self.margin_sum[row["label"]] += float(margin)
-                self.margin_count[row["label"]] += 1
+            self.labels[row["label"]].add(row)
             self.games.add(int(row["game_index"]))
 
     def metrics(self) -> dict[str, float]:
         """W/T/L rates over the games that ended without error (as in the report table),
         the win rate's 95% Wilson bounds, ``error_rate`` over all of the label's games,
-        and ``games/done``."""
+        ``death_rate``, ``score``, ``margin`` (games with scores), the agents' figures
+        and ``games/done``; 0 where a label has no game yet (MLflow charts no NaN)."""
         out = {"games/done": float(len(self.games))}
-        for label, counts in self.counts.items():
-            n = sum(counts.get(result, 0) for result in RESULTS)
-            total = n + counts.get("error", 0)
+        for label, summary in self.labels.items():
+            played = summary.games > 0
             for result in RESULTS:
-                k = counts.get(result, 0)
-                out[metric_key(RESULT_KEYS[result], label)] = k / n if n else 0.0
-            lo, hi = wilson_interval(counts.get("win", 0), n) if n else (0.0, 0.0)
+                out[metric_key(RESULT_KEYS[result], label)] = summary.rate(result) if played else 0.0
+            lo, hi = summary.interval("win") if played else (0.0, 0.0)
             out[metric_key("W_lo", label)] = lo
             out[metric_key("W_hi", label)] = hi
-            out[metric_key("error_rate", label)] = counts.get("error", 0) / total if total else 0.0
-            out[metric_key("death_rate", label)] = self.deaths.get(label, 0) / n if n else 0.0
-            out[metric_key("score", label)] = \
-                (counts.get("win", 0) + 0.5 * counts.get("tie", 0)) / n if n else 0.0
-            if self.margin_count.get(label):
-                out[metric_key("margin", label)] = self.margin_sum[label] / self.margin_count[label]
-        for (key, label), (total, k) in self.figures.items():
-            out[metric_key(key, label)] = total / k
+            out[metric_key("error_rate", label)] = summary.error_rate if summary.errors else 0.0
+            out[metric_key("death_rate", label)] = summary.death_rate if played else 0.0
+            out[metric_key("score", label)] = summary.score if played else 0.0
+            if summary.margin.n:
+                out[metric_key("margin", label)] = summary.margin.mean
+            for key, figure in summary.figures.items():
+                out[metric_key(key, label)] = figure.mean
         return dict(sorted(out.items()))
 
     def wtl(self, label: str) -> str:
-        c = self.counts.get(label, {})
-        return f"{c.get('win', 0)}/{c.get('tie', 0)}/{c.get('loss', 0)}"
+        return self.labels[label].wtl() if label in self.labels else "0/0/0"
 
 
 class StudyTracker:

@@ -19,9 +19,10 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from cluster.analysis.summary import LabelSummary
 from cluster.analysis.tables import markdown_table
 from cluster.spec.sweep import plain
-from cluster.stats import Z95, holm, sample_variance, two_proportion_z_test, welch_z_test, wilson_interval
+from cluster.stats import Z95, holm, sample_variance, two_proportion_z_test, welch_z_test
 
 __all__ = ["ObjectiveTally", "rank_settings", "order_trials", "select_top", "setting_key", "ranked_table",
            "report_markdown", "compare_to_best", "METRIC", "TIME_ATTR", "GAMES_ATTR"]
@@ -47,16 +48,13 @@ class ObjectiveTally:
     def __init__(self, label: str, metric: str = "win_rate", games_per_board: int = 1):
         self.label, self.metric = label, metric
         self.games_per_board = max(1, int(games_per_board))
-        self.results: dict[int, list[tuple[str, float]]] = {}  # game -> the label's (result, reward)
+        self.results: dict[int, list[Mapping]] = {}  # game -> the label's rows
 
     def add(self, rows: Iterable[Mapping]) -> None:
         for row in rows:
             entries = self.results.setdefault(int(row["game_index"]), [])
-            if row["label"] != self.label:
-                continue
-            result = row["result"]
-            reward = float(row.get("reward", 0.0) or 0.0) if result != "error" else 0.0
-            entries.append((result, reward))
+            if row["label"] == self.label:
+                entries.append(row)
 
     def add_frame(self, df: pd.DataFrame | None) -> None:
         if df is not None and len(df):
@@ -74,47 +72,39 @@ class ObjectiveTally:
             boards[g // per] = boards.get(g // per, 0) + 1
         return sorted(b for b, count in boards.items() if count == per)
 
-    def _counted(self) -> list[tuple[str, float]]:
+    def summary(self) -> LabelSummary:
+        """The label's rows on complete boards, summarised (:mod:`cluster.analysis.summary`
+        decides which games count)."""
         per = self.games_per_board
         boards = set(self.complete_boards())
-        return [e for g, entries in self.results.items() if g // per in boards for e in entries]
+        return LabelSummary.of(row for g, rows in self.results.items() if g // per in boards for row in rows)
 
     @property
     def counts(self) -> dict[str, int]:
-        counts = {"win": 0, "tie": 0, "loss": 0, "error": 0}
-        for result, _ in self._counted():
-            counts[result] = counts.get(result, 0) + 1
-        return counts
+        return dict(self.summary().counts)
 
     @property
     def n(self) -> int:
         """Games of the label on complete boards that ended without error."""
-        counts = self.counts
-        return counts["win"] + counts["tie"] + counts["loss"]
+        return self.summary().games
 
     def metrics(self) -> dict[str, float]:
-        counted = self._counted()
-        counts = {"win": 0, "tie": 0, "loss": 0, "error": 0}
-        reward_sum = reward_sq = 0.0
-        for result, reward in counted:
-            counts[result] = counts.get(result, 0) + 1
-            if result != "error":
-                reward_sum += reward
-                reward_sq += reward * reward
-        n = counts["win"] + counts["tie"] + counts["loss"]
+        summary = self.summary()
+        counts, n = summary.counts, summary.games
         if self.metric == "win_rate":
-            value = counts["win"] / n if n else 0.0
-            lo, hi = wilson_interval(counts["win"], n) if n else (0.0, 1.0)
+            value = summary.rate("win") if n else 0.0
+            lo, hi = summary.interval("win") if n else (0.0, 1.0)
         else:
-            value = reward_sum / n if n else 0.0
-            var = sample_variance(reward_sum, reward_sq, n)
+            reward = summary.reward
+            value = reward.mean if n else 0.0
+            var = sample_variance(reward.total, reward.total_sq, n)
             half = Z95 * math.sqrt(var / n) if n else math.inf
             lo, hi = value - half, value + half
         boards = len(self.complete_boards())
         return {METRIC: float(value), "objective_lo": float(lo), "objective_hi": float(hi),
                 TIME_ATTR: boards, GAMES_ATTR: boards * self.games_per_board, "games": n,
                 "wins": counts["win"], "ties": counts["tie"], "losses": counts["loss"],
-                "errors": counts["error"], "reward_sq_sum": reward_sq}
+                "errors": counts["error"], "reward_sq_sum": summary.reward.total_sq}
 
 
 # --- selection and statistics -----------------------------------------------------------
