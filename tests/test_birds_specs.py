@@ -9,7 +9,7 @@ import pytest
 from cluster.spec.plan import plan_study
 from cluster.run.play import build_agents, play_game
 from cluster.analysis.report import result_table, to_markdown
-from cluster.run.driver import load_populations
+from cluster.spec.seed_populations import load_populations
 from jobs.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -110,7 +110,7 @@ def test_true_state_needs_single_determinization():
 
 def test_the_upper_bound_spec_plays_through_the_play_loop():
     from cluster.spec.plan import plan_study
-    from cluster.run.driver import load_populations
+    from cluster.spec.seed_populations import load_populations
     from jobs.spec import load_spec
 
     spec = load_spec(ROOT / "jobs" / "birds" / "20_true_state_vs_single_det.toml",

@@ -3,6 +3,17 @@
     >>> result = run_study(spec)      # a StudySpec, as jobs.spec.load_spec makes it  # doctest: +SKIP
     >>> print(result.table)
 
+:func:`run_study` is four named stages, each callable (and tested) alone:
+
+1. :func:`plan_and_resume`: the plan, what the store already holds, the sequential
+   test brought up to date, the series runs still to play (:class:`Prepared`);
+2. :func:`open_tracker`: the study's MLflow run, new or resumed (optional);
+3. :func:`dispatch`: Ray, the warm-up, the host pool playing the runs by the
+   scheduling policy (:mod:`cluster.run.policy`), every game recorded by a
+   :class:`Recorder` as it arrives;
+4. :func:`finish`: compaction, the report, the population export, the MLflow
+   run's end; then :func:`study_result` reads what the study holds now.
+
 Durability and resume: every finished game is appended to the study's
 Parquet store as soon as its record reaches the driver, and the learned state
 after it is saved next (rows first, then state). Re-running the same spec
@@ -26,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
+import ray
+from tqdm.auto import tqdm
 
 from agents.registry import agent_class
 from cluster.analysis import report
@@ -36,9 +48,11 @@ from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, 
 from cluster.replay.records import record_path, save_record
 from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import ResultStore
+from cluster.run.policy import dispatch_policy
 from cluster.run.scheduler import GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
 from cluster.run.tracker import RunContext, StudyTracker, Tally
 from cluster.spec.plan import plan_study
+from cluster.spec.seed_populations import load_populations
 
 log = logging.getLogger(__name__)
 
@@ -90,18 +104,27 @@ class StudyResult:
                 "replayed": self.games_replayed}
 
 
-def load_populations(spec) -> dict[str, dict[str, np.ndarray]]:
-    """``{label: arrays}`` from the seats' ``seed_population`` .npz files."""
-    out = {}
-    for seat in spec.lineup:
-        if seat.seed_population:
-            with np.load(seat.seed_population, allow_pickle=False) as npz:
-                out[seat.label] = {k: npz[k] for k in npz.files}
-    return out
+@dataclass
+class Prepared:
+    """What :func:`plan_and_resume` found: the study's plan and what is left of it."""
+
+    store: ResultStore
+    plan: list
+    """The series of the study (:func:`cluster.spec.plan.plan_study`; cut at a sequential test's cap)."""
+    total: int
+    """Games in the plan."""
+    finished: set[int]
+    """Games already in the store (grows as games are recorded)."""
+    skipped: int
+    """Games in the store when this invocation started."""
+    runs: list[SeriesRun]
+    """The series runs still to play, each from its restart point, in plan order."""
+    monitor: SequentialMonitor | None = None
+    """The sequential test (``design.stop``), fed the stored games."""
 
 
 def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[SeriesRun]:
-    """The series runs still to play, each from its restart point."""
+    """The series runs still to play, each from its restart point, in plan order."""
     carry = bool(spec.design.carry_learned_state) and learns
     runs = []
     for series in plan:
@@ -119,15 +142,52 @@ def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[Serie
             start, state = 0, None
         games = [g for g in series.games if g.index_in_series >= start]
         runs.append(SeriesRun(series.series_id, games, state, carry=True))
-    # Longest first: better packing of unequal series over the hosts.
-    runs.sort(key=lambda r: -len(r.games))
     return runs
 
 
-class _Recorder:
-    """The driver's ``on_game``: store, learned state, progress bar, MLflow."""
+def plan_and_resume(spec) -> Prepared:
+    """Stage 1: write (or check) the stored spec, plan the study, and find what is left to
+    play; a sequential test is fed the stored games first, and a decided test leaves
+    nothing to play."""
+    store = ResultStore(Path(spec.study_dir))
+    store.write_spec(spec)
+    plan = plan_study(spec)
+    monitor = None
+    if spec.design.stop is not None:
+        monitor = SequentialMonitor.from_spec(spec, plan)
+        plan = truncate_plan(plan, monitor.cap)  # games after max_games are never played
+    finished = set(int(g) for g in store.finished_games())
+    if monitor is not None and finished:
+        monitor.add_frame(store.read())  # a resume honours a decision reached before
+    learns = any(agent_class(seat.agent).learns(seat.config) for seat in spec.lineup)
+    runs = plan_runs(spec, plan, store, finished, learns)
+    if monitor is not None and monitor.finished:
+        log.info("sequential test already decided (%s); nothing to play", monitor.decision)
+        runs = []
+    return Prepared(store=store, plan=plan, total=sum(len(s.games) for s in plan), finished=finished,
+                    skipped=len(finished), runs=runs, monitor=monitor)
 
-    def __init__(self, spec, store, finished: set[int], tracker, bar, on_progress=None, monitor=None):
+
+def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
+                 context: RunContext | None = None) -> StudyTracker | None:
+    """Stage 2: the study's MLflow run (the study directory's run resumed, or a new one),
+    its tallies seeded with the stored games; None when MLflow is unavailable (the
+    study runs on: the store is the truth)."""
+    tracker = StudyTracker(spec, flush_games=flush_games, context=context)
+    try:
+        tracker.start(prepared.store.read() if prepared.finished else None)
+    except Exception as exc:
+        log.warning("MLflow unavailable at %s (%s); running without tracking", spec.tracking.uri, exc)
+        return None
+    return tracker
+
+
+class Recorder:
+    """The pool's ``on_game`` (store, learned state, sequential test, progress bar, MLflow)
+    and the books of this invocation: what it played, and how (:func:`dispatch` fills in
+    the hosts, retries and time)."""
+
+    def __init__(self, spec, store, finished: set[int], tracker=None, bar=None, on_progress=None, monitor=None):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
         self.on_progress = on_progress
         self.monitor = monitor
@@ -136,6 +196,13 @@ class _Recorder:
         self.game_seconds = 0.0
         self.game_times: list[float] = []
         self.recorded_at: list[float] = []
+        self.workers = 0
+        """Game hosts of this invocation (0: nothing was left to play)."""
+        self.retries = 0
+        """Games re-submitted because their host died."""
+        self.seconds = 0.0
+        """Wall time of the scheduling phase (Ray start-up and warm-up excluded)."""
+        self.warm_up: list = []
 
     def __call__(self, run, task, rows, learned_after, seconds, record=None):
         replay = task.game_index in self.finished
@@ -204,11 +271,115 @@ def write_report(spec, rows, sequential=None) -> list[Path]:
     return files
 
 
+def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None = None,
+             num_workers: int | None = None, progress: bool = True, plugins: Sequence[str] = (),
+             warm_up: bool = True) -> None:
+    """Stage 3: play ``prepared.runs`` on Ray, every game handed to ``recorder`` as it
+    arrives. Starts Ray (or joins ``address``) only when there is something to play,
+    sends the spec and the seed populations to the object store once, warms the numba
+    caches once per node, and feeds the hosts by the scheduling policy
+    (:func:`cluster.run.policy.dispatch_policy`). Ray, the hosts and the progress bar
+    are gone when it returns or raises; ``recorder`` keeps the books either way."""
+    if not prepared.runs:
+        return
+    started_ray = start_ray(address, num_workers)
+    pool = None
+    t0 = time.perf_counter()
+    try:
+        recorder.workers = workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
+        spec_ref = ray.put(spec)  # the validated spec, sent once: hosts do not rebuild it
+        pop_ref = ray.put(load_populations(spec))  # once; every host reads it from the object store
+        if warm_up:
+            recorder.warm_up = warm_up_nodes(spec_ref, plugins)
+        if progress:  # after Ray start-up and warm-up, so the ETA is about games
+            recorder.bar = tqdm(total=prepared.total, initial=prepared.skipped, unit="game", desc=spec.study_id,
+                                dynamic_ncols=True)
+        t0 = time.perf_counter()
+        policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor)
+        host = GameHost.options(scheduling_strategy="SPREAD")
+        pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
+                        max_in_flight=policy.max_in_flight)
+        pool.run(policy.runs, recorder, stop_when=policy.stop_when, admit=policy.admit)
+    finally:
+        recorder.seconds = time.perf_counter() - t0
+        if pool is not None:
+            recorder.retries = pool.retries
+            pool.shutdown()
+        if recorder.bar is not None:
+            recorder.bar.close()
+        if started_ray:
+            ray.shutdown()
+
+
+def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker | None,
+           status: str = "FINISHED"):
+    """Stage 4 (also after a failure or an interruption, with its ``status``): compact the
+    store, write the report, export the best-streak populations and end the MLflow
+    run. Each step only warns when it fails (the store is the truth). Returns the
+    study's rows (None if they could not be read) and the sequential test's result."""
+    try:
+        prepared.store.compact()  # one file per game while running; one file per study at rest
+    except Exception as exc:
+        log.warning("compacting the results failed (they are intact): %s", exc)
+    try:  # the rows once, for the report, the run's description and the result
+        rows = prepared.store.read()
+    except Exception as exc:  # the report is a convenience; the store is the truth
+        log.warning("reading the results for the report failed: %s", exc)
+        rows = None
+    sequential = prepared.monitor.result() if prepared.monitor is not None else None
+    if rows is not None:
+        try:
+            write_report(spec, rows, sequential)
+        except Exception as exc:
+            log.warning("report failed: %s", exc)
+    try:
+        export_best_streak_populations(spec)
+    except Exception as exc:
+        log.warning("population export failed: %s", exc)
+    if tracker is not None:
+        sdir = Path(spec.study_dir)
+        counts = {"played": recorder.played, "skipped": prepared.skipped, "retried": recorder.retries,
+                  "errored": recorder.errors, "replayed": recorder.replayed}
+        table_markdown = _tables_markdown(rows)
+        if sequential is not None:
+            tracker.log_sequential(sequential)
+            table_markdown = sequential_markdown(sequential) + "\n" + (table_markdown or "")
+        tracker.finish(status, counts=counts, table_markdown=table_markdown,
+                       artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
+                                      "report": sdir / "report", "replays": sdir / "replays",
+                                      "populations": sdir / "populations"},
+                       artifact_files=[sdir / "spec.json"])
+    return rows, sequential
+
+
+def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker | None,
+                 rows=None, sequential=None) -> StudyResult:
+    """The :class:`StudyResult` of this invocation (``rows``: the study's rows, read from
+    the store when not given; a store that cannot be read raises its own error)."""
+    if rows is None:
+        rows = prepared.store.read()  # raises the store's own error, naming the file
+    has_rows = len(rows) > 0
+    return StudyResult(
+        study_id=spec.study_id, study_dir=Path(spec.study_dir),
+        table=result_table(rows) if has_rows else None,
+        condition_tables="\n".join(by_condition_markdown(rows)).strip() if has_rows else "",
+        mlflow_run_id=tracker.run_id if tracker is not None else None,
+        games_total=prepared.total, games_done=len(prepared.store.finished_games()),
+        games_played=recorder.played, games_skipped=prepared.skipped, games_replayed=recorder.replayed,
+        error_games=recorder.errors, host_retries=recorder.retries, workers=recorder.workers,
+        seconds=recorder.seconds, game_seconds=recorder.game_seconds, warm_up=recorder.warm_up,
+        game_times=recorder.game_times, recorded_at=recorder.recorded_at,
+        mlflow_run_name=tracker.run_name if tracker is not None else None,
+        mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
+        sequential=sequential)
+
+
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
               tracking: bool = True, *, plugins: Sequence[str] = (), warm_up: bool = True,
               flush_games: int | None = None, on_progress=None,
               context: RunContext | None = None) -> StudyResult:
-    """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`.
+    """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`: the stages
+    of the module docstring, in order.
 
     address: Ray address to join (default: start a local Ray with
         ``num_workers`` or all CPUs, dashboard off). num_workers: game-hosting
@@ -223,70 +394,16 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         study was invoked (command, overrides, scale) for the MLflow run's
         name, tags and description.
     """
-    import ray
-
     import_plugins(plugins)
-    store = ResultStore(Path(spec.study_dir))
-    store.write_spec(spec)
-    plan = plan_study(spec)
-    monitor = None
-    if spec.design.stop is not None:
-        monitor = SequentialMonitor.from_spec(spec, plan)
-        plan = truncate_plan(plan, monitor.cap)  # games after max_games are never played
-    total = sum(len(s.games) for s in plan)
-    finished = set(int(g) for g in store.finished_games())
-    skipped = len(finished)
-    if monitor is not None and finished:
-        monitor.add_frame(store.read())  # a resume honours a decision reached before
-    learns = any(agent_class(seat.agent).learns(seat.config) for seat in spec.lineup)
-    runs = plan_runs(spec, plan, store, finished, learns)
-    if monitor is not None:
-        if monitor.finished:
-            log.info("sequential test already decided (%s); nothing to play", monitor.decision)
-            runs = []
-        runs.sort(key=lambda r: r.games[0].game_index)  # plan order: the test's prefix fills first
-
-    tracker = None
-    if tracking and spec.tracking.enabled:
-        tracker = StudyTracker(spec, flush_games=flush_games, context=context)
-        try:
-            tracker.start(store.read() if finished else None)
-        except Exception as exc:
-            log.warning("MLflow unavailable at %s (%s); running without tracking", spec.tracking.uri, exc)
-            tracker = None
-
-    bar = None
-    recorder = _Recorder(spec, store, finished, tracker, None, on_progress, monitor)
-
-    started_ray = False
-    pool = None
-    warm = []
-    workers = 0
+    prepared = plan_and_resume(spec)
+    tracker = open_tracker(spec, prepared, flush_games, context) \
+        if tracking and spec.tracking.enabled else None
+    recorder = Recorder(spec, prepared.store, prepared.finished, tracker, on_progress=on_progress,
+                        monitor=prepared.monitor)
     status = "FINISHED"
-    t0 = time.perf_counter()
     try:
-        if runs:
-            started_ray = start_ray(address, num_workers)
-            workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
-            spec_ref = ray.put(spec)  # the validated spec, sent once: hosts do not rebuild it
-            populations = load_populations(spec)
-            pop_ref = ray.put(populations)  # once; every host reads it from the object store
-            if warm_up:
-                warm = warm_up_nodes(spec_ref, plugins)
-            if progress:  # after Ray start-up and warm-up, so the ETA is about games
-                from tqdm.auto import tqdm
-                bar = recorder.bar = tqdm(total=total, initial=skipped, unit="game", desc=spec.study_id,
-                                          dynamic_ncols=True)
-            t0 = time.perf_counter()
-            host = GameHost.options(scheduling_strategy="SPREAD")
-            pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
-                            max_in_flight=spec.max_in_flight)
-            if monitor is None:
-                pool.run(runs, recorder)
-            else:  # plan order, at most 2 games (or one series) per host past the test's frontier
-                window = pool.size * max(2, max(len(series.games) for series in plan))
-                pool.run(runs, recorder, stop_when=lambda: monitor.finished,
-                         admit=lambda task: monitor.admits(task.game_index, window))
+        dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,
+                 plugins=plugins, warm_up=warm_up)
     except KeyboardInterrupt:
         status = "KILLED"
         raise
@@ -294,63 +411,8 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         status = "FAILED"
         raise
     finally:
-        seconds = time.perf_counter() - t0
-        if pool is not None:
-            pool.shutdown()
-        if bar is not None:
-            bar.close()
-        try:
-            store.compact()  # one file per game while running; one file per study at rest
-        except Exception as exc:
-            log.warning("compacting the results failed (they are intact): %s", exc)
-        try:  # the rows once, for the report, the run's description and the result
-            rows = store.read()
-        except Exception as exc:  # the report is a convenience; the store is the truth
-            log.warning("reading the results for the report failed: %s", exc)
-            rows = None
-        sequential = monitor.result() if monitor is not None else None
-        if rows is not None:
-            try:
-                write_report(spec, rows, sequential)
-            except Exception as exc:
-                log.warning("report failed: %s", exc)
-        try:
-            export_best_streak_populations(spec)
-        except Exception as exc:
-            log.warning("population export failed: %s", exc)
-        if tracker is not None:
-            sdir = Path(spec.study_dir)
-            counts = {"played": recorder.played, "skipped": skipped,
-                      "retried": pool.retries if pool is not None else 0, "errored": recorder.errors,
-                      "replayed": recorder.replayed}
-            table_markdown = _tables_markdown(rows)
-            if sequential is not None:
-                tracker.log_sequential(sequential)
-                table_markdown = sequential_markdown(sequential) + "\n" + (table_markdown or "")
-            tracker.finish(status, counts=counts, table_markdown=table_markdown,
-                           artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
-                                          "report": sdir / "report", "replays": sdir / "replays",
-                                          "populations": sdir / "populations"},
-                           artifact_files=[sdir / "spec.json"])
-        if started_ray:
-            ray.shutdown()
-
-    if rows is None:
-        rows = store.read()  # raises the store's own error, naming the file
-    has_rows = len(rows) > 0
-    return StudyResult(
-        study_id=spec.study_id, study_dir=Path(spec.study_dir),
-        table=result_table(rows) if has_rows else None,
-        condition_tables="\n".join(by_condition_markdown(rows)).strip() if has_rows else "",
-        mlflow_run_id=tracker.run_id if tracker is not None else None,
-        games_total=total, games_done=len(store.finished_games()), games_played=recorder.played,
-        games_skipped=skipped, games_replayed=recorder.replayed, error_games=recorder.errors,
-        host_retries=pool.retries if pool is not None else 0, workers=workers, seconds=seconds,
-        game_seconds=recorder.game_seconds, warm_up=warm, game_times=recorder.game_times,
-        recorded_at=recorder.recorded_at,
-        mlflow_run_name=tracker.run_name if tracker is not None else None,
-        mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
-        sequential=sequential)
+        rows, sequential = finish(spec, prepared, recorder, tracker, status)
+    return study_result(spec, prepared, recorder, tracker, rows, sequential)
 
 
 def _tables_markdown(rows) -> str | None:

@@ -1,5 +1,9 @@
 """Ray side of a study: game-hosting actors and a small pool that feeds them series.
 
+This is the mechanism; what it is told (the order of the runs, how many in flight,
+the sequential test's admission and stop) is the scheduling policy,
+:mod:`cluster.run.policy`.
+
 Shape (after ``ray.util.ActorPool``, with the bookkeeping a study needs):
 
 * :class:`GameHost` is an actor hosting game simulations and the agents seated

@@ -19,7 +19,7 @@ import numpy as np
 from agents.registry import agent_class
 from cluster.spec.fields import SpecError
 
-__all__ = ["MLFLOW_URI_SCHEMES", "fetch_mlflow_artifact", "resolve_population", "check_population_fits"]
+__all__ = ["MLFLOW_URI_SCHEMES", "fetch_mlflow_artifact", "resolve_population", "check_population_fits", "load_populations"]
 
 
 MLFLOW_URI_SCHEMES = ("runs:/", "mlflow-artifacts:/", "models:/")
@@ -82,3 +82,13 @@ def check_population_fits(name: str, agent: str, config, path: str) -> dict:
     except ValueError as exc:
         raise SpecError(f"{name}: {path}: {exc}") from None
     return arrays
+
+
+def load_populations(spec) -> dict[str, dict[str, np.ndarray]]:
+    """``{label: arrays}`` from the seats' ``seed_population`` .npz files."""
+    out = {}
+    for seat in spec.lineup:
+        if seat.seed_population:
+            with np.load(seat.seed_population, allow_pickle=False) as npz:
+                out[seat.label] = {k: npz[k] for k in npz.files}
+    return out

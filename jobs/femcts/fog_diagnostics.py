@@ -194,7 +194,7 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
     """Play the selected games; the per-view-range report (a dict)."""
     from cluster.spec.plan import board_seed_sequence, plan_study, seat_seed_sequence
     from cluster.run.play import build_agents, load_learned
-    from cluster.run.driver import load_populations
+    from cluster.spec.seed_populations import load_populations
     from agents.pommerman.femcts import FEMCTSAgent
     from agents.pommerman.mcts import MCTSAgent
     from games.pommerman.kernels import (

@@ -67,7 +67,7 @@ def play_series(name: str, which: str):
     """The records of the study's games, in game order."""
     from cluster.run.play import build_agents, play_recorded_game
     from cluster.spec.plan import plan_study
-    from cluster.run.driver import load_populations
+    from cluster.spec.seed_populations import load_populations
 
     spec = series_spec(name, which)
     agents = build_agents(spec)
