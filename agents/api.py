@@ -84,6 +84,11 @@ class Agent(ABC):
     #: the learned state holds ``population``, ``counters`` and
     #: ``best_streak_population``, as FEMCTS's does). Default: no export.
     exports_population: ClassVar[bool] = False
+    #: Part of the agent's config hash (:func:`agents.registry.config_hash`) when not 0.
+    #: The hash leaves out parameters at their defaults (a release that adds an option
+    #: keeps every hash), so a release that changes a *default* bumps this number to
+    #: keep the games of the old default and the new apart. Default: 0.
+    config_version: ClassVar[int] = 0
 
     @classmethod
     def learns(cls, config) -> bool:

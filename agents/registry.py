@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, fields
+from dataclasses import MISSING, asdict, fields, is_dataclass
 from typing import Any
 
 from games.validation import build
@@ -60,8 +60,38 @@ def resolved_params(name: str, config, game_config) -> dict[str, Any]:
     return dict(agent_class(name).resolved_params(config, game_config))
 
 
+def non_default_fields(config) -> dict[str, Any]:
+    """The fields of a config dataclass whose value is not the field's default (fields
+    without a default always), as :func:`dataclasses.asdict` gives them."""
+    values = asdict(config)
+    out = {}
+    for f in fields(config):
+        if f.default is not MISSING:
+            default = f.default
+        elif f.default_factory is not MISSING:
+            default = f.default_factory()
+        else:
+            out[f.name] = values[f.name]
+            continue
+        if is_dataclass(default):
+            default = asdict(default)
+        if values[f.name] != default:
+            out[f.name] = values[f.name]
+    return out
+
+
 def config_hash(name: str, config, budget: Budget) -> str:
-    """A short stable hash of an agent's identity (name, parameters, budget)."""
-    blob = json.dumps({"name": name, "config": asdict(config), "budget": asdict(budget)},
-                      sort_keys=True, default=str)
+    """A short stable hash of an agent's identity: its name, the parameters and budget
+    fields that are not at their defaults, and its ``config_version`` when not 0.
+
+    Fields at their defaults are left out, so a release that adds an option with a
+    default changes no hash: a study begun before it resumes with the same players
+    (its new rows carry the old hashes; ratings pool them). A release that changes a
+    default bumps the agent's :attr:`~agents.api.Agent.config_version` instead."""
+    identity: dict[str, Any] = {"name": name, "config": non_default_fields(config),
+                                "budget": non_default_fields(budget)}
+    version = agent_class(name).config_version if name in _AGENTS else 0
+    if version:
+        identity["config_version"] = version
+    blob = json.dumps(identity, sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:12]

@@ -94,7 +94,6 @@ def paired_difference(df_a: pd.DataFrame, label_a: str, df_b: pd.DataFrame, labe
 
 def load_study(study_dir) -> pd.DataFrame:
     """The result rows of a stored study (its ``results/`` Parquet parts)."""
-
     path = Path(study_dir)
     if not (path / "results").is_dir():
         raise ValueError(f"{path}: not a study directory (no results/ inside)")
@@ -104,7 +103,6 @@ def load_study(study_dir) -> pd.DataFrame:
 def summary_table(studies: list[tuple[str, pd.DataFrame, str]], diff: bool = False) -> str:
     """Markdown: a row per ``(name, rows, label)`` (see :func:`summarise`), and with
     ``diff`` a second table of each study's per-board difference from the first's."""
-
     lines = []
     for name, df, label in studies:
         s = summarise(df, label)

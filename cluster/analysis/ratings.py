@@ -142,7 +142,6 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
     folders). Refuses studies of different games or game options, and a study with
     several conditions unless ``condition`` names one (e.g. ``view_range=2``);
     ``game`` keeps only the studies of that game (useful on a whole results folder)."""
-
     studies = _study_dirs(paths)
     frames, kept, reference = [], [], None
     for study in studies:
@@ -383,7 +382,6 @@ def _resolve_anchor(anchor: str, players: list[str]) -> str:
 # --- output -----------------------------------------------------------------------------
 def ratings_markdown(table: pd.DataFrame) -> str:
     """The table in Markdown: Player, Rating, 95% interval, Games, pairwise W-T-L, Note."""
-
     rows = [[player, f"{r['rating']:.0f}", "n/a" if math.isnan(r["lo"]) else f"{r['lo']:.0f} to {r['hi']:.0f}",
              int(r["games"]), f"{int(r['wins'])}-{int(r['ties'])}-{int(r['losses'])}", r["note"]]
             for player, r in table.iterrows()]
@@ -437,7 +435,6 @@ def write_ratings(table: pd.DataFrame, out, title: str | None = None) -> list[Pa
 
 def default_tracking_uri(studies: Sequence) -> str:
     """The MLflow store the first study was tracked in, else ``sqlite:///mlflow.db``."""
-
     for study in studies:
         try:
             records = read_run_records(study)

@@ -202,7 +202,6 @@ class SequentialResult:
 
 def truncate_plan(plan, limit: int | None):
     """The plan without the games from ``limit`` on (series that keep no game are dropped)."""
-
     if limit is None:
         return plan
     out = []
@@ -471,7 +470,6 @@ def write_sequential_report(result: SequentialResult, out, title: str | None = N
 def sequential_of_study(study_dir, rows) -> SequentialResult | None:
     """The sequential test of a stored study (its ``spec.json`` has ``design.stop``) from
     its rows, None when it has no test (or its spec cannot be rebuilt here)."""
-
     spec_path = Path(study_dir) / "spec.json"
     try:
         data = json.loads(spec_path.read_text(encoding="utf-8"))

@@ -137,7 +137,6 @@ class GameRecord:
 
     def config(self):
         """The game config object (validated by the game's config class)."""
-
         return make_config(self.game, json.loads(self.config_json))
 
     def board_seed(self) -> np.random.SeedSequence:
@@ -207,7 +206,6 @@ def record_path(study_dir, game_index: int) -> Path:
 
 def save_record(path, record: GameRecord | bytes) -> Path:
     """Write a record atomically (fsynced temporary file, then rename)."""
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, record if isinstance(record, bytes) else record.to_bytes())
@@ -235,7 +233,6 @@ def replay(record: GameRecord) -> Iterator[tuple[int, object]]:
     Raises:
         ReplayMismatch: at the first step whose state differs from the record's.
     """
-
     game = make_game(record.game, record.config())
     game.reset(record.board_seed())
     _check(record, 0, game)

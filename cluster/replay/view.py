@@ -196,7 +196,6 @@ def write_study_replays(study_dir, df, first_label: str | None = None, out_dir=N
     """Render the :func:`pick_replays` games of a study as HTML pages into
     ``<study_dir>/replays/`` (``<why>-game-<index>.html``). Games without a
     record (e.g. played before records existed) are skipped."""
-
     study_dir = Path(study_dir)
     out = Path(out_dir) if out_dir is not None else study_dir / "replays"
     if first_label is not None and df is not None:

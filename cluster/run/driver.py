@@ -242,7 +242,6 @@ def export_best_streak_populations(spec) -> list[Path]:
     write the one in force during its longest winning streak to
     ``study_dir/populations/<label>-best-streak.npz`` (a ready ``seed_population``
     for a later study; logged to MLflow)."""
-
     out = []
     for seat in spec.lineup:
         if not agent_class(seat.agent).exports_population:
@@ -260,7 +259,6 @@ def write_report(spec, rows, sequential=None) -> list[Path]:
     replay pages under ``study_dir/replays`` (linked from ``report/replays.md``),
     from the study's result rows (``ResultStore.read()``); with a sequential test's
     result, ``sprt.md`` and ``sprt_llr.png`` too."""
-
     out = Path(spec.study_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
     segments = SEGMENT if spec.design.runs_design else None
@@ -418,7 +416,6 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
 def _tables_markdown(rows) -> str | None:
     """The study's result table in Markdown, and its tables per condition if it
     has conditions (None without rows)."""
-
     if rows is None or not len(rows):
         return None
     try:

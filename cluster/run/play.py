@@ -115,7 +115,6 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
     """:func:`play_game` that also returns the game's record
     (:class:`cluster.replay.records.GameRecord`, or None if ``record`` is false or the
     game failed): ``(rows, learned_after, record)``."""
-
     worker = worker or worker_name()
     load_learned(spec, agents, learned)
     condition = int(task.condition)
@@ -234,7 +233,6 @@ def warm_up(spec, ticks: int = 10) -> dict[str, Any]:
     """Play ``ticks`` ticks with every lineup agent so numba caches on this node
     are compiled once (before many processes would compile into them at once).
     Never raises: returns what failed."""
-
     t0 = time.perf_counter()
     errors = []
     try:

@@ -121,7 +121,6 @@ def agent_params(spec) -> dict[str, str]:
     class declares (``Agent.param_aliases``, e.g. FEMCTS's ``FEMCTS.mP``; also bare ``mP``
     when one seat of the lineup declares it). The full parameters are logged once, in
     :meth:`cluster.spec.study.StudySpec.flat_params` (``lineup.<i>.params.<name>``)."""
-
     out: dict[str, str] = {}
     aliased = [(seat, agent_class(seat.agent).param_aliases) for seat in spec.lineup]
     counts: dict[str, int] = defaultdict(int)
@@ -144,7 +143,6 @@ def agent_params(spec) -> dict[str, str]:
 class Tally:
     """Per-label summaries of the rows recorded so far (:class:`~cluster.analysis.summary.LabelSummary`:
     which games count, deaths, ties and the score are decided there), as MLflow metrics."""
-
     def __init__(self):
         self.labels: dict[str, LabelSummary] = defaultdict(LabelSummary)
         self.games: set[int] = set()

@@ -27,7 +27,6 @@ MLFLOW_URI_SCHEMES = ("runs:/", "mlflow-artifacts:/", "models:/")
 
 def fetch_mlflow_artifact(name: str, uri: str, tracking_uri: str | None, cache_dir: Path) -> Path:
     """Download an MLflow artifact (``runs:/<run_id>/path.npz`` ...) into ``cache_dir``."""
-
     import mlflow.artifacts
 
     target = cache_dir / hashlib.sha1(f"{tracking_uri}|{uri}".encode()).hexdigest()[:16]
@@ -45,7 +44,6 @@ def resolve_population(name: str, text: str, base_dir: Path, check_files: bool,
                        tracking_uri: str | None = None, cache_dir: Path | None = None) -> str:
     """The absolute path (or, unchecked, the artifact URI) of the seed population ``text``
     of field ``name``; with ``check_files`` the file exists and opens as plain arrays."""
-
     if text.startswith(MLFLOW_URI_SCHEMES):
         if not check_files:  # a worker rebuilding the spec: the driver resolved it already
             return text
@@ -74,7 +72,6 @@ def resolve_population(name: str, text: str, base_dir: Path, check_files: bool,
 
 def check_population_fits(name: str, agent: str, config, path: str) -> dict:
     """Let the agent class check a seed population against its config (shape, values)."""
-
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     try:

@@ -427,7 +427,6 @@ class StudySpec:
     def flat_params(self) -> dict[str, str]:
         """The whole spec flattened with dotted keys (agent configs with their
         defaults filled in), as strings: what MLflow logs as parameters."""
-
         flat: dict[str, str] = {}
 
         def put(key: str, value) -> None:
@@ -638,7 +637,6 @@ def _check_fits_game(where: str, agent: str, config, game_config, arrays, popula
     """The agent's ``Agent.check_for_game(config, game_config, arrays)``: inputs that
     depend on the game (e.g. an encoder's board size) are checked before any game.
     Its messages start with ``params.<field>`` or name the population's arrays."""
-
     if game_config is None:
         return
     try:
@@ -744,7 +742,6 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
 
 def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:
     """The game config of every condition of ``design.vary`` (validated)."""
-
     if not design.vary:
         return (game_config,)
     base = asdict(game_config)

@@ -363,7 +363,6 @@ def _design_group(design: Mapping) -> tuple[int, str]:
 def _default_alias(parts: list[str], base_spec: StudySpec) -> str:
     """The short name the seat's agent declares for a ``lineup.<i>.params.<name>`` path
     (``Agent.param_aliases``), else the path's last part."""
-
     if parts[0] == "lineup" and int(parts[1]) < len(base_spec.lineup):
         return agent_class(base_spec.lineup[int(parts[1])].agent).param_aliases.get(parts[-1], parts[-1])
     return parts[-1]
@@ -375,7 +374,6 @@ List = Annotated[Any, rule(lambda v: isinstance(v, list), "must be a list")]
 @config_class
 class _SearchTable:
     """One ``[search]`` entry: exactly one distribution, and an optional alias."""
-
     grid: List | None = None
     choice: List | None = None
     uniform: List | None = None

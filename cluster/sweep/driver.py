@@ -167,7 +167,6 @@ def _trials_frame(grid, sweep) -> pd.DataFrame:
 def reevaluate(sweep, top: pd.DataFrame, *, num_workers: int | None, plugins: Sequence[str] = (),
                progress: bool = True) -> tuple[list[dict], dict[str, Path]]:
     """Play each of ``top``'s settings on the re-evaluation stream (fresh boards); per-setting stats."""
-
     stats, dirs = [], {}
     for position, (_, row) in enumerate(top.iterrows(), start=1):
         params = {p.path: plain(row[p.path]) for p in sweep.search}
@@ -303,12 +302,20 @@ def Tuner_can_restore(path: Path) -> bool:  # noqa: N802 - named after the Tune 
 
 
 def _check_same_sweep(sweep, sweep_dir: Path, exp_path: Path) -> None:
-    """A restored experiment must belong to the same sweep spec (else trials would not match)."""
+    """A restored experiment must belong to the same sweep spec (else trials would not match).
+    The saved spec is read back with this release's defaults, so an upgrade that only adds
+    options with defaults still restores."""
+    def plain_dict(spec) -> dict:
+        return json.loads(json.dumps(spec.to_dict(), default=str))
 
-    current = json.loads(json.dumps(sweep.to_dict(), default=str))
+    current = plain_dict(sweep)
     path = sweep_dir / "sweep.json"
     if path.is_file() and exp_path.exists():
         saved = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            saved = plain_dict(type(sweep).from_dict(saved))
+        except (TypeError, KeyError, ValueError):
+            pass  # a field this release does not know: compared as saved, so it differs
         if saved != current:
             diff = sorted(k for k in set(saved) | set(current) if saved.get(k) != current.get(k))
             raise SweepError(f"sweep.name: {sweep.name!r} already has a Tune experiment at {exp_path} "
@@ -359,7 +366,6 @@ def _run_config(sweep, sweep_dir: Path, tracker, progress: bool, verbose: int | 
 
 def _export_best_population(sweep, ranked: pd.DataFrame, dirs: Mapping[str, Path], sweep_dir: Path):
     """The best setting's final learned population as ``best_population.npz`` (None if none)."""
-
     best_dir = dirs.get(ranked.iloc[0]["reeval_study_id"])
     if best_dir is None:
         return None
