@@ -15,6 +15,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any, Sequence
 
+from cluster.spec.design import group_key
 from cluster.spec.study import SpecError, check_scale, scale_groups, set_path
 
 __all__ = ["parse_value", "parse_overrides", "apply_overrides", "apply_scale"]
@@ -70,8 +71,7 @@ def apply_scale(data: dict, scale: float | None) -> dict:
     design = data.get("design")
     if not isinstance(design, dict):
         return data
-    runs_design = design.get("runs") is not None or design.get("rounds") is not None
-    key = "runs" if runs_design else "seeds"
+    key = group_key(design)
     value = design.get(key)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         design[key] = scale_groups(value, scale)

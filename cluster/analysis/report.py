@@ -38,6 +38,7 @@ from cluster.analysis.summary import LabelSummary, label_order
 from cluster.analysis.tables import markdown_table
 from cluster.replay.view import write_study_replays
 from cluster.results.store import METRIC_PREFIX, ResultStore
+from cluster.spec.design import is_runs_design
 
 __all__ = ["result_table", "to_markdown", "write_tables", "win_rate_plot",
            "OUTCOMES", "TABLE_COLUMNS", "NotAStudyError", "report_study"]
@@ -60,7 +61,7 @@ def _runs_design_segments(study_dir: Path) -> int | None:
         design = json.loads((Path(study_dir) / "spec.json").read_text()).get("design", {})
     except (OSError, ValueError):
         return None
-    return SEGMENT if design.get("runs") else None
+    return SEGMENT if is_runs_design(design) else None
 
 
 def _fmt(rate: float, lo: float, hi: float) -> str:

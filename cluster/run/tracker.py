@@ -192,7 +192,7 @@ class StudyTracker:
         total = max(1, int(spec.design.total_games))
         self.flush_games = flush_games or max(10, min(200, total // 50))
         self.flush_seconds = flush_seconds
-        self.child_runs = (spec.design.runs is not None) if child_runs is None else child_runs
+        self.child_runs = spec.design.runs_design if child_runs is None else child_runs
         self.run_id: str | None = None
         self.run_name: str | None = None
         self.experiment_id: str | None = None

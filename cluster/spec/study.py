@@ -76,6 +76,7 @@ from typing import Annotated, Any, Mapping, Sequence
 
 from agents.api import Budget
 from agents.registry import agent_class, agent_names, make_agent_config
+from cluster.spec.design import default_seeds, is_runs_design
 from cluster.spec.fields import (
     Flag,
     Name,
@@ -85,7 +86,6 @@ from cluster.spec.fields import (
     SpecError,
     Text,
     config_class,
-    is_int,
     one_of,
     rule,
     section,
@@ -269,8 +269,8 @@ class DesignSpec:
 
     @property
     def runs_design(self) -> bool:
-        """True for a runs x rounds design."""
-        return self.runs is not None
+        """True for a runs x rounds design (:func:`cluster.spec.design.is_runs_design`)."""
+        return is_runs_design({"runs": self.runs, "rounds": self.rounds})
 
     @property
     def conditions(self) -> list[dict]:
@@ -599,10 +599,8 @@ def _build_budget(raw, where: str = "budget", exactly_one: bool = False) -> tupl
 
 def _build_design(raw) -> DesignSpec:
     values = table("design", raw)
-    runs_design = values.get("runs") is not None or values.get("rounds") is not None
-    if "seeds" not in values and runs_design and is_int(values.get("rounds")):
-        values["seeds"] = values["rounds"]
-    values.setdefault("series_by", "run" if runs_design else "seed")
+    default_seeds(values)
+    values.setdefault("series_by", "run" if is_runs_design(values) else "seed")
     stop = values.pop("stop", None)
     return section(DesignSpec, values, "design", required={"seeds": "number of board seeds"},
                    stop=None if stop is None else _build_stop(stop))

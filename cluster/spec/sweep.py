@@ -91,6 +91,7 @@ from typing import Annotated, Any, Mapping
 import numpy as np
 
 from agents.registry import agent_class
+from cluster.spec.design import default_seeds, games_per_group, group_key, group_name
 from cluster.spec.fields import (
     Name,
     NonNegativeInt,
@@ -276,7 +277,12 @@ class SweepSpec:
     @property
     def games_per_board(self) -> int:
         """Games of one board of the base design (``games_per_seed``, or ``rounds``)."""
-        return _design_group(self.base.get("design", {}))[0]
+        return games_per_group(self.base.get("design", {}))
+
+    @property
+    def group_name(self) -> str:
+        """What one board of the base design is called: ``run`` or ``board``."""
+        return group_name(self.base.get("design", {}))
 
     @property
     def boards_per_trial(self) -> int:
@@ -309,10 +315,9 @@ class SweepSpec:
             set_path(data, path.split("."), plain(value))
         design = data["design"]
         games = self.games_per_trial if games is None else games
-        group, key = _design_group(design)
-        design[key] = games // group
-        if key == "runs" and "seeds" not in design:
-            design["seeds"] = design["rounds"]
+        key = group_key(design)
+        design[key] = games // games_per_group(design)
+        default_seeds(design)
         study = data["study"]
         study["seed"] = self.study_seed(stream)
         study["id"] = self.trial_study_id(params, stream)
@@ -349,15 +354,6 @@ def plain(value):
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _design_group(design: Mapping) -> tuple[int, str]:
-    """(games per group, key of the group count) of a raw design table."""
-    if design.get("runs") is not None or design.get("rounds") is not None:
-        rounds = design.get("rounds")
-        return (rounds if is_int(rounds) and rounds > 0 else 1), "runs"
-    gps = design.get("games_per_seed", 1)
-    return (gps if is_int(gps) and gps > 0 else 1), "seeds"
 
 
 def _default_alias(parts: list[str], base_spec: StudySpec) -> str:
@@ -471,13 +467,13 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     for i, seat in enumerate(base_spec.lineup):
         if seat.seed_population:
             base["lineup"][i]["seed_population"] = seat.seed_population
-    group, group_key = _design_group(base.get("design", {}))
+    group, unit = games_per_group(base.get("design", {})), group_name(base.get("design", {}))
 
     games = raw_games = (sweep.games_per_trial if sweep.games_per_trial is not None
                          else base_spec.design.games_per_condition)
     if games % group:
         raise SweepError(f"sweep.games_per_trial: must be a multiple of {group} (games per "
-                         f"{'run' if group_key == 'runs' else 'board seed'} of the base design), got {games}")
+                         f"{'run' if unit == 'run' else 'board seed'} of the base design), got {games}")
     games = _scale_games(games, scale, group)
     num_samples = scale_groups(sweep.num_samples, scale)
     if sweep.results_dir is not None:
@@ -513,7 +509,7 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     else:
         if grace % group:
             raise SweepError(f"scheduler.grace_period: must be whole boards, a multiple of {group} "
-                             f"(games per {'run' if group_key == 'runs' else 'board seed'} of the "
+                             f"(games per {'run' if unit == 'run' else 'board seed'} of the "
                              f"base design), got {grace}")
         grace = scale_groups(grace // group, scale)
     grace = min(grace, boards)

@@ -33,7 +33,7 @@ def run(args) -> int:
     except SweepError as exc:
         print(f"arena: invalid sweep {args.sweep}: {exc}", file=sys.stderr)
         return 2
-    board = "run" if sweep.base.get("design", {}).get("rounds") is not None else "board"
+    board = sweep.group_name
     asha = (f" (ASHA grace period {sweep.grace_period} {board}s, reduction factor {sweep.reduction_factor})"
             if sweep.scheduler == "asha" else "")
     print(f"sweep {sweep.name}: {sweep.total_trials} trial(s) x {sweep.games_per_trial} games "

@@ -1,0 +1,52 @@
+"""The shape of a study's design: the one rule that tells its two shapes apart.
+
+* **seeds x games_per_seed**: ``seeds`` boards (board seeds), each played
+  ``games_per_seed`` times (the seat rotation); a *group* is a board.
+* **runs x rounds**: ``runs`` independent runs of ``rounds`` games each (learned
+  state carried from round to round, boards cycling over ``seeds``); a *group*
+  is a run.
+
+A design is runs x rounds when it names ``runs`` or ``rounds`` (validation then
+requires both). Everything that asks "is this runs x rounds?" asks here: the
+validated model (:attr:`cluster.spec.study.DesignSpec.runs_design`), its builder,
+``--scale`` (which scales the group count), sweeps (whose trials are whole groups)
+and the report (learning curves per run). The functions take the design table
+as a mapping: a raw one before validation, or a stored ``spec.json``'s.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from cluster.spec.fields import is_int
+
+__all__ = ["is_runs_design", "group_key", "group_name", "games_per_group", "default_seeds"]
+
+
+def is_runs_design(design: Mapping) -> bool:
+    """Whether ``design`` is a runs x rounds design."""
+    return design.get("runs") is not None or design.get("rounds") is not None
+
+
+def group_key(design: Mapping) -> str:
+    """The key of the group count: ``runs`` or ``seeds`` (what ``--scale`` scales)."""
+    return "runs" if is_runs_design(design) else "seeds"
+
+
+def group_name(design: Mapping) -> str:
+    """What one group is called in messages: ``run`` or ``board``."""
+    return "run" if is_runs_design(design) else "board"
+
+
+def games_per_group(design: Mapping) -> int:
+    """Games of one group: ``rounds``, or ``games_per_seed`` (1 where the value is not a
+    positive int yet: validation names the field)."""
+    size = design.get("rounds") if is_runs_design(design) else design.get("games_per_seed", 1)
+    return size if is_int(size) and size > 0 else 1
+
+
+def default_seeds(design: dict) -> dict:
+    """A runs x rounds design without ``seeds`` plays a new board every round: ``seeds =
+    rounds`` (in place; returns ``design``)."""
+    if "seeds" not in design and is_runs_design(design) and is_int(design.get("rounds")):
+        design["seeds"] = design["rounds"]
+    return design
