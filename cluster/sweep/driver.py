@@ -57,11 +57,15 @@ Shape:
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import logging
 import math
 import os
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -233,18 +237,19 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
             TRIAL_RESOURCES)
         if tracker is not None:
             tracker.start()
-        if Tuner_can_restore(exp_path):
-            log.info("restoring the Tune experiment at %s", exp_path)
-            print(f"resuming sweep {sweep.name} from {exp_path}")
-            tuner = tune.Tuner.restore(str(exp_path), trainable=trainable, resume_unfinished=True,
-                                       resume_errored=True)
-        else:
-            if resume:
-                print(f"nothing to resume at {exp_path}; starting the sweep")
-            tuner = tune.Tuner(trainable, param_space=sweep.param_space(),
-                               tune_config=_tune_config(sweep, conc, ASHAScheduler, FIFOScheduler),
-                               run_config=_run_config(sweep, sweep_dir, tracker, progress, verbose))
-        grid = tuner.fit()
+        with moved_module_names():  # an experiment begun before the move names the old modules
+            if Tuner_can_restore(exp_path):
+                log.info("restoring the Tune experiment at %s", exp_path)
+                print(f"resuming sweep {sweep.name} from {exp_path}")
+                tuner = tune.Tuner.restore(str(exp_path), trainable=trainable, resume_unfinished=True,
+                                           resume_errored=True)
+            else:
+                if resume:
+                    print(f"nothing to resume at {exp_path}; starting the sweep")
+                tuner = tune.Tuner(trainable, param_space=sweep.param_space(),
+                                   tune_config=_tune_config(sweep, conc, ASHAScheduler, FIFOScheduler),
+                                   run_config=_run_config(sweep, sweep_dir, tracker, progress, verbose))
+            grid = tuner.fit()
         trials = _trials_frame(grid, sweep)
         if tracker is not None:
             tracker.ensure_children(trials)
@@ -293,6 +298,31 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
                 pass
         if started:
             ray.shutdown()
+
+
+#: Modules a Tune experiment's pickles may name from before the cluster floor moved into
+#: rooms (issue 36): ``tuner.pkl`` holds the :class:`~cluster.sweep.tracking.SweepTracker`
+#: callback by its module. Old name -> the module that holds the same classes now.
+MOVED_MODULES = {"cluster.sweep_tracking": "cluster.sweep.tracking", "cluster.sweep_spec": "cluster.spec.sweep",
+                 "cluster.sweep_results": "cluster.sweep.results"}
+
+
+@contextmanager
+def moved_module_names():
+    """While restoring a Tune experiment: the old module names of :data:`MOVED_MODULES`
+    resolve to their modules now, so that an experiment begun before the move unpickles
+    (names that are importable anyway are left alone)."""
+    added = []
+    for old, new in MOVED_MODULES.items():
+        if old in sys.modules or importlib.util.find_spec(old) is not None:
+            continue
+        sys.modules[old] = importlib.import_module(new)
+        added.append(old)
+    try:
+        yield
+    finally:
+        for old in added:
+            sys.modules.pop(old, None)
 
 
 def Tuner_can_restore(path: Path) -> bool:  # noqa: N802 - named after the Tune call it wraps
