@@ -80,9 +80,9 @@ class Agent(ABC):
     #: MLflow. Default: none.
     param_aliases: ClassVar[dict[str, str]] = {}
     #: After a study, the cluster exports this seat's learned population from its
-    #: longest winning streak as a ``seed_population`` file (``cluster/populations.py``;
-    #: the learned state holds ``population``, ``counters`` and
-    #: ``best_streak_population``, as FEMCTS's does). Default: no export.
+    #: longest winning streak as a ``seed_population`` file
+    #: (``cluster/results/populations.py``), asking :meth:`population_to_export` for it
+    #: in each saved learned state. Default: no export.
     exports_population: ClassVar[bool] = False
     #: Part of the agent's config hash (:func:`agents.registry.config_hash`) when not 0.
     #: The hash leaves out parameters at their defaults (a release that adds an option
@@ -174,6 +174,16 @@ class Agent(ABC):
 
     def load_learned_state(self, arrays: dict[str, np.ndarray]) -> None:
         """Restore what ``learned_state`` returned (validating shapes)."""
+
+    @classmethod
+    def population_to_export(cls, arrays: dict[str, np.ndarray],
+                             best_streak: bool) -> tuple[np.ndarray, int] | None:
+        """From one saved learned state (what ``learned_state`` returned): the population
+        to export as a seed population, and the longest winning streak reached by then
+        (the cluster keeps the state with the longest). ``best_streak``: the population
+        in force during that streak, else the current one. Only the agent reads its
+        layout. Default: None (nothing to export)."""
+        return None
 
     @classmethod
     def check_learned_state(cls, config, arrays: dict[str, np.ndarray]) -> None:

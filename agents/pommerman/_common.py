@@ -74,7 +74,7 @@ def resolve_profile(profile: str, game_config) -> str:
     """``"java"`` or ``"arena"`` for a config's ``profile`` and the game's config:
     ``"auto"`` is ``"java"`` when the game's ruleset is ``java``, else ``"arena"``."""
     if profile == "auto":
-        return "java" if getattr(game_config, "ruleset", None) == "java" else "arena"
+        return "java" if game_config.ruleset == "java" else "arena"
     return profile
 
 

@@ -69,7 +69,7 @@ from ..search import (
     ROOT_INDEX, backup, borrowed_tree, budget_exhausted, deadline_ns, monotonic_ns, most_visited_child,
     new_tree, reset_tree, root_child_value, SearchConfig,
 )
-from ._agent import PommermanAgent, Profile, can_act
+from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act
 from ._common import (
     QUIRK_STOP_AT_OWN_END, QUIRK_TIE_DEATH_SCORED, advance, prepare_search_in_frame, search_over,
     search_value,
@@ -450,7 +450,7 @@ def resolve_fog_moves(fog_moves: str, profile: str) -> str:
 
 
 @config_class
-class FEMCTSConfig(SearchConfig):
+class FEMCTSConfig(PommermanSearchConfig, SearchConfig):
     """Fast Evolutionary MCTS (defaults of the FEMCTS study)."""
 
     featured: bool = True
@@ -509,11 +509,6 @@ class FEMCTSConfig(SearchConfig):
     """The value of a closeness feature 1 / (d + 1) whose object is not on the
     searched board (none exists, or fog hides it): 0 (d infinite; default) or,
     e.g., 1 (a nearest-object search whose best distance starts at 0)."""
-    profile: Profile = "auto"
-    """The shared search set-up's profile (``_common.prepare_search``): ``java``
-    keeps hidden power-ups in the model at full observability and divides wood
-    by the first root's wood + 1, as the framework the study ran on; ``arena``
-    does not; ``auto``: ``java`` in the java ruleset."""
 
     @model_validator(mode="after")
     def _cross_field_rules(self):
@@ -582,7 +577,7 @@ def validate_population(arrays: dict, config: FEMCTSConfig, source: str = "seed_
 
 
 @register
-class FEMCTSAgent(PommermanAgent):
+class FEMCTSAgent(PommermanSearchAgent):
     """MCTS whose rollout policy is evolved online (population carried across games)."""
 
     name = "femcts"
@@ -674,6 +669,17 @@ class FEMCTSAgent(PommermanAgent):
     @classmethod
     def check_learned_state(cls, config, arrays):
         validate_population(arrays, config, "population")
+
+    @classmethod
+    def population_to_export(cls, arrays, best_streak):
+        """``population`` (or ``best_streak_population``) and the best streak, ``counters[2]``."""
+        if "population" not in arrays:
+            return None
+        counters = arrays.get("counters", np.zeros(4, dtype=np.int64))
+        streak = int(counters[2]) if np.shape(counters) == (4,) else 0
+        population = arrays.get("best_streak_population", arrays["population"]) if best_streak \
+            else arrays["population"]
+        return population, streak
 
     def load_learned_state(self, arrays):
         self.population = validate_population(arrays, self.config)

@@ -48,7 +48,7 @@ from ..search import (
     ROOT_INDEX, backup, borrowed_tree, budget_exhausted, deadline_ns, expand, monotonic_ns, most_visited_child,
     new_tree, random_untried_action, reset_tree, root_child_value, SearchConfig, select_uct,
 )
-from ._agent import MaxWoods, PommermanAgent, Profile, can_act
+from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act
 from ._common import (
     advance, prepare_search_in_frame, safe_random_action, search_over, search_value,
 )
@@ -134,27 +134,16 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
 
 # --------------------------------------------------------------------- the agent
 @config_class
-class MCTSConfig(SearchConfig):
+class MCTSConfig(PommermanSearchConfig, SearchConfig):
     """Open-loop UCT (the Java framework's MCTSPlayer defaults)."""
 
     rollout_depth: Annotated[int, Field(ge=1, le=1000)] = 8
     """Ticks simulated per iteration, counted from the root (tree + rollout);
     the FEMCTS study's runner uses 12."""
-    profile: Profile = "auto"
-    """``java``: the Java framework's behaviour, slips included; ``arena``:
-    Arena's corrected search; ``auto``: ``java`` in the java ruleset, else
-    ``arena`` (see ``agents/pommerman/_common.py``)."""
-    max_woods: MaxWoods = 0
-    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
-    profile's rule (``java``: the wood of the agent's first decision of the game
-    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
-    set once per process (JVM) by its first decision: give that value here to
-    replay a particular framework run (e.g. 3 at view range 2 in the
-    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
 
 @register
-class MCTSAgent(PommermanAgent):
+class MCTSAgent(PommermanSearchAgent):
     """Open-loop UCT from the agent's observation; most visited root action."""
 
     name = "mcts"

@@ -12,7 +12,7 @@ from games.validation import Real, config_class
 
 from ..registry import register
 from ..search import tie_noise
-from ._agent import MaxWoods, PommermanAgent, Profile, can_act
+from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act
 from ._common import advance, prepare_search_in_frame, search_value
 
 
@@ -37,26 +37,15 @@ def osla_decide(observation, player, root, scratch, epsilon, rng, quirks=0, max_
 
 # --------------------------------------------------------------------- the agent
 @config_class
-class OSLAConfig:
+class OSLAConfig(PommermanSearchConfig):
     """One-step look-ahead (the Java framework's OSLAPlayer)."""
 
     epsilon: Annotated[Real, Field(ge=0, lt=0.01)] = 1e-6
     """Tie-breaking noise on the heuristic values."""
-    profile: Profile = "auto"
-    """``java``: the Java framework's behaviour (its heuristic's wood divisor,
-    hidden power-ups at full observability, a tie death scored by the
-    heuristic); ``arena``: Arena's; ``auto``: ``java`` in the java ruleset."""
-    max_woods: MaxWoods = 0
-    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
-    profile's rule (``java``: the wood of the agent's first decision of the game
-    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
-    set once per process (JVM) by its first decision: give that value here to
-    replay a particular framework run (e.g. 3 at view range 2 in the
-    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
 
 @register
-class OSLAAgent(PommermanAgent):
+class OSLAAgent(PommermanSearchAgent):
     """Each action one tick ahead with random opponents; best heuristic value.
     Always six simulations, whatever the budget."""
 

@@ -35,7 +35,7 @@ from games.validation import Real, config_class, one_of
 from ..registry import register
 
 from ..search import budget_exhausted, deadline_ns, monotonic_ns, normalise
-from ._agent import MaxWoods, PommermanAgent, Profile, can_act, scratch_state
+from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act, scratch_state
 from ._common import advance, prepare_search_in_frame, search_over, search_value
 
 EVALUATE_LAST = 0
@@ -258,7 +258,7 @@ _EVALUATE = {"last": EVALUATE_LAST, "discount": EVALUATE_DISCOUNT}
 
 
 @config_class
-class RHEAConfig:
+class RHEAConfig(PommermanSearchConfig):
     """Rolling horizon evolution (the Java framework's RHEAParams defaults)."""
 
     population_size: Annotated[int, Field(ge=1, le=1000)] = 1
@@ -285,17 +285,6 @@ class RHEAConfig:
     """Ticks per Monte Carlo rollout (framework: half the individual length)."""
     mc_rollouts_repeat: Annotated[int, Field(ge=1, le=100)] = 1
     """Monte Carlo rollouts per evaluation (values averaged)."""
-    profile: Profile = "auto"
-    """``java``: the Java framework's behaviour, slips included; ``arena``:
-    Arena's corrected search; ``auto``: ``java`` in the java ruleset, else
-    ``arena`` (see ``agents/pommerman/_common.py``)."""
-    max_woods: MaxWoods = 0
-    """The heuristic's wood divisor, if > 0 (wood destroyed / max_woods). 0: the
-    profile's rule (``java``: the wood of the agent's first decision of the game
-    + 1; ``arena``: the board's initial wood). The framework's divisor is static,
-    set once per process (JVM) by its first decision: give that value here to
-    replay a particular framework run (e.g. 3 at view range 2 in the
-    side-by-side of jobs/femcts/framework_side_by_side.md)."""
 
     @property
     def tournament_size(self) -> int:
@@ -303,7 +292,7 @@ class RHEAConfig:
 
 
 @register
-class RHEAAgent(PommermanAgent):
+class RHEAAgent(PommermanSearchAgent):
     """Rolling horizon evolution; one iteration = one generation (offspring
     evaluated, parents re-evaluated). The population persists between the
     decisions of a game (shift buffer)."""

@@ -52,16 +52,8 @@ import pandas as pd
 
 from cluster.analysis.tables import markdown_table
 from cluster.results.store import ResultStore
-from cluster.tracking.client import (
-    NOTE_TAG,
-    arena_version,
-    ensure_experiment,
-    git_commit,
-    log_batch,
-    metric_key,
-    normalize_uri,
-    read_run_records,
-)
+from cluster.tracking.client import (NOTE_TAG, arena_version, ensure_experiment, git_commit, log_batch, metric_key,
+                                     normalize_uri, read_run_records)
 
 __all__ = ["RatingError", "PooledRows", "load_rows", "pairwise_results", "fit_davidson", "rate",
            "ratings_markdown", "ratings_plot", "RESULT_RANK", "ELO_PER_NATURAL", "PRIOR_SD_ELO",

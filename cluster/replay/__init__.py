@@ -9,17 +9,8 @@ May import: ``games`` (registry and public API), ``cluster.results`` (atomic
 writes). ``view`` is not re-exported here: game hosts record games without
 loading Pillow.
 """
-from cluster.replay.records import (
-                                    GameRecord,
-                                    GameRecorder,
-                                    RecordError,
-                                    ReplayMismatch,
-                                    fingerprint,
-                                    load_record,
-                                    record_path,
-                                    replay,
-                                    save_record,
-)
+from cluster.replay.records import (GameRecord, GameRecorder, RecordError, ReplayMismatch, fingerprint, load_record,
+                                    record_path, replay, save_record)
 
 __all__ = ["GameRecorder", "GameRecord", "ReplayMismatch", "RecordError", "fingerprint", "load_record",
            "record_path", "replay", "save_record"]

@@ -11,15 +11,8 @@ May import: ``agents`` (registry and public API), ``cluster.stats`` and
 ``cluster.spec``; never the driver, tracking or reports (they read from here).
 """
 from cluster.results.populations import PopulationExportError, export_population
-from cluster.results.store import (
-                                   METRIC_PREFIX,
-                                   RESULTS,
-                                   SCHEMA,
-                                   ResultStore,
-                                   SpecMismatchError,
-                                   StoreError,
-                                   atomic_write,
-)
+from cluster.results.store import (METRIC_PREFIX, RESULTS, SCHEMA, ResultStore, SpecMismatchError, StoreError,
+                                   atomic_write)
 
 __all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX", "atomic_write",
            "export_population", "PopulationExportError"]

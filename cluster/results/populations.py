@@ -1,4 +1,4 @@
-"""Export learned populations (FEMCTS) from a study as ``.npz`` seed files.
+"""Export learned populations (e.g. FEMCTS's) from a study as ``.npz`` seed files.
 
 A study saves every learning seat's state after every game of a series
 (``learned/`` in the study directory). :func:`export_population` picks
@@ -6,6 +6,8 @@ A study saves every learning seat's state after every game of a series
 * by default, the population as it stood after the last win of the longest
   winning streak of the seat, over all series (the FEMCTS study's "seeded"
   runs start from such a population);
+  the seat's agent says what its saved state exports and its streak
+  (:meth:`agents.api.Agent.population_to_export`): only the agent reads its layout;
 * with ``series`` and ``game``, the population after that game of that series
   (``which = "final"``) or the best-streak one recorded by then.
 
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.registry import agent_class, agent_names
 from cluster.results.store import ResultStore, atomic_write
 
 WHICH = ("best_streak", "final")
@@ -44,24 +47,29 @@ def _candidates(store: ResultStore, label: str, series: int | None, game: int | 
             yield sid, index, states[label]
 
 
+def _agent_of(store: ResultStore, label: str):
+    """The agent class of seat ``label`` in the study's stored spec (None if unknown)."""
+    for seat in (store.read_spec_dict() or {}).get("lineup", []):
+        if seat.get("label", seat.get("agent")) == label and seat.get("agent") in agent_names():
+            return agent_class(seat["agent"])
+    return None
+
+
 def select_population(study_dir, label: str, which: str = "best_streak", series: int | None = None,
                       game: int | None = None) -> tuple[np.ndarray, dict]:
     """(population, provenance) of seat ``label`` (see the module docstring)."""
     if which not in WHICH:
         raise PopulationExportError(f"which: must be one of {WHICH}, got {which!r}")
     store = ResultStore(study_dir)
+    agent = _agent_of(store, label)
     best = None
     for sid, index, arrays in _candidates(store, label, series, game):
-        if "population" not in arrays:
+        exported = agent.population_to_export(arrays, best_streak=which == "best_streak") \
+            if agent is not None else None
+        if exported is None:
             continue
-        counters = arrays.get("counters", np.zeros(4, dtype=np.int64))
-        streak = int(counters[2]) if counters.shape == (4,) else 0
-        if which == "final":
-            key = (sid, index)
-            pop = arrays["population"]
-        else:
-            key = (streak, -sid)
-            pop = arrays.get("best_streak_population", arrays["population"])
+        pop, streak = exported
+        key = (sid, index) if which == "final" else (streak, -sid)
         if best is None or key > best[0]:
             best = (key, pop, {"series_id": sid, "index_in_series": index, "best_streak": streak})
     if best is None:

@@ -58,27 +58,10 @@ from typing import Iterable
 
 from agents.registry import agent_class
 from cluster.analysis.summary import LabelSummary
-from cluster.tracking.client import (
-    MAX_RUN_NAME,
-    NOTE_TAG,
-    PARENT_TAG,
-    RESULT_KEYS,
-    RESULTS,
-    RUN_FILE,
-    SERIES_TAG,
-    STUDY_TAG,
-    arena_version,
-    ensure_experiment,
-    filter_quote,
-    find_run_record,
-    git_commit,
-    key_safe,
-    log_batch,
-    metric_key,
-    normalize_uri,
-    update_runs_view,
-    write_run_record,
-)
+from cluster.tracking.client import (MAX_RUN_NAME, NOTE_TAG, PARENT_TAG, RESULT_KEYS, RESULTS, RUN_FILE, SERIES_TAG,
+                                     STUDY_TAG, arena_version, ensure_experiment, filter_quote, find_run_record,
+                                     git_commit, key_safe, log_batch, metric_key, normalize_uri, update_runs_view,
+                                     write_run_record)
 
 log = logging.getLogger(__name__)
 

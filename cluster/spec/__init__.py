@@ -14,18 +14,8 @@ here as a mapping and leaves as a model.
 """
 from cluster.spec.fields import SpecError
 from cluster.spec.plan import GameTask, SeriesTask, plan_study
-from cluster.spec.study import (
-                                DesignSpec,
-                                SeatSpec,
-                                SprtSpec,
-                                StopSpec,
-                                StudySpec,
-                                TrackingSpec,
-                                build_spec,
-                                check_scale,
-                                scale_groups,
-                                set_path,
-)
+from cluster.spec.study import (DesignSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec, build_spec,
+                                check_scale, scale_groups, set_path)
 from cluster.spec.sweep import SweepError, SweepSpec, build_sweep
 
 __all__ = ["SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec", "build_spec",

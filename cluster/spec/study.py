@@ -77,20 +77,8 @@ from typing import Annotated, Any, Mapping, Sequence
 from agents.api import Budget
 from agents.registry import agent_class, agent_names, make_agent_config
 from cluster.spec.design import default_seeds, is_runs_design
-from cluster.spec.fields import (
-    Flag,
-    Name,
-    NonNegativeInt,
-    Number,
-    PositiveInt,
-    SpecError,
-    Text,
-    config_class,
-    one_of,
-    rule,
-    section,
-    table,
-)
+from cluster.spec.fields import (Flag, Name, NonNegativeInt, Number, PositiveInt, SpecError, Text, config_class, one_of,
+                                 rule, section, table)
 from cluster.spec.seed_populations import check_population_fits, resolve_population
 from games.registry import game_names, make_config, make_game
 

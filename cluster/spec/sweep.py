@@ -92,18 +92,8 @@ import numpy as np
 
 from agents.registry import agent_class
 from cluster.spec.design import default_seeds, games_per_group, group_key, group_name
-from cluster.spec.fields import (
-    Name,
-    NonNegativeInt,
-    PositiveInt,
-    Text,
-    config_class,
-    is_int,
-    one_of,
-    rule,
-    section,
-    table,
-)
+from cluster.spec.fields import (Name, NonNegativeInt, PositiveInt, Text, config_class, is_int, one_of, rule, section,
+                                 table)
 from cluster.spec.study import SpecError, StudySpec, build_spec, check_scale, scale_groups, set_path
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",

@@ -77,17 +77,8 @@ from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
 from cluster.run.scheduler import import_plugins, start_ray, warm_up_nodes
 from cluster.spec.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, plain
-from cluster.sweep.results import (
-    GAMES_ATTR,
-    METRIC,
-    TIME_ATTR,
-    ObjectiveTally,
-    order_trials,
-    rank_settings,
-    ranked_table,
-    report_markdown,
-    select_top,
-)
+from cluster.sweep.results import (GAMES_ATTR, METRIC, TIME_ATTR, ObjectiveTally, order_trials, rank_settings,
+                                   ranked_table, report_markdown, select_top)
 from cluster.sweep.tracking import SweepTracker
 
 log = logging.getLogger(__name__)
