@@ -302,11 +302,11 @@ def test_games_play_as_before(view_range, seed):
 
 # --------------------------------------------------------------------- the diagnostics command
 def test_fog_diagnostics_reports_per_view_range():
-    """jobs.femcts.fog_diagnostics on a tiny spec: every view range asked for,
+    """jobs.tools.fog_diagnostics on a tiny spec: every view range asked for,
     rollout action shares that sum to 1, FEMCTS's moves into fog 0 under
     ``blocked``, deaths and results counted."""
     from cluster.spec.study import build_spec
-    from jobs.femcts.fog_diagnostics import run
+    from jobs.tools.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},

@@ -210,19 +210,4 @@ def test_no_private_imports_across_packages():
                 module if module in modules and modules[module].name == "__init__.py" else module.rpartition(".")[0])
             if not (importer == owner or importer.startswith(owner + ".")):
                 offences.append(f"{name}: {module}{'.' + imported if imported else ''}")
-    assert set(offences) <= KNOWN_PRIVATE_IMPORTS, \
-        "private imports across packages:\n" + "\n".join(sorted(set(offences) - KNOWN_PRIVATE_IMPORTS))
-
-
-#: Analysis programs of ``jobs/`` that still reach into agents' private modules (issue 36,
-#: item 6: they move to ``jobs/tools`` on public agent APIs); the list may only shrink.
-KNOWN_PRIVATE_IMPORTS = {
-    "jobs.femcts.fog_diagnostics: agents.pommerman._common.advance",
-    "jobs.femcts.fog_diagnostics: agents.pommerman._common.prepare_search",
-    "jobs.femcts.fog_diagnostics: agents.pommerman._common.safe_random_action",
-    "jobs.femcts.fog_diagnostics: agents.pommerman._common.search_over",
-    "jobs.scotland_yard.lc_tables: agents.scotland_yard._common.categorize",
-    "jobs.scotland_yard.lc_tables: agents.scotland_yard._common.category_of",
-    "jobs.scotland_yard.lc_tables: agents.scotland_yard._common.location_weights",
-    "jobs.scotland_yard.lc_tables: agents.scotland_yard._common.presence_counts",
-}
+    assert not offences, "private imports across packages:\n" + "\n".join(sorted(offences))

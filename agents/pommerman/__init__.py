@@ -10,7 +10,8 @@ family with its numba kernel beside its Agent class:
   of ``features.py`` and the operators of :mod:`agents.evolution`.
 
 Private to this package: ``_common.py`` (kernels every searcher shares: the
-model of the world, the open-loop forward step) and ``_agent.py`` (the Python
+model of the world, the open-loop forward step; ``search_model.py`` is their public
+face for analysis programs) and ``_agent.py`` (the Python
 glue every agent shares). ``search_speed.py`` measures the agents' speed
 (``arena bench pommerman``). Games are used through their public kernel
 module only (:mod:`games.pommerman.kernels`). ``random`` is in :mod:`agents.simple`.

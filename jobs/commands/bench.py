@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
                    help="paired check: run this benchmark for the working tree and for git revision "
                         "REV (e.g. main), each in its own process and tree, interleaved over "
                         "--rounds rounds, and print each figure's ratio tree / REV with its spread "
-                        "(JSON; see jobs/paired_bench.py)")
+                        "(JSON; see jobs/tools/paired_bench.py)")
     p.add_argument("--rounds", type=int, default=5, help="--against: paired rounds (default 5)")
     p.add_argument("--script", default=None,
                    help="--against: a probe script (prints one JSON object) run in both trees "
@@ -33,10 +33,10 @@ def add_parser(sub) -> None:
 
 
 def _cmd_bench_paired(args) -> int:
-    """``arena bench GAME --against REV``: the paired speed check (jobs/paired_bench.py)."""
+    """``arena bench GAME --against REV``: the paired speed check (jobs/tools/paired_bench.py)."""
     import subprocess
 
-    from jobs.paired_bench import paired_bench
+    from jobs.tools.paired_bench import paired_bench
 
     probe = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
                            capture_output=True, text=True)

@@ -6,7 +6,7 @@ cluster, sums the tables of all runs (the last saved learned state of each
 series), saves them as ``.npz`` and logs them to MLflow (artifact
 ``lc_tables/<file>``, plus the general weights a_c / n_c as metrics)::
 
-    python -m jobs.scotland_yard.lc_tables [--out tables/lc_tables.npz]
+    python -m jobs.tools.lc_tables [--out tables/lc_tables.npz]
         [--spec lc_tables.toml] [--scale F] [--set key=value ...] [--workers N] [--no-tracking]
 
 A study loads the result through a seekers' lineup entry:
@@ -88,7 +88,7 @@ def general_weights(tables: dict[str, np.ndarray], rule: str = "presence") -> np
     """The general table's raw weights a_c / n_c (0 where n_c = 0; the agents add
     their prior): ``rule = "presence"`` (the paper's n, the records in which c held
     a possible location, from the detailed table) or ``"locations"``."""
-    from agents.scotland_yard._common import presence_counts
+    from agents.scotland_yard.categorization import presence_counts
 
     a = np.asarray(tables["lc_general_a"], dtype=np.float64)
     if rule == "presence":
@@ -150,7 +150,7 @@ def hider_moves(record):
 def add_game(tables: dict, moves, categories: int) -> int:
     """Add one game's hider moves (``(observation, truth)`` pairs) to ``tables``
     with the agent's own recording code; returns the records added."""
-    from agents.scotland_yard._common import categorize, category_of
+    from agents.scotland_yard.categorization import categorize, category_of
     from agents.scotland_yard.mcts_seekers import update_tables
 
     counts, combos, truth = [], [], []
@@ -171,7 +171,7 @@ def log_probabilities(moves, tables: dict, samplers=None) -> dict[str, np.ndarra
     lc_general_n, lc_detailed, lc_prior), default :data:`SAMPLERS`) gives Mr X's true
     station, by the agent's ``location_weights``; key ``"uniform"``: log(1 / possible
     locations). Raises ValueError if the truth is not a possible location."""
-    from agents.scotland_yard._common import category_of, location_weights
+    from agents.scotland_yard.categorization import category_of, location_weights
     from agents.scotland_yard.mcts_seekers import (
         DETERMINIZATIONS, LC_DETAILED, LC_GENERAL_N, LC_PRIORS,
     )
@@ -282,7 +282,7 @@ def main(argv=None) -> int:
     from cluster.run.driver import run_study
     from jobs.spec import SpecError, load_spec
 
-    p = argparse.ArgumentParser(prog="python -m jobs.scotland_yard.lc_tables", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m jobs.tools.lc_tables", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spec", default=str(HERE / "lc_tables.toml"))
     p.add_argument("--out", default=str(HERE / "tables" / "lc_tables.npz"))

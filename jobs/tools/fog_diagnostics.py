@@ -27,7 +27,7 @@ Rollouts start at the root, not at the tree leaves the search rolls out from
 (one to three ticks deeper), so these are the rollout policy's behaviour on
 the positions the agent faced, not a replay of its search::
 
-    python -m jobs.femcts.fog_diagnostics jobs/femcts/7_po_ffa.toml --view-range 0,2,4 \\
+    python -m jobs.tools.fog_diagnostics jobs/femcts/7_po_ffa.toml --view-range 0,2,4 \\
         --boards 10 --games-per-board 1 [--set lineup.0.params.fog_moves=\\"open\\"] [--out FILE]
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ class _Counter:
 def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng) -> None:
     """``n_rollouts`` rollouts of ``agent``'s rollout policy from its model of
     ``observation``, counted into ``counter`` (the agent's state is not changed)."""
-    from agents.pommerman._common import advance, prepare_search, safe_random_action, search_over
+    from agents.pommerman.search_model import advance, prepare_search, safe_random_action, search_over
     from agents.pommerman.features import FEATURE_NAMES, new_feature_cache, prepare_feature_cache
     from agents.pommerman.femcts import FEMCTSAgent, policy_action, rollout_features
     from games.pommerman.kernels import (

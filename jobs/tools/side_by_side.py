@@ -7,7 +7,7 @@ java ruleset's per-agent status: WIN / TIE / LOSS), the tick the agent died
 intervals next to a CSV measured with the framework (columns ``agent``,
 ``result``, ``died_at``, ``bombs``; one row per seat and game)::
 
-    python -m jobs.femcts.side_by_side jobs/femcts/framework_side_by_side.toml \\
+    python -m jobs.tools.side_by_side jobs/femcts/framework_side_by_side.toml \\
         --set game.view_range=0 --set game.boards_file=BOARDS.jsonl.gz \\
         --framework FRAMEWORK.csv [--out ARENA.csv]
 
@@ -21,31 +21,31 @@ import sys
 from collections import defaultdict
 
 def play_side(spec) -> list[dict]:
-    """Every game of ``spec``: one dict per seat (agent label, result, died_at, bombs, ...)."""
-    from cluster.spec.plan import board_seed_sequence, plan_study, seat_seed_sequence
-    from cluster.run.play import build_agents
-    from games.pommerman.kernels import (
-        A_ALIVE, A_STATUS, B_LIFE, B_OWNER, M_N_BOMBS, M_STEP, STATUS_LOSS, STATUS_TIE,
-        STATUS_WIN,
-    )
-    from games.registry import make_game
+    """Every game of ``spec``: one dict per seat (agent label, result, died_at, bombs, ...).
+
+    The games are played by the cluster's game loop (:func:`cluster.run.play.play_recorded_game`:
+    the acting players, the observations and seeds a study uses) and re-simulated from
+    their records (:func:`cluster.replay.replay`) to count the bombs each seat laid."""
+    from cluster.replay import replay
+    from cluster.run.play import build_agents, play_recorded_game
+    from cluster.spec.plan import plan_study
+    from games.pommerman.kernels import (A_ALIVE, A_STATUS, B_LIFE, B_OWNER, M_N_BOMBS, M_STEP, STATUS_LOSS,
+                                         STATUS_TIE, STATUS_WIN)
 
     names = {STATUS_WIN: "WIN", STATUS_TIE: "TIE", STATUS_LOSS: "LOSS"}
     agents = build_agents(spec)
     rows = []
     for series in plan_study(spec):
         for task in series.games:
-            game = make_game(spec.game, spec.game_config_for(task.condition))
-            game.reset(board_seed_sequence(spec.seed, task))
-            seats = [agents[i] for i in task.seat_lineup]
-            for seat, agent in enumerate(seats):
-                agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
-            n = game.num_players
+            game_rows, _, record = play_recorded_game(spec, task, agents)
+            if record is None:
+                raise RuntimeError(f"game {task.game_index} failed: {game_rows[0]['error']}")
+            n = record.num_players
             died = [None] * n
             bombs = [0] * n
-            while not game.done:
-                actions = [seats[p].act(game.observation(p)) if game.is_alive(p) else 0 for p in range(n)]
-                game.step(actions)
+            for step, game in replay(record):
+                if step == 0:
+                    continue
                 st = game.state
                 for b in range(int(st.meta[M_N_BOMBS])):
                     if st.bombs[b, B_LIFE] == 9 and st.bombs[b, B_OWNER] >= 0:
@@ -61,7 +61,7 @@ def play_side(spec) -> list[dict]:
                     "agent": lineup.label, "result": names.get(int(st.agents[seat, A_STATUS]), "INCOMPLETE"),
                     "died_at": "" if died[seat] is None else died[seat], "bombs": bombs[seat],
                     "ticks": int(st.meta[M_STEP]),
-                    "profile": getattr(seats[seat], "profile", ""),
+                    "profile": game_rows[seat].get("profile") or "",
                 })
             print(f"game {task.game_index}: " + " ".join(
                 f"{r['agent']}={r['result']}" for r in rows[-n:]), file=sys.stderr, flush=True)

@@ -1,0 +1,16 @@
+"""The model of the world a Pommerman searcher plans in, public for analysis programs
+(e.g. ``jobs/tools/fog_diagnostics.py``, which replays what FEMCTS's search sees under fog).
+
+These are the kernels every searcher of this package shares (defined in the private
+``_common.py``); this module is their public face, so programs outside ``agents``
+need not reach into the package's private modules:
+
+* :func:`prepare_search`: the search root built from an observation (hidden
+  power-ups, fog, the opponents' unknown moves) under the profile's switches;
+* :func:`advance`: one open-loop forward step of the model;
+* :func:`safe_random_action`: the rollout's random action that avoids certain death;
+* :func:`search_over`: whether an iteration stops (the searcher's result decided).
+"""
+from ._common import advance, prepare_search, safe_random_action, search_over
+
+__all__ = ["prepare_search", "advance", "safe_random_action", "search_over"]
