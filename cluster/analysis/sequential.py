@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from scipy.stats import norm
 
 from cluster.spec.plan import SeriesTask, plan_study
 from cluster.spec.study import SpecError, StudySpec
@@ -130,8 +131,6 @@ def gsprt_llr(counts: np.ndarray, scores: np.ndarray, s0: float, s1: float) -> n
 def fixed_sample_units(sd: float, s0: float, s1: float, alpha: float, beta: float) -> int:
     """Units a fixed-size one-sided test needs for the same alpha, beta and bounds
     (normal approximation, per-unit score SD ``sd``)."""
-    from scipy.stats import norm
-
     z = norm.ppf(1 - alpha) + norm.ppf(1 - beta)
     return int(math.ceil((z * sd / (s1 - s0)) ** 2))
 

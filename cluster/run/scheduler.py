@@ -69,6 +69,8 @@ class GameHost:
 
     def __init__(self, spec, populations: dict | None, plugins: Sequence[str] = ()):
         import_plugins(plugins)
+        # play is imported in the worker only after the plugins: their games and agents
+        # must be registered before anything builds them (here and in the two below)
         from cluster.run.play import worker_name
 
         self.spec = spec  # the driver's validated StudySpec, from the object store (no re-validation)
