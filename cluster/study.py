@@ -269,10 +269,14 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     tracker = None
     if tracking and spec.tracking.enabled:
         tracker = StudyTracker(spec, flush_games=flush_games, context=context)
+        t_start = time.monotonic()
         try:
             tracker.start(store.read() if finished else None)
-        except Exception as exc:
-            log.warning("MLflow unavailable at %s (%s); running without tracking", spec.tracking.uri, exc)
+        except Exception as exc:  # the store is the truth: run untracked, log on a later run
+            reason = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
+            log.warning("MLflow unavailable at %s (%s; gave up after %.1f s); running without tracking: "
+                        "every game goes to the results store, and running the study again once the "
+                        "store is up logs it", spec.tracking.uri, reason, time.monotonic() - t_start)
             tracker = None
 
     bar = None

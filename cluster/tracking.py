@@ -42,6 +42,16 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``.
+* **A server that is down or dies.** The results store has every game; tracking
+  never stops a study. A server is probed (``GET /health``, ``PROBE_SECONDS``)
+  before the run is opened: one that does not answer is reported in one line,
+  with how long Arena waited, and the study runs untracked (run it again once
+  the server is up: every game is skipped and the study is logged, to the same
+  run if it had one). While a study runs, the tracker's requests use
+  :data:`HTTP_LIMITS` (fewer retries and a shorter timeout than MLflow's client,
+  which retries for about 4 minutes) unless the user set those variables; the
+  first request that fails ends tracking for the invocation (one line, with the
+  time it took); the run stays RUNNING until a later invocation completes it.
 * Artifacts at the end (also after an interruption): ``results/`` (Parquet),
   ``report/`` (table CSV + Markdown, win-rate plot), ``learned/`` (.npz),
   ``populations/``, ``spec.json``.
@@ -58,6 +68,7 @@ import subprocess
 import time
 import uuid
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -86,6 +97,20 @@ RESULT_KEYS = {"win": "W", "tie": "T", "loss": "L"}
 #: ``--set`` keys that name a run (the others, e.g. study.results_dir or tracking.*, do not
 #: change what is played; the study directory tells those runs apart).
 NAMING_PREFIXES = ("study.seed", "game.", "budget.", "design.", "lineup.")
+
+#: MLflow's client retries a failed request 7 times with exponential backoff (about 4 minutes)
+#: and waits 120 s for each answer (``MLFLOW_HTTP_REQUEST_*``, read at every request). A
+#: study's tracker, whose results store has every game anyway, uses these while it talks to a
+#: server, each only where the user has not set it: a dead server costs seconds, not minutes.
+HTTP_LIMITS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+               "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
+#: How long the probe of a tracking server waits for ``/health`` to answer.
+PROBE_SECONDS = 5.0
+
+
+class TrackingUnavailable(RuntimeError):
+    """The tracking server did not answer (the study runs untracked)."""
+
 
 _KEY_OK = re.compile(r"[^0-9A-Za-z_\-. /]")
 
@@ -159,6 +184,44 @@ def normalize_uri(uri: str) -> str:
 
 def is_server(uri: str) -> bool:
     return uri.startswith(("http://", "https://"))
+
+
+def probe_server(uri: str, timeout: float = PROBE_SECONDS) -> None:
+    """Raise :class:`TrackingUnavailable` (naming ``uri``, the reason and the seconds waited)
+    when the tracking server at ``uri`` does not answer ``GET /health`` within ``timeout``
+    seconds. Any HTTP answer counts as up (e.g. a proxy's 404); other stores are not probed."""
+    import urllib.error
+    import urllib.request
+
+    if not is_server(uri):
+        return
+    t0 = time.monotonic()
+    try:
+        with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout):
+            return
+    except urllib.error.HTTPError:
+        return
+    except (OSError, ValueError) as exc:  # refused, unknown host, timed out, bad URL
+        reason = getattr(exc, "reason", exc)
+        raise TrackingUnavailable(f"the server did not answer GET /health ({reason}) in "
+                                  f"{time.monotonic() - t0:.1f} s") from None
+
+
+@contextmanager
+def bounded_http(uri: str):
+    """Within the block, MLflow's HTTP requests to a server use :data:`HTTP_LIMITS` (each
+    only where the environment does not set it already); restored afterwards."""
+    if not is_server(uri):
+        yield
+        return
+    unset = [key for key in HTTP_LIMITS if key not in os.environ]
+    for key in unset:
+        os.environ[key] = HTTP_LIMITS[key]
+    try:
+        yield
+    finally:
+        for key in unset:
+            os.environ.pop(key, None)
 
 
 def store_exists(uri: str) -> bool:
@@ -463,7 +526,13 @@ class StudyTracker:
         return tags
 
     def start(self, existing_rows=None) -> str:
-        """Reuse the study directory's run or create one; log tags and params; seed the tallies."""
+        """Reuse the study directory's run or create one; log tags and params; seed the tallies.
+        Raises :class:`TrackingUnavailable` at once when a tracking server does not answer."""
+        probe_server(self.uri)
+        with bounded_http(self.uri):
+            return self._start(existing_rows)
+
+    def _start(self, existing_rows) -> str:
         self.experiment_id = ensure_experiment(self.client, self.spec.tracking.experiment, self.uri)
         run = self._existing_run()
         tags = self._tags()
@@ -515,20 +584,21 @@ class StudyTracker:
         """Log the current summaries (a few log_batch requests)."""
         if not self.enabled or self.run_id is None:
             return
+        t0 = time.monotonic()
         try:
             now = int(time.time() * 1000)
             step = len(self.tally.games)
             metrics = self.tally.metrics()
             metrics.update(extra or {})
-            log_batch(self.client, self.run_id, metrics=metrics, step=step, timestamp=now)
-            for sid in sorted(self._dirty_series):
-                run_id = self._series_run(sid)
-                t = self.series_tally[sid]
-                log_batch(self.client, run_id, metrics=t.metrics(), step=len(t.games), timestamp=now)
+            with bounded_http(self.uri):
+                log_batch(self.client, self.run_id, metrics=metrics, step=step, timestamp=now)
+                for sid in sorted(self._dirty_series):
+                    run_id = self._series_run(sid)
+                    t = self.series_tally[sid]
+                    log_batch(self.client, run_id, metrics=t.metrics(), step=len(t.games), timestamp=now)
             self._dirty_series.clear()
         except Exception as exc:  # tracking must never stop a study; the store has everything
-            log.warning("MLflow logging failed (%s); continuing without tracking", exc)
-            self.enabled = False
+            self._give_up("logging", exc, t0)
         self._unflushed = 0
         self._last_flush = time.monotonic()
 
@@ -539,15 +609,18 @@ class StudyTracker:
         the tags ``arena.sprt_decision`` and ``arena.sprt_between``."""
         if not self.enabled or self.run_id is None:
             return
+        t0 = time.monotonic()
         try:
-            log_batch(self.client, self.run_id, curve=[("sprt/llr", v, i + 1) for i, v in enumerate(result.llr)])
-            log_batch(self.client, self.run_id, step=len(result.llr),
-                      metrics={f"sprt/{key}": getattr(result, key) for key in
-                               ("elo", "elo_lo", "elo_hi", "games_used", "units_used", "lower", "upper")},
-                      tags={"arena.sprt_decision": result.decision,
-                            "arena.sprt_between": " vs ".join(result.between)})
+            with bounded_http(self.uri):
+                log_batch(self.client, self.run_id,
+                          curve=[("sprt/llr", v, i + 1) for i, v in enumerate(result.llr)])
+                log_batch(self.client, self.run_id, step=len(result.llr),
+                          metrics={f"sprt/{key}": getattr(result, key) for key in
+                                   ("elo", "elo_lo", "elo_hi", "games_used", "units_used", "lower", "upper")},
+                          tags={"arena.sprt_decision": result.decision,
+                                "arena.sprt_between": " vs ".join(result.between)})
         except Exception as exc:  # tracking must never fail a study
-            log.warning("MLflow logging of the sequential test failed: %s", exc)
+            self._give_up("logging of the sequential test", exc, t0)
 
     def describe(self, table_markdown: str | None, note: str = "") -> None:
         """Set the run's description: the result table, a note and the command."""
@@ -563,10 +636,12 @@ class StudyTracker:
         if self.context.command:
             lines += ["Command:", "", "```", self.context.command, "```", ""]
         lines += [f"Study directory: `{Path(spec.study_dir).resolve()}`"]
+        t0 = time.monotonic()
         try:
-            self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
+            with bounded_http(self.uri):
+                self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
         except Exception as exc:
-            log.warning("MLflow description failed: %s", exc)
+            self._give_up("description", exc, t0)
 
     def finish(self, status: str = "FINISHED", artifact_dirs: dict[str, Path] | None = None,
                artifact_files: Iterable[Path] = (), counts: dict[str, int] | None = None,
@@ -583,21 +658,37 @@ class StudyTracker:
             note = ("Last invocation: " + counts_text(counts) + "."
                     + ("" if status == "FINISHED" else f" Status: {status}."))
         self.describe(table_markdown, note=note)
+        if not self.enabled:
+            return
+        t0 = time.monotonic()
         try:
-            for name, path in (artifact_dirs or {}).items():
-                if Path(path).is_dir() and any(Path(path).iterdir()):
-                    self._clear_artifacts(name)
-                    self.client.log_artifacts(self.run_id, str(path), artifact_path=name)
-            for path in artifact_files:
-                if Path(path).is_file():
-                    self.client.log_artifact(self.run_id, str(path))
-            for sid, run_id in self.series_runs.items():
-                self.client.set_terminated(run_id, status=status)
-            self.client.set_terminated(self.run_id, status=status)
+            with bounded_http(self.uri):
+                self._log_artifacts_and_end(status, artifact_dirs, artifact_files)
         except Exception as exc:
-            log.warning("MLflow artifact logging failed: %s", exc)
+            self._give_up("artifact logging", exc, t0)
+
+    def _log_artifacts_and_end(self, status, artifact_dirs, artifact_files) -> None:
+        """Log the artifact folders and files, then end the run and its child runs."""
+        for name, path in (artifact_dirs or {}).items():
+            if Path(path).is_dir() and any(Path(path).iterdir()):
+                self._clear_artifacts(name)
+                self.client.log_artifacts(self.run_id, str(path), artifact_path=name)
+        for path in artifact_files:
+            if Path(path).is_file():
+                self.client.log_artifact(self.run_id, str(path))
+        for sid, run_id in self.series_runs.items():
+            self.client.set_terminated(run_id, status=status)
+        self.client.set_terminated(self.run_id, status=status)
 
     # --- helpers ---------------------------------------------------------------
+    def _give_up(self, what: str, exc: Exception, t0: float) -> None:
+        """Tracking off for the rest of this invocation after a failed request (one line:
+        the error and how long the request took, retries included)."""
+        log.warning("MLflow %s failed after %.1f s (%s); continuing without tracking (the results "
+                    "store has every game; run the study again to complete its MLflow run)",
+                    what, time.monotonic() - t0, _first_line(exc))
+        self.enabled = False
+
     def _clear_artifacts(self, name: str) -> None:
         """Remove the run's artifact directory ``name`` before it is logged again (a resumed
         study: the store's part files were merged under new names; without this the run's
@@ -619,6 +710,11 @@ class StudyTracker:
                 tags={STUDY_TAG: self.spec.study_id, SERIES_TAG: str(series_id), PARENT_TAG: self.run_id})
             self.series_runs[series_id] = run.info.run_id
         return self.series_runs[series_id]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
 
 
 def counts_text(counts: dict[str, int]) -> str:
