@@ -30,6 +30,8 @@ def run(args) -> int:
     target = Path(args.target)
     try:
         if target.is_dir():
+            if not (target / "spec.json").is_file():
+                raise RecordError(f"{target}: not a study directory (no spec.json inside) nor a record file")
             if args.game is None:
                 raise RecordError(f"{target} is a study directory: name a game index, e.g. arena replay {target} 0")
             path = record_path(target, args.game)
