@@ -49,7 +49,8 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from cluster.tracking import arena_version, git_commit
 
-        parser.exit(0, f"arena {arena_version()} (commit {git_commit()})\n")
+        print(f"arena {arena_version()} (commit {git_commit()})")
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
