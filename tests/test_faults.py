@@ -1,0 +1,225 @@
+"""Faults on the newer paths, with real processes: an MLflow tracking server that is down
+at the start or killed (SIGKILL) mid-study, a study re-run into its directory after a
+lineup or game change, an interrupted study resumed with another worker count. Each
+asserts the stored rows (every game once), the MLflow run (one per study directory,
+completed by the next run) and what Arena said. (The driver killed mid-study:
+test_cluster.py; across a sequential stop: test_sequential.py.)"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cluster.spec import build_spec
+from cluster.store import ResultStore, SpecMismatchError
+from cluster.study import run_study
+from cluster.tracking import RUN_FILE, STUDY_TAG
+
+from conftest import PLUGINS, free_port, wait_until_healthy
+
+#: Columns that may differ between two runs of the same spec (timing and placement).
+NONDETERMINISTIC = ["mean_ms", "finished_at", "worker"]
+
+
+def make_spec(tmp_path, name, *, tracking=None, lineup=None, design=None, game=None):
+    return build_spec({
+        "study": {"name": name, "seed": 5, "results_dir": str(tmp_path / "studies")},
+        "game": game or {"name": "count", "max_steps": 6},
+        "budget": {"iterations": 2},
+        "design": design or {"seeds": 4, "games_per_seed": 2},
+        "lineup": lineup or [{"agent": "fake", "label": "A", "params": {"sleep_ms": 20}},
+                             {"agent": "fake", "label": "B", "params": {"sleep_ms": 20}}],
+        "tracking": tracking or {"enabled": False, "uri": f"sqlite:///{tmp_path / 'mlflow.db'}"},
+    })
+
+
+def assert_complete_once(spec):
+    df = ResultStore(spec.study_dir).read()
+    total = spec.design.total_games
+    assert sorted(df["game_index"].unique()) == list(range(total))
+    assert len(df) == total * len(spec.lineup)
+    assert not df.duplicated(["game_index", "seat"]).any()
+    return df
+
+
+def waited_seconds(caplog, pattern: str) -> float:
+    """The seconds a warning matching ``pattern`` (with a ``(?P<s>...)`` group) reports."""
+    for record in caplog.records:
+        found = re.search(pattern, record.getMessage())
+        if found:
+            return float(found.group("s"))
+    raise AssertionError(f"no warning matching {pattern!r}: {[r.getMessage() for r in caplog.records]}")
+
+
+def study_runs(client, experiment: str):
+    """The top-level MLflow runs of ``experiment`` (not the per-series child runs)."""
+    exp = client.get_experiment_by_name(experiment)
+    return [] if exp is None else [r for r in client.search_runs([exp.experiment_id])
+                                   if "mlflow.parentRunId" not in r.data.tags]
+
+
+class TrackingServer:
+    """A real MLflow tracking server on 127.0.0.1 with a SQLite store in ``root``, which a
+    test can kill (SIGKILL to its process group) and start again on the same port and store."""
+
+    def __init__(self, root: Path):
+        self.root, self.port, self.proc = root, free_port(), None
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        cmd = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(self.port),
+               "--backend-store-uri", f"sqlite:///{self.root / 'mlflow.db'}",
+               "--artifacts-destination", str(self.root / "artifacts"), "--workers", "1"]
+        self.log = open(self.root / "server.log", "a")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.root,
+                                     start_new_session=True)
+        wait_until_healthy(self.url, self.proc, 120, "mlflow server", self.root / "server.log")
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture
+def own_server(tmp_path):
+    server = TrackingServer(tmp_path)
+    server.start()
+    yield server
+    server.kill()
+
+
+# --- the tracking server ----------------------------------------------------------------------
+def test_server_down_at_the_start_runs_untracked_and_a_later_run_logs_it(ray_local, mlflow_server, tmp_path,
+                                                                         caplog):
+    """Documented behaviour: one warning line, the study runs untracked with every game
+    stored; run again once the server is up: nothing replayed, the study logged."""
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    spec = make_spec(tmp_path, "down-at-start", tracking={"uri": down, "experiment": "faults-down"})
+    with caplog.at_level(logging.WARNING, logger="cluster"):
+        result = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
+    assert result.mlflow_run_id is None and result.games_played == spec.design.total_games
+    assert_complete_once(spec)
+    assert not (spec.study_dir / RUN_FILE).exists()
+    waited = waited_seconds(caplog, rf"MLflow unavailable at {re.escape(down)} \(no answer to GET /health: "
+                                    r".*; gave up after (?P<s>[0-9.]+) s\); running without tracking")
+    assert waited < 10, "MLflow's client retries (minutes) before giving up"
+
+    up = make_spec(tmp_path, "down-at-start", tracking={"uri": mlflow_server, "experiment": "faults-down"})
+    again = run_study(up, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
+    assert again.games_played == 0 and again.games_skipped == spec.design.total_games
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=mlflow_server)
+    [run] = study_runs(client, "faults-down")
+    assert run.info.run_id == again.mlflow_run_id and run.info.status == "FINISHED"
+    assert run.data.metrics["games/done"] == spec.design.total_games
+    assert run.data.metrics["games/skipped"] == spec.design.total_games
+
+
+def test_server_killed_mid_study_then_the_next_run_completes_the_same_run(ray_local, own_server, tmp_path,
+                                                                          caplog):
+    from mlflow.tracking import MlflowClient
+
+    spec = make_spec(tmp_path, "server-killed", design={"seeds": 8, "games_per_seed": 2},
+                     tracking={"uri": own_server.url, "experiment": "faults-killed"})
+    out = {}
+
+    def study():
+        try:
+            out["result"] = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False,
+                                      flush_games=1)
+        except BaseException as exc:  # pragma: no cover - reported below
+            out["error"] = exc
+
+    with caplog.at_level(logging.WARNING, logger="cluster"):
+        thread = threading.Thread(target=study)
+        thread.start()
+        deadline = time.monotonic() + 120
+        while len(ResultStore(spec.study_dir).finished_games()) < 3:
+            assert thread.is_alive() and time.monotonic() < deadline, out
+            time.sleep(0.02)
+        own_server.kill()
+        killed_at = len(ResultStore(spec.study_dir).finished_games())
+        thread.join(timeout=180)
+    assert not thread.is_alive() and "error" not in out, out
+    result = out["result"]
+    assert killed_at < spec.design.total_games, "kill the server mid-study"
+    assert result.games_played == spec.design.total_games and result.mlflow_run_id is not None
+    assert_complete_once(spec)
+    waited = waited_seconds(caplog, r"MLflow logging failed after (?P<s>[0-9.]+) s \(.*\); continuing "
+                                    r"without tracking")
+    assert waited < 30, "MLflow's client retries (minutes) before giving up"
+
+    own_server.start()  # the same port and store
+    client = MlflowClient(tracking_uri=own_server.url)
+    assert client.get_run(result.mlflow_run_id).info.status == "RUNNING"
+    again = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
+    assert again.games_played == 0 and again.mlflow_run_id == result.mlflow_run_id
+    [run] = study_runs(client, "faults-killed")
+    assert run.info.status == "FINISHED" and run.data.tags[STUDY_TAG] == spec.study_id
+    assert run.data.metrics["games/done"] == spec.design.total_games
+    history = client.get_metric_history(run.info.run_id, "games/done")
+    assert max(m.step for m in history) == spec.design.total_games
+
+
+# --- re-running into a study directory -------------------------------------------------------
+@pytest.mark.parametrize("change, field", [
+    ({"lineup": [{"agent": "fake", "label": "A", "params": {"sleep_ms": 20, "skill": 0.5}},
+                 {"agent": "fake", "label": "B", "params": {"sleep_ms": 20}}]}, "lineup.0.params.skill"),
+    ({"game": {"name": "count", "max_steps": 8}}, "game.max_steps"),
+])
+def test_a_changed_lineup_or_game_is_refused_before_any_game(ray_local, tmp_path, change, field):
+    spec = make_spec(tmp_path, "changed")
+    run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
+    before = ResultStore(spec.study_dir).read()
+    with pytest.raises(SpecMismatchError) as info:
+        run_study(make_spec(tmp_path, "changed", **change), num_workers=2, progress=False, plugins=PLUGINS,
+                  warm_up=False)
+    message = str(info.value)
+    assert message.startswith(f"{field}: differs from the study in {spec.study_dir}"), message
+    assert "stored" in message and "now" in message
+    pd.testing.assert_frame_equal(ResultStore(spec.study_dir).read(), before)
+
+
+def test_interrupted_study_resumes_with_another_worker_count_and_replays_nothing(ray_local, tmp_path):
+    """An interrupted study (Ctrl-C on the driver after 5 games) of a learning agent,
+    resumed with 1 worker instead of 2: the learned state is read back, no game is played
+    twice, and the rows equal an uninterrupted run's."""
+    lineup = [{"agent": "fake", "label": "A", "params": {"learn": True, "sleep_ms": 10}},
+              {"agent": "fake", "label": "B", "params": {"sleep_ms": 10}}]
+    design = {"seeds": 2, "games_per_seed": 4}  # two series of four games, learned state carried
+    spec = make_spec(tmp_path / "interrupted", "workers", lineup=lineup, design=design)
+    recorded = []
+
+    def interrupt(rows):
+        recorded.append(rows)
+        if len(recorded) == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False, on_progress=interrupt)
+    done = len(ResultStore(spec.study_dir).finished_games())
+    assert 5 <= done < spec.design.total_games
+    resumed = run_study(spec, num_workers=1, progress=False, plugins=PLUGINS, warm_up=False)
+    assert resumed.workers == 1 and resumed.games_skipped == done
+    assert resumed.games_played == spec.design.total_games - done and resumed.games_replayed == 0
+    rows = assert_complete_once(spec)
+    reference = run_study(make_spec(tmp_path / "reference", "workers", lineup=lineup, design=design),
+                          num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
+    expected = ResultStore(reference.study_dir).read()
+
+    def comparable(df):
+        return df.drop(columns=NONDETERMINISTIC).sort_values(["game_index", "seat"]).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(comparable(rows), comparable(expected))
