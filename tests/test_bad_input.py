@@ -226,3 +226,19 @@ def test_an_xcom_layout_with_a_bad_cell_names_row_and_column(tmp_path, capsys, r
 ])
 def test_an_impossible_sequential_stop_names_the_field(capsys, override, needle):
     assert_one_line_error(arena(capsys, "run", BIRDS, "--set", override, "--check"), needle)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (("play", "--iterations", "0"), "arena play: argument --iterations: must be a positive integer, got 0"),
+    (("play", "--max-steps", "0"), "arena play: argument --max-steps: must be a positive integer, got 0"),
+    (("replay", "somewhere", "-3"), "arena replay: argument game: must be a non-negative integer, got -3"),
+    (("replay", "x.npz", "--png", "-1"), "arena replay: argument --png: must be a non-negative integer, got -1"),
+    (("population", "export", "somewhere", "--label", "A", "--series", "-1", "--out", "x.npz"),
+     "argument --series: must be a non-negative integer, got -1"),
+    (("bench", "birds", "--rounds", "0"), "arena bench: argument --rounds: must be a positive integer, got 0"),
+    (("ui", "--port", "0"), "arena ui: argument --port: must be a positive integer, got 0"),
+    (("train-encoder", "--epochs", "0"), "argument --epochs: must be a positive integer, got 0"),
+    (("nosuch",), "arena: argument command: invalid choice: 'nosuch'"),
+])
+def test_a_count_option_out_of_range_names_the_option(capsys, argv, needle):
+    assert_one_line_error(arena(capsys, *argv), needle)

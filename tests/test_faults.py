@@ -6,6 +6,7 @@ completed by the next run) and what Arena said. (The driver killed mid-study:
 test_cluster.py; across a sequential stop: test_sequential.py.)"""
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -228,3 +229,74 @@ def test_interrupted_study_resumes_with_another_worker_count_and_replays_nothing
         return df.drop(columns=NONDETERMINISTIC).sort_values(["game_index", "seat"]).reset_index(drop=True)
 
     pd.testing.assert_frame_equal(comparable(rows), comparable(expected))
+
+
+# --- a sweep driver killed mid-trial ------------------------------------------------------------
+_SWEEP_DRIVER = """
+import json, sys
+import conftest  # registers the count game and the fake agent
+from cluster.sweep import run_sweep
+from cluster.sweep_spec import build_sweep
+run_sweep(build_sweep(json.load(open(sys.argv[1]))), address=sys.argv[2], plugins=["conftest"], progress=False)
+"""
+
+
+@pytest.mark.slow
+def test_sweep_driver_killed_mid_trial_is_restored_with_every_game_once(ray_local, tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    from cluster.sweep import run_sweep
+    from cluster.sweep_spec import build_sweep
+
+    data = {
+        "sweep": {"name": "killed", "seed": 3, "games_per_trial": 4, "max_concurrent_trials": 2},
+        "base": {"study": {"name": "base", "seed": 1, "results_dir": str(tmp_path / "studies")},
+                 "game": {"name": "count", "max_steps": 6}, "budget": {"iterations": 1},
+                 "design": {"seeds": 2, "games_per_seed": 2, "series_by": "seed"},
+                 "lineup": [{"agent": "fake", "label": "A", "params": {"learn": True}},
+                            {"agent": "fake", "label": "B", "params": {"sleep_ms": 60}}],
+                 "tracking": {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "experiment": "sweeps"}},
+        "objective": {"label": "A", "metric": "win_rate"},
+        "search": {"lineup.0.params.sleep_ms": {"grid": [0.0, 1.0], "alias": "sleep"},
+                   "lineup.1.params.spin_ms": {"grid": [0.0, 0.5], "alias": "spin"}},
+        "scheduler": {"kind": "fifo"},
+        "reevaluate": {"top_k": 2, "games": 4},
+    }
+    sweep_file = tmp_path / "sweep.json"
+    sweep_file.write_text(json.dumps(data))
+    address = ray_local.get_runtime_context().gcs_address
+    proc = subprocess.Popen([sys.executable, "-c", _SWEEP_DRIVER, str(sweep_file), address],
+                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+
+    def trial_games() -> dict[str, int]:
+        return {d.name: len(ResultStore(d).finished_games())
+                for d in (tmp_path / "studies").glob("*") if (d / "results").is_dir() and "-reeval-" not in d.name}
+
+    deadline = time.monotonic() + 180
+    while sum(trial_games().values()) < 1:
+        assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
+        assert time.monotonic() < deadline, "the sweep recorded no games"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    at_kill = trial_games()
+    assert sum(at_kill.values()) < 4 * 4, "kill the driver mid-sweep"
+
+    result = run_sweep(build_sweep(data), plugins=PLUGINS, progress=False, resume=True)
+    assert len(result.trials) == 4 and set(result.trials["status"]) == {"COMPLETE"}
+    assert set(result.trials["games"]) == {4}
+    after = trial_games()
+    assert len(after) == 4 and set(after.values()) == {4}
+    for name in after:
+        rows = ResultStore(tmp_path / "studies" / name).read()
+        assert not rows.duplicated(["game_index", "seat"]).any()
+        assert sorted(rows["game_index"].unique()) == [0, 1, 2, 3]
+    client = MlflowClient(tracking_uri=data["base"]["tracking"]["uri"])
+    exp = client.get_experiment_by_name("sweeps")
+    runs = client.search_runs([exp.experiment_id], max_results=100)
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
+    assert len(children) == 4
+    print(f"killed with {at_kill} games stored; restored: {after}")

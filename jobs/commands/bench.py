@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import UsageError
+from . import UsageError, positive_int
 
 
 def add_parser(sub) -> None:
@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
                         "REV (e.g. main), each in its own process and tree, interleaved over "
                         "--rounds rounds, and print each figure's ratio tree / REV with its spread "
                         "(JSON; see jobs/paired_bench.py)")
-    p.add_argument("--rounds", type=int, default=5, help="--against: paired rounds (default 5)")
+    p.add_argument("--rounds", type=positive_int, default=5, help="--against: paired rounds (default 5)")
     p.add_argument("--script", default=None,
                    help="--against: a probe script (prints one JSON object) run in both trees "
                         "instead of the benchmark, e.g. jobs/probes/pommerman_search_cpu.py")
