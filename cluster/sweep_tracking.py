@@ -83,6 +83,9 @@ class SweepTracker(_get_tune_callback_base()):
         try:
             from mlflow.tracking import MlflowClient
 
+            from .tracking import probe_server
+
+            probe_server(normalize_uri(self.uri))  # a server that is down: seconds, not the client's retries
             self.client = MlflowClient(tracking_uri=normalize_uri(self.uri))
             self.experiment_id = ensure_experiment(self.client, self.experiment, normalize_uri(self.uri))
             sweep = self.sweep

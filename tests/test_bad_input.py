@@ -242,3 +242,13 @@ def test_an_impossible_sequential_stop_names_the_field(capsys, override, needle)
 ])
 def test_a_count_option_out_of_range_names_the_option(capsys, argv, needle):
     assert_one_line_error(arena(capsys, *argv), needle)
+
+
+def test_rate_with_a_tracking_server_that_is_down_says_so_and_keeps_the_files(stores, tmp_path, capsys):
+    from conftest import free_port
+
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    result = arena(capsys, "rate", stores["good"], "--bootstrap", "10", "--out", tmp_path / "out",
+                   "--tracking-uri", down)
+    assert_one_line_error(result, f"MLflow at {down}: no answer to GET /health", "not logged")
+    assert "| A [hA] |" in result[1] and (tmp_path / "out" / "ratings.csv").is_file()

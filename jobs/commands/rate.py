@@ -55,7 +55,15 @@ def run(args) -> int:
     files = write_ratings(table, args.out, title=f"Ratings: {pooled.game.get('name')}")
     print(f"\nfiles: {', '.join(str(f) for f in files)}")
     if not args.no_tracking:
+        from cluster.tracking import TrackingUnavailable, bounded_http, probe_server
+
         uri = args.tracking_uri or default_tracking_uri(pooled.studies)
-        run_id, _ = log_ratings(table, files, pooled, uri, args.experiment, command=command_line(args))
+        try:
+            probe_server(uri)
+        except TrackingUnavailable as exc:
+            raise UsageError(f"MLflow at {uri}: {exc}; the ratings are in {args.out} (not logged; "
+                             f"--no-tracking skips MLflow)") from None
+        with bounded_http(uri):
+            run_id, _ = log_ratings(table, files, pooled, uri, args.experiment, command=command_line(args))
         print(f"MLflow: run {run_id} in experiment {args.experiment!r} at {uri}")
     return 0
