@@ -188,7 +188,8 @@ def is_server(uri: str) -> bool:
 
 def probe_server(uri: str, timeout: float = PROBE_SECONDS) -> None:
     """Raise :class:`TrackingUnavailable` (with the reason) when the tracking server at
-    ``uri`` does not answer ``GET /health`` within ``timeout`` seconds. Any HTTP answer counts as up (e.g. a proxy's 404); other stores are not probed."""
+    ``uri`` does not answer ``GET /health`` within ``timeout`` seconds. Any HTTP answer
+    counts as up (e.g. a proxy's 404); other stores are not probed."""
     import urllib.error
     import urllib.request
 
