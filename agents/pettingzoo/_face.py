@@ -73,18 +73,21 @@ class GameFace:
         self.seat = {name: i for i, name in enumerate(self.names)}
         game.reset(0)  # a probe game: the observation layout (shapes and dtypes are fixed)
         probe = game.observation(0)
-        fields = list(probe._fields) if isinstance(probe, tuple) and hasattr(probe, "_fields") else None
-        if fields is None or not all(isinstance(a, np.ndarray) for a in probe):
-            raise TypeError(f"game {game_name!r}: observation() must return the game's state layout "
-                            f"(a NamedTuple of numpy arrays) for the PettingZoo face, got "
-                            f"{type(probe).__name__}")
-        observed = game.observed_fields
-        unknown = sorted(set(observed or ()) - set(fields))
-        if unknown:
-            raise TypeError(f"game {game_name!r}: observed_fields names fields its observation "
-                            f"lacks: {unknown}")
-        self.fields = tuple(observed) if observed is not None else tuple(fields)
-        self.field_index = tuple(fields.index(f) for f in self.fields)
+        #: (field, index) pairs of a state-layout observation; None: a single array
+        self.fields: tuple[tuple[str, int], ...] | None = None
+        if isinstance(probe, tuple) and hasattr(probe, "_fields") and all(
+                isinstance(a, np.ndarray) for a in probe):
+            names = list(probe._fields)
+            observed = game.observed_fields if game.observed_fields is not None else names
+            unknown = sorted(set(observed) - set(names))
+            if unknown:
+                raise TypeError(f"game {game_name!r}: observed_fields names fields its observation "
+                                f"lacks: {unknown}")
+            self.fields = tuple((f, names.index(f)) for f in observed)
+        elif not isinstance(probe, np.ndarray):
+            raise TypeError(f"game {game_name!r}: the PettingZoo face needs observation() to return "
+                            f"the game's state layout (a NamedTuple of numpy arrays) or one numpy "
+                            f"array, got {type(probe).__name__}")
         self.observation_spaces = {name: self._observation_space(probe) for name in self.names}
         self.action_spaces = {name: gymnasium.spaces.Discrete(game.num_actions) for name in self.names}
         self.no_actions = np.zeros(game.num_actions, dtype=np.int8)
@@ -93,9 +96,10 @@ class GameFace:
         self.seed_source: np.random.Generator | None = None
 
     def _observation_space(self, probe) -> gymnasium.spaces.Dict:
+        observation = (_box(probe) if self.fields is None else
+                       gymnasium.spaces.Dict({f: _box(probe[i]) for f, i in self.fields}))
         return gymnasium.spaces.Dict({
-            "observation": gymnasium.spaces.Dict(
-                {f: _box(probe[i]) for f, i in zip(self.fields, self.field_index)}),
+            "observation": observation,
             "action_mask": gymnasium.spaces.Box(0, 1, (self.game.num_actions,), np.int8),
         })
 
@@ -128,8 +132,9 @@ class GameFace:
         game = self.game
         observation = game.observation(seat)
         mask = game.legal_actions(seat).astype(np.int8) if seat in self.acting else self.no_actions.copy()
-        return {"observation": {f: observation[i] for f, i in zip(self.fields, self.field_index)},
-                "action_mask": mask}
+        if self.fields is not None:
+            observation = {f: observation[i] for f, i in self.fields}
+        return {"observation": observation, "action_mask": mask}
 
 
 class ArenaAECEnv(AECEnv):
