@@ -91,7 +91,8 @@ class GameFace:
         self.observation_spaces = {name: self._observation_space(probe) for name in self.names}
         self.action_spaces = {name: gymnasium.spaces.Discrete(game.num_actions) for name in self.names}
         self.no_actions = np.zeros(game.num_actions, dtype=np.int8)
-        self.acting: set[int] = set()
+        self.acting: set[int] = set()  # the seats asked this step
+        self.done = False  # game.done after the last reset or step
         self.returns = np.zeros(game.num_players)
         self.seed_source: np.random.Generator | None = None
 
@@ -114,6 +115,7 @@ class GameFace:
             seed = int(self.seed_source.integers(2**31))
         self.game.reset(seed)
         self.returns = np.asarray(self.game.returns(), dtype=np.float64).copy()
+        self.done = self.game.done
         self.acting = set(self.game.acting_players())
 
     def apply(self, joint: list) -> np.ndarray:
@@ -124,7 +126,8 @@ class GameFace:
         after = np.asarray(game.returns(), dtype=np.float64)
         rewards = after - self.returns
         self.returns = after.copy()
-        self.acting = set(game.acting_players())
+        self.done = game.done
+        self.acting = set() if self.done else set(game.acting_players())
         return rewards
 
     # --- what an agent sees -------------------------------------------------
@@ -202,7 +205,7 @@ class ArenaAECEnv(AECEnv):
         for a in self.agents:
             self.rewards[a] = float(rewards[self.face.seat[a]])
         self._accumulate_rewards()
-        if self.face.game.done:
+        if self.face.done:
             for a in self.agents:
                 self.terminations[a] = True
             self.agent_selection = self.agents[0]
@@ -259,7 +262,7 @@ class ArenaParallelEnv(ParallelEnv):
             action = actions.get(face.names[seat])
             joint[seat] = -1 if action is None else action
         rewards = face.apply(joint)
-        done = face.game.done
+        done = face.done
         agents = self.agents
         observations = {a: face.observe(face.seat[a]) for a in agents}
         step_rewards = {a: float(rewards[face.seat[a]]) for a in agents}

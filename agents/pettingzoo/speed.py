@@ -17,8 +17,9 @@ figure then replays exactly those games, so all of them do the same work:
   the AEC bookkeeping alone;
 * ``<game>.*_overhead``: each of these divided by ``kernel_step_us``.
 
-Times are per game step in microseconds, resets excluded; each is the median
-of ``runs`` (3) runs, the runs interleaving the five loops. ``loadavg_before`` /
+Times are CPU microseconds (``time.process_time``: the steadiest figure on a
+shared machine) per game step, resets excluded; each is the median of ``runs``
+(3) runs, the runs interleaving the five loops. ``loadavg_before`` /
 ``loadavg_after`` give the machine's load (1, 5, 15 minutes): on a shared
 machine the times are upper bounds.
 """
@@ -65,10 +66,10 @@ def _kernel_step(name, games) -> float:
     for seed, joints in games:
         game.reset(seed)
         arrays = [np.asarray(j, dtype=np.int64) for j in joints]
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for joint in arrays:
             game.apply(joint)
-        elapsed += time.perf_counter() - t0
+        elapsed += time.process_time() - t0
     return elapsed
 
 
@@ -77,10 +78,10 @@ def _game_step(name, games) -> float:
     elapsed = 0.0
     for seed, joints in games:
         game.reset(seed)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for joint in joints:
             game.step(joint)
-        elapsed += time.perf_counter() - t0
+        elapsed += time.process_time() - t0
     return elapsed
 
 
@@ -91,10 +92,10 @@ def _parallel_step(name, games) -> float:
     for seed, joints in games:
         env.reset(seed=seed)
         dicts = [dict(zip(agents, joint)) for joint in joints]
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for actions in dicts:
             env.step(actions)
-        elapsed += time.perf_counter() - t0
+        elapsed += time.process_time() - t0
     return elapsed
 
 
@@ -105,11 +106,11 @@ def _aec_loop(name, games, observe: bool) -> float:
     elapsed = 0.0
     for seed, joints in games:
         env.reset(seed=seed)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for agent in env.agent_iter():
             _, _, terminated, truncated, _ = env.last(observe)
             env.step(None if terminated or truncated else joints[game.step_count][seat[agent]])
-        elapsed += time.perf_counter() - t0
+        elapsed += time.process_time() - t0
     return elapsed
 
 
@@ -126,7 +127,7 @@ def _time(loop: str, name: str, games) -> float:
 def bench_pettingzoo(quick: bool = False, runs: int = 3) -> dict:
     """The figures of the module docstring for every built-in game."""
     result: dict = {"loadavg_before": [round(x, 2) for x in os.getloadavg()], "runs": runs}
-    steps = 500 if quick else 3000
+    steps = 300 if quick else 1500
     for name in GAMES:
         games = record_games(name, steps)
         total_steps = sum(len(j) for _, j in games)
