@@ -85,11 +85,20 @@ def _assert_observations_are_the_games(face_env, observations, arena):
         assert face_env.observation_space(agent).contains(obs)
 
 
-@pytest.mark.parametrize("name", GAMES)
+#: Every registered game in its short form, and Pommerman's other settings: teams (a dead
+#: agent's team may still win), the Java rules with the FEMCTS study's fog.
+CASES = [(name, SHORT.get(name, {})) for name in GAMES] + [
+    ("pommerman", {"mode": "team", "max_steps": 60}),
+    ("pommerman", {"ruleset": "java", "view_range": 2, "max_steps": 60}),
+]
+
+
+@pytest.mark.parametrize("name, options", CASES, ids=lambda c: c if isinstance(c, str) else
+                         "-".join(f"{k}={v}" for k, v in c.items()))
 @pytest.mark.parametrize("seed", [3, 11])
-def test_a_seeded_parallel_game_is_arenas_game_step_for_step(name, seed):
-    par = parallel_env(name, **SHORT.get(name, {}))
-    arena = make_game(name, **SHORT.get(name, {}))
+def test_a_seeded_parallel_game_is_arenas_game_step_for_step(name, options, seed):
+    par = parallel_env(name, **options)
+    arena = make_game(name, **options)
     observations, _ = par.reset(seed=seed)
     arena.reset(seed)
     rng = np.random.default_rng(seed)
@@ -139,6 +148,26 @@ def test_a_seeded_aec_game_is_arenas_game_step_for_step(name):
             joint, asked = [0] * arena.num_players, []
     assert arena.done and not aec.agents and aec.game.fingerprint() == arena.fingerprint()
     np.testing.assert_allclose([totals[a] for a in aec.possible_agents], arena.returns())
+
+
+def test_a_dead_pommerman_agent_stays_unasked_and_gets_its_teams_win():
+    par = parallel_env("pommerman", mode="team", max_steps=60)
+    observations, _ = par.reset(seed=0)
+    rng = np.random.default_rng(0)
+    totals = dict.fromkeys(par.possible_agents, 0.0)
+    dead_before_the_end = set()
+    while par.agents:
+        for agent in par.agents:
+            if not par.game.is_alive(int(agent.split("_")[1])):
+                dead_before_the_end.add(agent)
+                assert not observations[agent]["action_mask"].any()  # unasked
+        observations, rewards, *_ = par.step(_random_joint(observations, rng))
+        for agent, reward in rewards.items():
+            totals[agent] += reward
+    winners = [a for a, outcome in zip(par.possible_agents, par.game.outcomes()) if outcome == "win"]
+    dead_winners = dead_before_the_end & set(winners)
+    assert dead_winners, "the seed no longer plays a game a team wins with a dead member"
+    assert all(totals[a] == 1.0 for a in winners)
 
 
 def test_pommerman_in_aec_form_asks_every_living_agent_once_per_tick():
