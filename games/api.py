@@ -68,6 +68,11 @@ class Game(ABC):
     num_actions: int
     #: A name per action, for replay pages (None: actions are shown as numbers).
     action_names: ClassVar[tuple[str, ...] | None] = None
+    #: The fields of an :meth:`observation` that carry what the player sees, for faces
+    #: that hand an observation to other code at every step (the PettingZoo face,
+    #: :mod:`agents.pettingzoo`); the fields left out are constant tables (a board's
+    #: graph and distances, lines of sight) or work buffers. None: every field.
+    observed_fields: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, config: Any):
         self.config = config

@@ -11,10 +11,13 @@ from . import UsageError, positive_int
 def add_parser(sub) -> None:
     """Register ``arena bench`` and its options."""
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster"],
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster",
+                                       "pettingzoo"],
                    help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
                         "per second; birds: random games and MCTS iterations per CPU-second; xcom: "
-                        "moves per second and decision times; cluster: scheduling overhead and scaling")
+                        "moves per second and decision times; cluster: scheduling overhead and scaling; "
+                        "pettingzoo: the PettingZoo face's time per step against the kernel step, "
+                        "every game")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")
@@ -91,6 +94,10 @@ def run(args) -> int:
         from agents.xcom.speed import bench_xcom
 
         result = bench_xcom(quick=args.quick)
+    elif args.target == "pettingzoo":
+        from agents.pettingzoo.speed import bench_pettingzoo
+
+        result = bench_pettingzoo(quick=args.quick)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:
