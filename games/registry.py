@@ -80,6 +80,13 @@ def game_kernels(config) -> Any:
         raise ValueError(f"no kernels registered for game config {type(config).__name__}") from None
 
 
+def has_kernels(name: str) -> bool:
+    """Whether game ``name`` registered a kernels module (``legal_actions(observation,
+    player)`` at least), so that agents written for any game can play it."""
+    check_game(name)
+    return _GAMES[name][0] in _KERNELS
+
+
 def game_names() -> list[str]:
     """The built-in games and the installed plugins' (not import paths)."""
     return sorted({name for name in _GAMES if not is_import_path(name)} | set(entry_points(GAME_ENTRY_POINTS)))

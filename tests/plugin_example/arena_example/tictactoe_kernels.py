@@ -29,7 +29,7 @@ class TicTacToeState(NamedTuple):
     board: np.ndarray
     """int8[9]: EMPTY or the player who marked the cell."""
     meta: np.ndarray
-    """int64[3]: player to move, plies played, winner (NO_WINNER, 0, 1 or DRAW)."""
+    """int64[3]: player to move, plies played (after the opening), winner (NO_WINNER, 0, 1 or DRAW)."""
 
 
 def init(opening_cells=()) -> TicTacToeState:
@@ -38,7 +38,7 @@ def init(opening_cells=()) -> TicTacToeState:
     board = np.full(NUM_ACTIONS, EMPTY, dtype=np.int8)
     for i, cell in enumerate(opening_cells):
         board[int(cell)] = i % 2
-    meta = np.array([len(opening_cells) % 2, len(opening_cells), NO_WINNER], dtype=np.int64)
+    meta = np.array([len(opening_cells) % 2, 0, NO_WINNER], dtype=np.int64)
     return TicTacToeState(board, meta)
 
 
