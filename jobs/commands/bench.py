@@ -11,10 +11,11 @@ from . import UsageError
 def add_parser(sub) -> None:
     """Register ``arena bench`` and its options."""
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster"],
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster", "plugins"],
                    help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
                         "per second; birds: random games and MCTS iterations per CPU-second; xcom: "
-                        "moves per second and decision times; cluster: scheduling overhead and scaling")
+                        "moves per second and decision times; cluster: scheduling overhead and scaling; "
+                        "plugins: a pure-Python agent's cost per decision inside a study (median of 3 runs)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")
@@ -91,6 +92,10 @@ def run(args) -> int:
         from agents.xcom.speed import bench_xcom
 
         result = bench_xcom(quick=args.quick)
+    elif args.target == "plugins":
+        from jobs.plugin_bench import bench_plugins
+
+        result = bench_plugins(games=1 if args.quick else 4, max_steps=60 if args.quick else 200)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:
