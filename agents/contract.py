@@ -46,7 +46,7 @@ import numpy as np
 from .api import Budget
 from .registry import agent_class, make_agent, make_agent_config
 
-__all__ = ["Check", "ContractGame", "declared_games", "seat_lineup", "play_contract_game", "check_agent",
+__all__ = ["Check", "ContractGame", "contract_budget", "declared_games", "seat_lineup", "play_contract_game", "check_agent",
            "traces_in_another_process", "measure_decision_ms", "DEFAULT_ITERATIONS", "DEFAULT_STEPS",
            "DEFAULT_SEED", "FALLBACK_OPPONENT"]
 
@@ -113,7 +113,9 @@ class ContractGame:
         return {"actions": self.joint_actions, "fingerprints": self.fingerprints}
 
 
-def _budget(agent: str, iterations: int, ms: float | None) -> Budget:
+def contract_budget(agent: str, iterations: int, ms: float | None = None) -> Budget:
+    """The budget of the agent under test: ``iterations`` per decision, or ``ms`` (10 ms
+    by default) when given or when the agent has no iteration budget."""
     if ms is not None or not agent_class(agent).supports_iteration_budget:
         return Budget(ms=ms or 10.0)
     return Budget(iterations=iterations)
@@ -131,7 +133,7 @@ def play_contract_game(agent: str, game_name: str, *, iterations: int = DEFAULT_
     game_config = make_config(game_name, {})
     game = make_game(game_name, game_config)
     names, own = seat_lineup(agent, game.num_players)
-    budget = _budget(agent, iterations, ms)
+    budget = contract_budget(agent, iterations, ms)
     agents = [make_agent(name, {}, budget if name == agent else Budget(iterations=1), game_config)
               for name in names]
     if learned is not None:
@@ -210,7 +212,7 @@ def check_agent(agent: str, game_name: str, *, iterations: int = DEFAULT_ITERATI
     def construct():
         config = cls.Config()
         make_agent_config(agent, {})
-        make_agent(agent, config, _budget(agent, iterations, None), game_config)
+        make_agent(agent, config, contract_budget(agent, iterations, None), game_config)
         cls.check_for_game(config, game_config)
         return config
 
@@ -259,7 +261,7 @@ def check_agent(agent: str, game_name: str, *, iterations: int = DEFAULT_ITERATI
             return Check("learned state .npz", None, "learns nothing (learned_state() is None)")
         arrays = _npz_round_trip(state)
         cls.check_learned_state(config, arrays)
-        fresh = make_agent(agent, config, _budget(agent, iterations, None), game_config)
+        fresh = make_agent(agent, config, contract_budget(agent, iterations, None), game_config)
         fresh.load_learned_state(arrays)
         restored = fresh.learned_state()
         if restored is None:

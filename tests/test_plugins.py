@@ -25,7 +25,9 @@ class ClockOnlyAgent(Agent):
     supports_iteration_budget = False
 
     def decide(self, observation):
-        return 0, 0
+        from games.registry import game_kernels
+
+        return int(game_kernels(self.game_config).legal_actions(observation, self.seat).argmax()), 0
 
 
 def _write(path: Path, text: str) -> Path:

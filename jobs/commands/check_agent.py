@@ -43,8 +43,8 @@ def run(args) -> int:
     import os
 
     import agents  # noqa: F401  (registers the built-in agents)
-    from agents.contract import (DEFAULT_ITERATIONS, DEFAULT_SEED, DEFAULT_STEPS, check_agent, declared_games,
-                                 measure_decision_ms)
+    from agents.contract import (DEFAULT_ITERATIONS, DEFAULT_SEED, DEFAULT_STEPS, check_agent, contract_budget,
+                                 declared_games, measure_decision_ms)
     from agents.registry import agent_class
     from games.plugins import PluginError
     from games.registry import check_game
@@ -76,7 +76,8 @@ def run(args) -> int:
         raise UsageError(f"{args.agent!r} declares no game and no registered game has kernels")
     failed = 0
     for game in games:
-        print(f"{args.agent} on {game} ({iterations} iterations per decision, at most {steps} steps, seed {seed})")
+        budget = contract_budget(args.agent, iterations).describe()
+        print(f"{args.agent} on {game} ({budget} per decision, at most {steps} steps, seed {seed})")
         for check in check_agent(args.agent, game, iterations=iterations, steps=steps, seed=seed):
             print(f"  {check.line()}")
             failed += check.passed is False
