@@ -159,7 +159,8 @@ class SeatSpec:
     label: str
     """Unique display name in tables and rows (default: the agent name, made unique)."""
     agent: str
-    """Registry name of the agent (``agents.registry.agent_names()``)."""
+    """Registry name of the agent (``agents.registry.agent_names()``: built-ins and installed
+    plugins) or its import path ``package.module:ClassName``."""
     params: dict
     """The parameters as given in the spec (raw; defaults not filled in)."""
     config: Any
@@ -547,7 +548,7 @@ class _SeatTable:
 
 # --- building ---------------------------------------------------------------
 def _build_game(raw) -> tuple[str, Any, int]:
-    from games.registry import game_names, make_config, make_game
+    from games.registry import check_game, game_names, make_config, make_game
 
     options = table("game", raw)
     if "name" not in options:
@@ -555,8 +556,10 @@ def _build_game(raw) -> tuple[str, Any, int]:
     name = options.pop("name")
     if not isinstance(name, str) or not name.strip():
         raise SpecError(f"game.name: must be a non-empty string, got {name!r}")
-    if name not in game_names():
-        raise SpecError(f"game.name: unknown game {name!r}; known: {game_names()}")
+    try:
+        check_game(name)  # a plugin game (entry point or import path) is loaded here
+    except ValueError as exc:
+        raise SpecError(f"game.name: {exc}") from None
     try:
         config = make_config(name, options)
     except (ValueError, TypeError) as exc:
@@ -644,7 +647,7 @@ def _check_fits_game(where: str, agent: str, config, game_config, arrays, popula
 def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
                   check_files: bool, tracking_uri: str | None = None,
                   cache_dir: Path | None = None, game_config=None) -> tuple[SeatSpec, ...]:
-    from agents.registry import agent_names, make_agent_config
+    from agents.registry import agent_class, agent_names, make_agent_config
 
     if not isinstance(raw, list) or not raw:
         raise SpecError("lineup: must be a non-empty array of tables ([[lineup]] entries)")
@@ -656,8 +659,10 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
         where = f"lineup[{i}]"
         seat = section(_SeatTable, item, where, required={"agent": f"known: {agent_names()}"})
         agent = seat.agent
-        if agent not in agent_names():
-            raise SpecError(f"{where}.agent: unknown agent {agent!r}; known: {agent_names()}")
+        try:
+            agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
+        except ValueError as exc:
+            raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from None
         params = table(f"{where}.params", {} if seat.params is None else seat.params)
         try:
             config = make_agent_config(agent, params, field_prefix=f"{where}.params")
@@ -726,11 +731,27 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
                            tracking.uri, Path(results_dir) / ".seed-populations", game_config)
     if design.stop is not None:
         _check_stop(design.stop, lineup, num_players)
+    _check_iteration_budgets(lineup, budget, seat_budgets)
     return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=max_in_flight, source=str(source),
                      id=study_id, condition_configs=condition_configs,
                      seat_budgets=seat_budgets)
+
+
+def _check_iteration_budgets(lineup, budget: Budget, seat_budgets: bool) -> None:
+    """An agent that cannot honour an iteration budget (``Agent.supports_iteration_budget``
+    false) is refused a seat whose budget is in iterations (a deterministic study)."""
+    from agents.registry import agent_class
+
+    for i, seat in enumerate(lineup):
+        own = seat.budget if seat.budget is not None and seat_budgets else None
+        effective = own or budget
+        if effective.deterministic and not agent_class(seat.agent).supports_iteration_budget:
+            where = f"lineup[{i}].budget" if own is not None else "budget"
+            raise SpecError(f"lineup[{i}].agent: {seat.agent!r} has no iteration budget "
+                            f"(supports_iteration_budget = False) but {where} gives it "
+                            f"{effective.describe()} per decision; give this seat budget = {{ ms = 40 }}")
 
 
 def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:

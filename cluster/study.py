@@ -31,6 +31,7 @@ import numpy as np
 
 from agents.registry import agent_class
 
+from .plugin_nodes import check_plugins_on_nodes
 from .replay import record_path, save_record
 from .scheduler import GameHost, HostPool, SeriesRun, import_plugins, warm_up_nodes
 from .tracking import RunContext, StudyTracker, Tally
@@ -292,6 +293,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         if runs:
             started_ray = _init_ray(address, num_workers)
             workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
+            check_plugins_on_nodes(spec)  # one clear error before any game if a node lacks a plugin
             spec_ref = ray.put(spec)  # the validated spec, sent once: hosts do not rebuild it
             populations = load_populations(spec)
             pop_ref = ray.put(populations)  # once; every host reads it from the object store

@@ -19,6 +19,8 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena compare arena-studies/xcom-mini-convae-vs-*         # win ratio across studies (plot)
   arena rate arena-studies/pommerman-ffa-* --anchor OSLA    # Bradley-Terry ratings with 95% intervals
   arena pairs arena-studies/birds-* --diff                  # per-board means of seat-swapped pairs, paired differences
+  arena check-agent my_package.agent:MyAgent --game pommerman   # the agent contract for your agent
+  arena bench plugins --json                                # a Python agent's cost per decision in a study
 """
 from __future__ import annotations
 

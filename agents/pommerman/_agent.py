@@ -45,6 +45,8 @@ class PommermanAgent(Agent):
     agents without one) and ``quirks`` its ``QUIRK_*`` bits (see ``_common``).
     """
 
+    games = ("pommerman",)
+
     def __init__(self, config, budget: Budget, game_config):
         super().__init__(config, budget, game_config)
         self._root = scratch_state()

@@ -12,12 +12,13 @@ def add_parser(sub) -> None:
     """Register ``arena bench`` and its options."""
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
     p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster",
-                                       "pettingzoo"],
+                                       "pettingzoo", "plugins"],
                    help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
                         "per second; birds: random games and MCTS iterations per CPU-second; xcom: "
                         "moves per second and decision times; cluster: scheduling overhead and scaling; "
                         "pettingzoo: the PettingZoo face's time per step against the kernel step, "
-                        "every game")
+                        "every game; plugins: a pure-Python agent's cost per decision inside a study "
+                        "(median of 3 runs)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")
@@ -98,6 +99,10 @@ def run(args) -> int:
         from agents.pettingzoo.speed import bench_pettingzoo
 
         result = bench_pettingzoo(quick=args.quick)
+    elif args.target == "plugins":
+        from jobs.plugin_bench import bench_plugins
+
+        result = bench_plugins(games=1 if args.quick else 4, max_steps=60 if args.quick else 200)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:
