@@ -6,7 +6,8 @@ A game has two layers (see ``games/pommerman`` for the reference example):
    layout*: a NamedTuple of fixed-capacity, fixed-dtype numpy arrays, its layout
    drawn in the docstring of the game's ``_layout.py``. The kernels are
 
-   ==========================  =========================================   ``init``                    a fresh state from a config and a seed
+   ==========================  ================================================
+   ``init``                    a fresh state from a config and a seed
    ``legal_actions(s, p)``     bool[num_actions] mask for player ``p``
    ``step(s, actions)``        advance ``s`` in place (callers copy first)
    ``is_terminal(s)``          bool
@@ -72,7 +73,6 @@ class Game(ABC):
     #: :mod:`agents.pettingzoo`); the fields left out are constant tables (a board's
     #: graph and distances, lines of sight) or work buffers. None: every field.
     observed_fields: ClassVar[tuple[str, ...] | None] = None
-=======
     #: The frozen config class of a game loaded as a plugin (an ``arena.games`` entry
     #: point, or an import path ``package.module:GameClass`` as ``[game] name``): the
     #: registry validates the spec's ``[game]`` options into it and builds
