@@ -58,6 +58,7 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -220,6 +221,15 @@ def bounded_http(uri: str):
     finally:
         for key in unset:
             os.environ.pop(key, None)
+
+
+def _bounded(method):
+    """A :class:`StudyTracker` method run under :func:`bounded_http` of its store."""
+    @functools.wraps(method)
+    def bounded(self, *args, **kwargs):
+        with bounded_http(self.uri):
+            return method(self, *args, **kwargs)
+    return bounded
 
 
 def store_exists(uri: str) -> bool:
@@ -523,14 +533,11 @@ class StudyTracker:
             tags["arena.command"] = self.context.command[:5000]
         return tags
 
+    @_bounded
     def start(self, existing_rows=None) -> str:
         """Reuse the study directory's run or create one; log tags and params; seed the tallies.
         Raises :class:`TrackingUnavailable` at once when a tracking server does not answer."""
         probe_server(self.uri)
-        with bounded_http(self.uri):
-            return self._start(existing_rows)
-
-    def _start(self, existing_rows) -> str:
         self.experiment_id = ensure_experiment(self.client, self.spec.tracking.experiment, self.uri)
         run = self._existing_run()
         tags = self._tags()
@@ -578,6 +585,7 @@ class StudyTracker:
         if self._unflushed >= self.flush_games or time.monotonic() - self._last_flush >= self.flush_seconds:
             self.flush()
 
+    @_bounded
     def flush(self, extra: dict[str, float] | None = None) -> None:
         """Log the current summaries (a few log_batch requests)."""
         if not self.enabled or self.run_id is None:
@@ -588,18 +596,18 @@ class StudyTracker:
             step = len(self.tally.games)
             metrics = self.tally.metrics()
             metrics.update(extra or {})
-            with bounded_http(self.uri):
-                log_batch(self.client, self.run_id, metrics=metrics, step=step, timestamp=now)
-                for sid in sorted(self._dirty_series):
-                    run_id = self._series_run(sid)
-                    t = self.series_tally[sid]
-                    log_batch(self.client, run_id, metrics=t.metrics(), step=len(t.games), timestamp=now)
+            log_batch(self.client, self.run_id, metrics=metrics, step=step, timestamp=now)
+            for sid in sorted(self._dirty_series):
+                run_id = self._series_run(sid)
+                t = self.series_tally[sid]
+                log_batch(self.client, run_id, metrics=t.metrics(), step=len(t.games), timestamp=now)
             self._dirty_series.clear()
         except Exception as exc:  # tracking must never stop a study; the store has everything
             self._give_up("logging", exc, t0)
         self._unflushed = 0
         self._last_flush = time.monotonic()
 
+    @_bounded
     def log_sequential(self, result) -> None:
         """A sequential test's outcome (:class:`cluster.sequential.SequentialResult`):
         the LLR curve as ``sprt/llr`` (step = units scored), ``sprt/elo``,
@@ -609,17 +617,16 @@ class StudyTracker:
             return
         t0 = time.monotonic()
         try:
-            with bounded_http(self.uri):
-                log_batch(self.client, self.run_id,
-                          curve=[("sprt/llr", v, i + 1) for i, v in enumerate(result.llr)])
-                log_batch(self.client, self.run_id, step=len(result.llr),
-                          metrics={f"sprt/{key}": getattr(result, key) for key in
-                                   ("elo", "elo_lo", "elo_hi", "games_used", "units_used", "lower", "upper")},
-                          tags={"arena.sprt_decision": result.decision,
-                                "arena.sprt_between": " vs ".join(result.between)})
+            log_batch(self.client, self.run_id, curve=[("sprt/llr", v, i + 1) for i, v in enumerate(result.llr)])
+            log_batch(self.client, self.run_id, step=len(result.llr),
+                      metrics={f"sprt/{key}": getattr(result, key) for key in
+                               ("elo", "elo_lo", "elo_hi", "games_used", "units_used", "lower", "upper")},
+                      tags={"arena.sprt_decision": result.decision,
+                            "arena.sprt_between": " vs ".join(result.between)})
         except Exception as exc:  # tracking must never fail a study
             self._give_up("logging of the sequential test", exc, t0)
 
+    @_bounded
     def describe(self, table_markdown: str | None, note: str = "") -> None:
         """Set the run's description: the result table, a note and the command."""
         if not self.enabled or self.run_id is None:
@@ -636,11 +643,11 @@ class StudyTracker:
         lines += [f"Study directory: `{Path(spec.study_dir).resolve()}`"]
         t0 = time.monotonic()
         try:
-            with bounded_http(self.uri):
-                self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
+            self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
         except Exception as exc:
             self._give_up("description", exc, t0)
 
+    @_bounded
     def finish(self, status: str = "FINISHED", artifact_dirs: dict[str, Path] | None = None,
                artifact_files: Iterable[Path] = (), counts: dict[str, int] | None = None,
                table_markdown: str | None = None) -> None:
@@ -660,23 +667,18 @@ class StudyTracker:
             return
         t0 = time.monotonic()
         try:
-            with bounded_http(self.uri):
-                self._log_artifacts_and_end(status, artifact_dirs, artifact_files)
+            for name, path in (artifact_dirs or {}).items():
+                if Path(path).is_dir() and any(Path(path).iterdir()):
+                    self._clear_artifacts(name)
+                    self.client.log_artifacts(self.run_id, str(path), artifact_path=name)
+            for path in artifact_files:
+                if Path(path).is_file():
+                    self.client.log_artifact(self.run_id, str(path))
+            for sid, run_id in self.series_runs.items():
+                self.client.set_terminated(run_id, status=status)
+            self.client.set_terminated(self.run_id, status=status)
         except Exception as exc:
             self._give_up("artifact logging", exc, t0)
-
-    def _log_artifacts_and_end(self, status, artifact_dirs, artifact_files) -> None:
-        """Log the artifact folders and files, then end the run and its child runs."""
-        for name, path in (artifact_dirs or {}).items():
-            if Path(path).is_dir() and any(Path(path).iterdir()):
-                self._clear_artifacts(name)
-                self.client.log_artifacts(self.run_id, str(path), artifact_path=name)
-        for path in artifact_files:
-            if Path(path).is_file():
-                self.client.log_artifact(self.run_id, str(path))
-        for sid, run_id in self.series_runs.items():
-            self.client.set_terminated(run_id, status=status)
-        self.client.set_terminated(self.run_id, status=status)
 
     # --- helpers ---------------------------------------------------------------
     def _give_up(self, what: str, exc: Exception, t0: float) -> None:
