@@ -72,7 +72,8 @@ class GameFace:
         self.names = [f"player_{i}" for i in range(game.num_players)]
         self.seat = {name: i for i, name in enumerate(self.names)}
         game.reset(0)  # a probe game: the observation layout (shapes and dtypes are fixed)
-        probe = game.observation(0)
+        probes = [game.observation(seat) for seat in range(game.num_players)]
+        probe = probes[0]
         #: (field, index) pairs of a state-layout observation; None: a single array
         self.fields: tuple[tuple[str, int], ...] | None = None
         if isinstance(probe, tuple) and hasattr(probe, "_fields") and all(
@@ -88,7 +89,8 @@ class GameFace:
             raise TypeError(f"game {game_name!r}: the PettingZoo face needs observation() to return "
                             f"the game's state layout (a NamedTuple of numpy arrays) or one numpy "
                             f"array, got {type(probe).__name__}")
-        self.observation_spaces = {name: self._observation_space(probe) for name in self.names}
+        self.observation_spaces = {name: self._observation_space(probes[seat])
+                                   for seat, name in enumerate(self.names)}
         self.action_spaces = {name: gymnasium.spaces.Discrete(game.num_actions) for name in self.names}
         self.no_actions = np.zeros(game.num_actions, dtype=np.int8)
         self.acting: set[int] = set()  # the seats asked this step
@@ -148,8 +150,7 @@ class ArenaAECEnv(AECEnv):
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode: expected one of {RENDER_MODES} or None, got {render_mode!r}")
         self.face = GameFace(game_name, game_options)
-        self.metadata = {"name": f"arena_{game_name}_v0", "render_modes": list(RENDER_MODES),
-                         "is_parallelizable": True}
+        self.metadata = {"name": f"arena_{game_name}_v0", "render_modes": list(RENDER_MODES)}
         self.render_mode = render_mode
         self.possible_agents = list(self.face.names)
         self.observation_spaces = self.face.observation_spaces
