@@ -209,11 +209,12 @@ def test_the_plugin_agent_plays_a_study_against_mcts_with_learned_state_and_seat
     bandit = rows[rows["label"] == "Bandit"]
     assert set(bandit["agent"]) == {"bandit"} and (bandit["mean_iterations"] == 4).all()
     assert set(rows[rows["label"] == "BanditByPath"]["agent"]) == {"arena_example.agent:BanditAgent"}
-    learned = sorted(store.learned_dir.rglob("*--Bandit.npz"))
-    assert len(learned) == 4  # after every game of the series
-    with np.load(learned[-1], allow_pickle=False) as last:
-        # the seed state (3 counts of action 5) plus one count per decision in the 4 games
-        assert last["count"][5] >= 3 and 3 < last["count"].sum() <= 3 + int(bandit["length"].sum())
+    assert store.learned_series() == [0]
+    index, states = store.latest_learned_state(0)  # saved after every game of the series
+    last = states["Bandit"]
+    assert index == 3 and set(states) == {"Bandit", "BanditByPath"}
+    # the seed state (3 counts of action 5) plus one count per decision in the 4 games
+    assert last["count"][5] >= 3 and 3 < last["count"].sum() <= 3 + int(bandit["length"].sum())
     assert main(["replay", str(store.study_dir), "2"]) == 0
 
 
