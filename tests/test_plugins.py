@@ -209,11 +209,12 @@ def test_the_plugin_agent_plays_a_study_against_mcts_with_learned_state_and_seat
     bandit = rows[rows["label"] == "Bandit"]
     assert set(bandit["agent"]) == {"bandit"} and (bandit["mean_iterations"] == 4).all()
     assert set(rows[rows["label"] == "BanditByPath"]["agent"]) == {"arena_example.agent:BanditAgent"}
-    learned = sorted(store.learned_dir.rglob("*--Bandit.npz"))
-    assert len(learned) == 4  # after every game of the series
-    with np.load(learned[-1], allow_pickle=False) as last:
-        # the seed state (3 counts of action 5) plus one count per decision in the 4 games
-        assert last["count"][5] >= 3 and 3 < last["count"].sum() <= 3 + int(bandit["length"].sum())
+    assert store.learned_series() == [0]
+    index, states = store.latest_learned_state(0)  # saved after every game of the series
+    last = states["Bandit"]
+    assert index == 3 and set(states) == {"Bandit", "BanditByPath"}
+    # the seed state (3 counts of action 5) plus one count per decision in the 4 games
+    assert last["count"][5] >= 3 and 3 < last["count"].sum() <= 3 + int(bandit["length"].sum())
     assert main(["replay", str(store.study_dir), "2"]) == 0
 
 
@@ -289,3 +290,22 @@ def test_a_plugin_module_missing_on_a_ray_node_is_one_error_before_any_game(ray_
                                         r"import on Ray node [0-9.]+ \(ModuleNotFoundError"):
         run_study(spec, num_workers=2, progress=False, tracking=False, warm_up=False)
     assert len(ResultStore(spec.study_dir).finished_games()) == 0
+
+
+def test_the_readme_agent_passes_the_contract(tmp_path, monkeypatch):
+    """The ~30 lines of "Your own agent" in the README, as a newcomer copies them."""
+    from agents.contract import check_agent
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Your own agent", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert code.startswith("# my_agents/agent.py") and 25 <= len(code.splitlines()) <= 50
+    package = tmp_path / "my_agents"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "agent.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for game in ("tictactoe", "pommerman"):
+        checks = check_agent("my_agents.agent:VoterAgent", game)
+        assert all(c.passed is not False for c in checks), [c.line() for c in checks]
+        assert sum(c.passed is True for c in checks) == 6  # all but the learned state (it learns nothing)
