@@ -398,3 +398,31 @@ def test_zero_seed_file_plays_as_unseeded():
             game.step(joint)
         played.append(actions)
     assert played[0] == played[1]
+
+
+def test_fog_diagnostics_collapse_counts():
+    """The collapse table: an agent on a doomed ring 12 ticks before a collapse
+    either gets off it (escaped) or dies in that collapse."""
+    import io
+
+    from cluster.spec import build_spec
+    from jobs.femcts.fog_diagnostics import run
+
+    spec = build_spec({
+        "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 520},
+        "budget": {"iterations": 8},
+        "design": {"seeds": 1, "games_per_seed": 4, "vary": {"view_range": [2]}},
+        "lineup": [{"agent": "femcts", "label": "FEMCTS", "params": {"n_effective": 2}},
+                   {"agent": "rule_based", "label": "R1"}, {"agent": "rule_based", "label": "R2"},
+                   {"agent": "rule_based", "label": "R3"}],
+        "tracking": {"enabled": False},
+    })
+    rep = run(spec, [2], boards=1, games_per_board=1, sample_every=100, n_rollouts=1, log=io.StringIO())["2"]
+    assert rep["collapse"], "someone is alive 12 ticks before tick 500"
+    for label, stages in rep["collapse"].items():
+        for t, c in stages.items():
+            assert c["escaped"] <= c["at_risk"] <= c["alive_before"]
+    stage = [c for stages in rep["collapse"].values() for t, c in stages.items() if t == "500"]
+    assert sum(c["alive_before"] for c in stage) == 4 - sum(
+        sum(d < 488 for d in ticks) for ticks in rep["death_ticks"].values())

@@ -25,6 +25,12 @@ reports per view range, as JSON:
 - ``death_ticks`` (per agent, the tick of every death) and ``survival`` (the
   share of the agent's games in which it is still alive at ticks 100, 300,
   500, 575, 650, 725; the collapse rings fall at 500, 575, 650, 725);
+- ``collapse`` (issue 38): per agent and collapse tick T (500, 575, 650,
+  725: rings 0, 1, 2, 3 turn rigid), the games in which it is alive 12 ticks
+  before T (one rollout horizon), in which it is then still on a ring that T
+  removes (``at_risk``), in which such an agent gets off in time
+  (``escaped``), and its collapse deaths at T after a move that bounced off a
+  wall or wood it walked at (``died_after_blocked_move``) or not;
 - ``decisions`` (issue 38): per FEMCTS or MCTS seat, over all its searched
   decisions: the chosen root child's share of the root's visits, the share of
   decisions in which the chosen child is not the best-mean child (what the root
@@ -105,6 +111,8 @@ class _Counter:
 
 
 SURVIVAL_TICKS = (100, 300, 500, 575, 650, 725)
+#: Ticks before a collapse at which an agent's ring is looked at (the rollout depth).
+COLLAPSE_HORIZON = 12
 
 
 class _DecisionCounter:
@@ -332,7 +340,8 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
     from agents.pommerman.femcts import FEMCTSAgent
     from agents.pommerman.mcts import MCTSAgent
     from games.pommerman.kernels import (
-        A_ALIVE, A_COL, A_ROW, A_STATUS, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, FOG, M_STEP, STATUS_LOSS,
+        A_ALIVE, A_COL, A_ROW, A_STATUS, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, COLLAPSE_START,
+        COLLAPSE_STEP, FOG, M_STEP, STATUS_LOSS,
         STATUS_TIE, STATUS_WIN, copy_state,
     )
     from games.registry import make_game
@@ -355,7 +364,8 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
         load_learned(spec, agents, seeds)
         rep = report.setdefault(str(vr), {"games": 0, "rollouts": {}, "played": {}, "deaths": {},
                                           "results": {}, "seconds": 0.0, "death_ticks": {},
-                                          "decisions": {}, "view": {}, "population_drift": {}})
+                                          "decisions": {}, "view": {}, "population_drift": {},
+                                          "collapse": {}})
         counters = {}
         decision_counters = {}
         view_counters = {}
@@ -373,6 +383,7 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                 v.previous = None
             n = game.num_players
             decision = 0
+            risky = {}  # seat -> collapse stages it is on a doomed ring for
             while not game.done:
                 actions = [0] * n
                 for s in range(n):
@@ -397,7 +408,43 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                         if 0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE and obs.board[r * BOARD_SIZE + c] == FOG:
                             played["into_fog"] += 1
                 before = copy_state(game.state)
+                tick = int(before.meta[M_STEP])
+                for k in range(4):
+                    if tick == COLLAPSE_START + k * COLLAPSE_STEP - COLLAPSE_HORIZON:
+                        for s in range(n):
+                            if before.agents[s, A_ALIVE]:
+                                r, c = int(before.agents[s, A_ROW]), int(before.agents[s, A_COL])
+                                ring = min(r, c, BOARD_SIZE - 1 - r, BOARD_SIZE - 1 - c)
+                                col_k = rep["collapse"].setdefault(labels[s], {}).setdefault(
+                                    str(COLLAPSE_START + k * COLLAPSE_STEP),
+                                    {"alive_before": 0, "at_risk": 0, "escaped": 0,
+                                     "died_after_blocked_move": 0, "died_otherwise": 0})
+                                col_k["alive_before"] += 1
+                                if ring <= k:
+                                    col_k["at_risk"] += 1
+                                    risky.setdefault(s, []).append(k)
                 game.step(actions)
+                for k in range(4):
+                    t_k = COLLAPSE_START + k * COLLAPSE_STEP
+                    if tick == t_k:  # the step from tick t_k collapses ring k
+                        for s in list(risky):
+                            if k in risky[s] and game.state.agents[s, A_ALIVE]:
+                                rep["collapse"][labels[s]][str(t_k)]["escaped"] += 1
+                                risky[s].remove(k)
+                for s in range(n):
+                    if before.agents[s, A_ALIVE] and not game.state.agents[s, A_ALIVE] and \
+                            death_cause(before, actions, s) == "collapse":
+                        t_key = str(tick)
+                        col_k = rep["collapse"].setdefault(labels[s], {}).setdefault(
+                            t_key, {"alive_before": 0, "at_risk": 0, "escaped": 0,
+                                    "died_after_blocked_move": 0, "died_otherwise": 0})
+                        a = int(actions[s])
+                        r = int(before.agents[s, A_ROW]) + int(ACTION_DROW[a])
+                        c = int(before.agents[s, A_COL]) + int(ACTION_DCOL[a])
+                        blocked = a not in (0, 5) and not (
+                            0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE
+                            and int(game.state.agents[s, A_ROW]) == r and int(game.state.agents[s, A_COL]) == c)
+                        col_k["died_after_blocked_move" if blocked else "died_otherwise"] += 1
                 for s in range(n):
                     if before.agents[s, A_ALIVE] and not game.state.agents[s, A_ALIVE]:
                         d = rep["deaths"].setdefault(labels[s], defaultdict(int))
