@@ -1,6 +1,7 @@
 """The agent interface: a named, configurable player with a per-decision budget.
 
-An agent is a class registered in :mod:`agents.registry` under a name, with a
+An agent is a class registered in :mod:`agents.registry` under a name (or a
+plugin: an installed entry point or an import path, :mod:`agents.plugins`), with a
 frozen ``Config`` dataclass declared with :func:`games.validation.config_class`
 (one docstring per field, its rule declared; errors name the field). Search
 agents' configs inherit :class:`agents.search.config.SearchConfig`. The cluster builds
@@ -89,6 +90,19 @@ class Agent(ABC):
     #: keeps every hash), so a release that changes a *default* bumps this number to
     #: keep the games of the old default and the new apart. Default: 0.
     config_version: ClassVar[int] = 0
+    #: Registry names of the games this agent plays (the agent contract,
+    #: :mod:`agents.contract`, plays it on each). Empty: any game whose kernels
+    #: module offers ``legal_actions(observation, player)`` (e.g. ``random``).
+    games: ClassVar[tuple[str, ...]] = ()
+    #: The seats this agent can take (e.g. Scotland Yard's Mr X agents: seat 0 only).
+    #: Empty: every seat.
+    plays_seats: ClassVar[tuple[int, ...]] = ()
+    #: Whether the agent honours an iteration budget (``Budget.iterations``: a fixed
+    #: amount of work per decision, so that a game is a pure function of its seeds).
+    #: An agent that can only stop on the clock (e.g. an anytime solver outside
+    #: Arena) sets False: a study giving it an iteration budget is refused, naming
+    #: the lineup entry. Agents that do not search honour any budget. Default: True.
+    supports_iteration_budget: ClassVar[bool] = True
 
     @classmethod
     def learns(cls, config) -> bool:

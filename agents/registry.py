@@ -1,8 +1,10 @@
 """Agents by name: the only way the cluster and the CLI construct an agent.
 
-A leaf of the agents package: it imports only the agent interface; the
-built-in agents register themselves when the ``agents`` package loads them
-(``agents/__init__.py``), and plugins when they are imported.
+A leaf of the agents package: it imports only the agent interface and the
+plugin loader; the built-in agents register themselves when the ``agents``
+package loads them (``agents/__init__.py``). Installed plugins (entry points
+``arena.agents``) and import paths (``package.module:ClassName``) are loaded on
+first use (:mod:`agents.plugins`), in whichever process asks.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 from games.validation import build
 
 from .api import Agent, Budget
+from .plugins import is_import_path, load_plugin_agent, plugin_agent_names
 
 _AGENTS: dict[str, type[Agent]] = {}
 
@@ -25,13 +28,22 @@ def register(cls: type[Agent]) -> type[Agent]:
 
 
 def agent_names() -> list[str]:
-    return sorted(_AGENTS)
+    """The built-in agents, those registered by imported modules, and the installed
+    plugins (entry points ``arena.agents``; listed without importing them)."""
+    return sorted({name for name in _AGENTS if not is_import_path(name)} | set(plugin_agent_names()))
 
 
 def agent_class(name: str) -> type[Agent]:
-    if name not in _AGENTS:
-        raise ValueError(f"agent: unknown agent {name!r}; known: {sorted(_AGENTS)}")
-    return _AGENTS[name]
+    """The class of agent ``name`` (a registry name, a plugin's name or an import
+    path ``package.module:ClassName``). ValueError if there is none; a plugin that
+    does not load raises :class:`games.plugins.PluginError` naming its module."""
+    cls = _AGENTS.get(name)
+    if cls is None:
+        cls = load_plugin_agent(name)
+        if cls is None:
+            raise ValueError(f"agent: unknown agent {name!r}; known: {agent_names()}")
+        _AGENTS[name] = cls
+    return cls
 
 
 def make_agent_config(name: str, params: dict | None = None, field_prefix: str = "params"):

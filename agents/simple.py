@@ -15,12 +15,16 @@ class RandomAgent(Agent):
 
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
-        from games.registry import game_kernels
-
-        self._legal_actions = game_kernels(game_config).legal_actions if game_config is not None else None
+        self._legal_actions = None
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)
+        if self._legal_actions is None and self.game_config is not None:
+            from games.registry import game_kernels
+
+            # At the first game, not at construction: a worker builds its agents before
+            # the game, and a plugin game's kernels are registered when it is loaded.
+            self._legal_actions = game_kernels(self.game_config).legal_actions
         self._rng = np.random.default_rng(seed)
 
     def decide(self, observation):

@@ -68,6 +68,21 @@ class Game(ABC):
     num_actions: int
     #: A name per action, for replay pages (None: actions are shown as numbers).
     action_names: ClassVar[tuple[str, ...] | None] = None
+    #: The fields of an :meth:`observation` that carry what the player sees, for faces
+    #: that hand an observation to other code at every step (the PettingZoo face,
+    #: :mod:`agents.pettingzoo`); the fields left out are constant tables (a board's
+    #: graph and distances, lines of sight) or work buffers. None: every field.
+    observed_fields: ClassVar[tuple[str, ...] | None] = None
+    #: The frozen config class of a game loaded as a plugin (an ``arena.games`` entry
+    #: point, or an import path ``package.module:GameClass`` as ``[game] name``): the
+    #: registry validates the spec's ``[game]`` options into it and builds
+    #: ``GameClass(config)``. Built-in games register theirs in :mod:`games.registry`.
+    #: Default: None (the class cannot be loaded as a plugin).
+    Config: ClassVar[type | None] = None
+    #: The module (or object) of the game's kernels for agents that play any game:
+    #: at least ``legal_actions(observation, player) -> bool[num_actions]`` (what
+    #: ``random`` calls). Default: None (only agents written for the game play it).
+    kernels: ClassVar[Any] = None
 
     def __init__(self, config: Any):
         self.config = config

@@ -1,10 +1,20 @@
-"""Games by name: the only way the cluster and the CLI construct a game."""
+"""Games by name: the only way the cluster and the CLI construct a game.
+
+Names are the built-in games registered below, the games of installed plugins
+(entry points in the group ``arena.games``, each naming a :class:`games.api.Game`
+subclass that declares its ``Config``, see :mod:`games.plugins`), and import paths
+``package.module:GameClass`` given directly. Plugins are loaded on first use.
+"""
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from typing import Any, Callable
 
+from .plugins import PluginError, entry_points, is_import_path, load_entry_point, load_import_path
 from .validation import build
+
+#: Entry-point group of plugin games: ``name = "package.module:GameClass"``.
+GAME_ENTRY_POINTS = "arena.games"
 
 _GAMES: dict[str, tuple[type, Callable[[Any], Any]]] = {}
 _KERNELS: dict[type, Any] = {}
@@ -19,22 +29,77 @@ def register(name: str, config_cls: type, factory: Callable[[Any], Any], kernels
         _KERNELS[config_cls] = kernels
 
 
+def register_game_class(name: str, game_cls: type) -> None:
+    """Register a plugin game: a :class:`games.api.Game` subclass declaring its frozen
+    ``Config`` (and, for agents that play any game, its ``kernels``) under ``name``."""
+    from .api import Game
+
+    where = f"{game_cls.__module__}.{getattr(game_cls, '__qualname__', game_cls)!s}"
+    if not (isinstance(game_cls, type) and issubclass(game_cls, Game)):
+        raise PluginError(f"{where} is not a games.api.Game subclass")
+    if game_cls.Config is None or not is_dataclass(game_cls.Config):
+        raise PluginError(f"{where}.Config: a plugin game declares its config class "
+                          f"(a frozen dataclass, e.g. games.validation.config_class)")
+    register(name, game_cls.Config, game_cls, kernels=game_cls.kernels)
+
+
+def _load_plugin(name: str) -> bool:
+    """Load the plugin game ``name`` (entry point or import path) into the registry;
+    False if no plugin has that name. Raises PluginError if it does not load."""
+    if is_import_path(name):
+        register_game_class(name, load_import_path(name))
+        return True
+    entry_point = entry_points(GAME_ENTRY_POINTS).get(name)
+    if entry_point is None:
+        return False
+    game_cls = load_entry_point(entry_point)
+    try:
+        register_game_class(name, game_cls)
+    except PluginError as exc:
+        raise PluginError(f"entry point {name!r} ({GAME_ENTRY_POINTS} = {entry_point.value!r}): {exc}") from None
+    return True
+
+
+def check_game(name: str) -> None:
+    """Load game ``name`` if it is a plugin; ValueError (PluginError naming the module
+    for a plugin that does not load) if there is no such game."""
+    if name in _GAMES or _load_plugin(name):
+        return
+    raise ValueError(f"unknown game {name!r}; known: {game_names()}")
+
+
 def game_kernels(config) -> Any:
     """The kernels module of the game that ``config`` configures."""
+    if type(config) not in _KERNELS:  # a plugin game's config built from a pickle: load the plugins
+        for name in game_names():
+            if name not in _GAMES:
+                _load_plugin(name)
     try:
         return _KERNELS[type(config)]
     except KeyError:
         raise ValueError(f"no kernels registered for game config {type(config).__name__}") from None
 
 
+def has_kernels(name: str) -> bool:
+    """Whether game ``name`` registered a kernels module (``legal_actions(observation,
+    player)`` at least), so that agents written for any game can play it."""
+    check_game(name)
+    return _GAMES[name][0] in _KERNELS
+
+
 def game_names() -> list[str]:
-    return sorted(_GAMES)
+    """The built-in games and the installed plugins' (not import paths)."""
+    return sorted({name for name in _GAMES if not is_import_path(name)} | set(entry_points(GAME_ENTRY_POINTS)))
 
 
 def make_config(name: str, options: dict | None = None):
     """Validate ``options`` for game ``name``; errors name the offending field."""
-    if name not in _GAMES:
-        raise ValueError(f"game: unknown game {name!r}; known: {game_names()}")
+    try:
+        check_game(name)
+    except PluginError:
+        raise
+    except ValueError as exc:
+        raise ValueError(f"game: {exc}") from None
     config_cls, _ = _GAMES[name]
     options = dict(options or {})
     known = {f.name for f in fields(config_cls)}
@@ -48,6 +113,7 @@ def make_game(name: str, config=None, **options):
     """A game instance from a name and either a config or options."""
     if config is None:
         config = make_config(name, options)
+    check_game(name)
     return _GAMES[name][1](config)
 
 

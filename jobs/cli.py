@@ -19,6 +19,8 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena compare arena-studies/xcom-mini-convae-vs-*         # win ratio across studies (plot)
   arena rate arena-studies/pommerman-ffa-* --anchor OSLA    # Bradley-Terry ratings with 95% intervals
   arena pairs arena-studies/birds-* --diff                  # per-board means of seat-swapped pairs, paired differences
+  arena check-agent my_package.agent:MyAgent --game pommerman   # the agent contract for your agent
+  arena bench plugins --json                                # a Python agent's cost per decision in a study
 """
 from __future__ import annotations
 
@@ -31,9 +33,31 @@ from jobs.commands import COMMANDS, UsageError
 __all__ = ["main", "build_parser", "UsageError"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``arena run: argument --workers: must be a positive
+    integer, got 0``, exit 2) instead of the usage block and the error; subcommand parsers
+    are of this class too."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class _Version(argparse.Action):
+    """``arena --version``: the package version and the git commit of the code."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from cluster.tracking import arena_version, git_commit
+
+        print(f"arena {arena_version()} (commit {git_commit()})")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arena", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="arena", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version, help="print the version and the git commit, and exit")
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks (also ARENA_DEBUG=1; accepted anywhere on the line)")
     sub = parser.add_subparsers(dest="command", required=True)

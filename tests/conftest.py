@@ -170,6 +170,7 @@ class FakeAgent(Agent):
 
     name = "fake"
     Config = FakeConfig
+    games = ("count",)
 
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
@@ -228,7 +229,15 @@ class FakeAgent(Agent):
 #: on a fresh clone).
 CLUSTER_MODULES = {"test_cluster", "test_cli", "test_cli_errors", "test_cli_help", "test_femcts_study",
                    "test_infra", "test_replay", "test_sequential", "test_sweep", "test_sweep_selection",
-                   "test_tracking", "test_xcom_study", "test_plan_store_report", "test_scale"}
+                   "test_tracking", "test_xcom_study", "test_plan_store_report", "test_scale",
+                   "test_plugins"}
+
+
+def pytest_configure(config):
+    """Install the plugin example package (tests/plugin_install.py) before collection."""
+    from plugin_install import ensure_example_installed
+
+    ensure_example_installed()
 
 
 def pytest_collection_modifyitems(config, items):

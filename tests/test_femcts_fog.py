@@ -330,3 +330,99 @@ def test_fog_diagnostics_reports_per_view_range():
     assert rep["rollouts"]["FEMCTS"]["feature_mean"].keys() == {
         "near_bomb", "near_enemy", "near_powerup", "near_rigid", "can_kick"}
     assert report["0"]["rollouts"]["MCTS"]["moves_into_fog_share_of_moves"] > 0
+    # issue 38: root statistics, the features of the agent's own view, the drift
+    for rep in report.values():
+        assert rep["decisions"]["FEMCTS"]["decisions"] > 0
+        assert 0 < rep["decisions"]["FEMCTS"]["chosen_visit_share"] <= 1
+        view = rep["view"]["FEMCTS"]
+        assert 0 <= view["p_bomb_at_root"] <= 1
+        assert view["can_kick"]["in_view_share"] == 1  # always known
+        assert set(rep["survival"]["FEMCTS"]) == {"100", "300", "500", "575", "650", "725"}
+        assert rep["population_drift"]["FEMCTS"][0]["max_abs"] >= 0
+    # blind, nothing but the agent's own cell is seen: no enemy is ever in view
+    assert report["0"]["view"]["FEMCTS"]["near_enemy"]["in_view_share"] == 0
+    assert report["0"]["view"]["FEMCTS"]["near_enemy"]["entries_per_100"] == 0
+
+
+# --------------------------------------------------------------------- issue 38 options
+def test_recommendation_best_mean_plays_the_best_mean_root_child():
+    """``recommendation = "best_mean"``: the action played is the root child with
+    the best mean value; the default plays the most visited child, as before
+    (``test_games_play_as_before``)."""
+    from agents.search import ROOT_INDEX
+
+    cfg = PommermanConfig(ruleset="java", view_range=2)
+    state = java_state(MIDDLE)
+    for recommendation in ("most_visited", "best_mean"):
+        agent = make_agent("femcts", {"n_effective": 2, "recommendation": recommendation},
+                           Budget(iterations=200), cfg)
+        agent.begin_game(0, np.random.SeedSequence(4))
+        action = int(agent.act(observe(state, 0, 2)))
+        tree = agent._tree
+        children = [int(c) for c in tree.children[ROOT_INDEX]]
+        visits = [tree.node_visits[c] if c >= 0 else -1 for c in children]
+        means = [tree.node_value_sum[c] / tree.node_visits[c] if c >= 0 and tree.node_visits[c] else -np.inf
+                 for c in children]
+        if recommendation == "best_mean":
+            assert means[action] == pytest.approx(max(means))
+        else:
+            assert visits[action] == max(visits)
+    with pytest.raises(ValueError, match="recommendation"):
+        FEMCTSConfig(recommendation="robust")
+
+
+def test_zero_seed_file_plays_as_unseeded():
+    """jobs/femcts/seeds/zero_nea2.npz (all weights 0) is the unseeded population:
+    a seat loaded from it plays the same game as one never seeded."""
+    from pathlib import Path
+
+    seed_file = Path(__file__).resolve().parents[1] / "jobs" / "femcts" / "seeds" / "zero_nea2.npz"
+    cfg = PommermanConfig(ruleset="java", max_steps=40, view_range=4)
+    played = []
+    for seeded in (False, True):
+        agents = [make_agent("femcts", {"n_effective": 2, "mutation_variant": "shared"},
+                             Budget(iterations=40), cfg) for _ in range(2)]
+        agents += [make_agent("mcts", {}, Budget(iterations=40), cfg) for _ in range(2)]
+        if seeded:
+            with np.load(seed_file, allow_pickle=False) as npz:
+                for a in agents[:2]:
+                    a.load_learned_state({k: npz[k] for k in npz.files})
+        game = Pommerman(cfg)
+        game.reset(np.random.SeedSequence(7))
+        for s, a in enumerate(agents):
+            a.begin_game(s, np.random.SeedSequence(7, spawn_key=(s,)))
+        actions = []
+        while not game.done:
+            joint = [int(a.act(game.observation(i))) for i, a in enumerate(agents)]
+            actions.append(joint)
+            game.step(joint)
+        played.append(actions)
+    assert played[0] == played[1]
+
+
+def test_fog_diagnostics_collapse_counts():
+    """The collapse table: an agent on a doomed ring 12 ticks before a collapse
+    either gets off it (escaped) or dies in that collapse."""
+    import io
+
+    from cluster.spec.study import build_spec
+    from jobs.femcts.fog_diagnostics import run
+
+    spec = build_spec({
+        "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 520},
+        "budget": {"iterations": 8},
+        "design": {"seeds": 1, "games_per_seed": 4, "vary": {"view_range": [2]}},
+        "lineup": [{"agent": "femcts", "label": "FEMCTS", "params": {"n_effective": 2}},
+                   {"agent": "rule_based", "label": "R1"}, {"agent": "rule_based", "label": "R2"},
+                   {"agent": "rule_based", "label": "R3"}],
+        "tracking": {"enabled": False},
+    })
+    rep = run(spec, [2], boards=1, games_per_board=1, sample_every=100, n_rollouts=1, log=io.StringIO())["2"]
+    assert rep["collapse"], "someone is alive 12 ticks before tick 500"
+    for label, stages in rep["collapse"].items():
+        for t, c in stages.items():
+            assert c["escaped"] <= c["at_risk"] <= c["alive_before"]
+    stage = [c for stages in rep["collapse"].values() for t, c in stages.items() if t == "500"]
+    assert sum(c["alive_before"] for c in stage) == 4 - sum(
+        sum(d < 488 for d in ticks) for ticks in rep["death_ticks"].values())

@@ -254,6 +254,12 @@ def test_killed_driver_resumes_to_the_same_decision_on_the_same_games(ray_local,
     assert a.decision == b.decision != "running"
     assert (a.units_used, a.games_used, a.llr, a.counts) == (b.units_used, b.games_used, b.llr, b.counts)
     assert killed_at < a.games_used, "killed before the decision"
+    stored = ResultStore(spec.study_dir).read()
+    assert not stored.duplicated(["game_index", "seat"]).any()
+    third = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
+    assert third.games_played == 0 and third.games_skipped == resumed.games_done
+    assert (third.sequential.decision, third.sequential.games_used, third.sequential.llr) == \
+        (b.decision, b.games_used, b.llr)
 
 
 def test_real_birds_study_stops_early_with_the_right_decision(ray_local, tmp_path):

@@ -58,6 +58,8 @@ def shipped_policy_id() -> str:
 class BirdsAgent(Agent):
     """Base of the bird agents: a ``uint64[2]`` generator per game from the seat's seed."""
 
+    games = ("birds",)
+
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)
         self.rng = make_rng(seed)

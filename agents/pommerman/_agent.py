@@ -62,6 +62,8 @@ class PommermanAgent(Agent):
     is ``""`` and ``quirks`` 0 here; a search agent (:class:`PommermanSearchAgent`)
     sets them from its config."""
 
+    games = ("pommerman",)
+
     def __init__(self, config, budget: Budget, game_config):
         super().__init__(config, budget, game_config)
         self._root = scratch_state()

@@ -11,7 +11,7 @@ Per decision, within the budget::
                 backup(v_l, delta)
             fitness(individual) = mean delta
         evolve(population)                      # only after a complete generation
-    return the most visited root action
+    return the most visited root action (``recommendation``: or the best mean)
 
 The tree policy, backup and recommendation are the shared MCTS ones
 (:mod:`agents.search`, :mod:`agents.pommerman.mcts`); only the default policy
@@ -66,8 +66,8 @@ from ..evolution import (
 )
 from ..registry import register
 from ..search import (
-    ROOT_INDEX, backup, borrowed_tree, budget_exhausted, deadline_ns, monotonic_ns, most_visited_child,
-    new_tree, reset_tree, root_child_value, SearchConfig,
+    ROOT_INDEX, backup, borrowed_tree, budget_exhausted, deadline_ns, monotonic_ns,
+    new_tree, recommend_root_action, reset_tree, root_child_value, SearchConfig,
 )
 from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act
 from ._common import (
@@ -337,7 +337,7 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                   n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
                   mutation_probability, mutation_strength, positive_bias, mutation_variant,
                   keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
-                  absent=0.0, search_quirks=0):
+                  absent=0.0, search_quirks=0, best_mean=False):
     """One FEMCTS decision; evolves ``population`` in place.
 
     Args:
@@ -362,6 +362,8 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         absent: float, closeness of an object not on the board (``absent_closeness``).
         search_quirks: ``QUIRK_STOP_AT_OWN_END`` / ``QUIRK_TIE_DEATH_SCORED`` bits
             taken in the tree, the rollouts and the value (``mcts_switches``).
+        best_mean: play the root child with the best mean value instead of the
+            most visited one (``recommendation``).
     Returns:
         (action, iterations, generations, ticks): int64 x 4; ``ticks`` is the
         forward-model ticks simulated (tree descent and rollouts), which is what
@@ -425,7 +427,9 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
             for p in range(P):
                 normalise_rows(population[p])
         generations += 1
-    action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
+    action = recommend_root_action(tree, best_mean, epsilon, rng)
+    if action < 0:  # no expanded child (best_mean only; most visited returns 0 then)
+        action = STOP
     return action, iterations, generations, ticks
 
 
@@ -435,6 +439,8 @@ MUTATION_VARIANTS = {"per_action": MUTATE_PER_ACTION, "shared": MUTATE_SHARED_FE
 MOVE_WEIGHTINGS = ("multiply", "log_count")
 #: Which of the java MCTS's search switches FEMCTS's own search takes (``FEMCTSConfig.mcts_switches``).
 MCTS_SWITCHES = ("off", "java")
+#: Which root child FEMCTS plays (``FEMCTSConfig.recommendation``).
+RECOMMENDATIONS = ("most_visited", "best_mean")
 #: How "move" / "movement" treats unseen (FOG) cells (``FEMCTSConfig.fog_moves``).
 FOG_MOVES = ("auto", "blocked", "open")
 
@@ -509,6 +515,12 @@ class FEMCTSConfig(PommermanSearchConfig, SearchConfig):
     """The value of a closeness feature 1 / (d + 1) whose object is not on the
     searched board (none exists, or fog hides it): 0 (d infinite; default) or,
     e.g., 1 (a nearest-object search whose best distance starts at 0)."""
+    recommendation: Annotated[str, one_of(RECOMMENDATIONS)] = "most_visited"
+    """The root child played: ``most_visited`` (default; the framework's MCTS,
+    ``mostVisitedAction``, which the study built FEMCTS on) or ``best_mean``
+    (the child with the best mean backed-up value; ties broken by the same
+    noise). The study does not say which its FEMCTS took; jobs/femcts/README.md
+    ("FEMCTS under fog, second round") measures both under fog."""
 
     @model_validator(mode="after")
     def _cross_field_rules(self):
@@ -631,7 +643,7 @@ class FEMCTSAgent(PommermanSearchAgent):
             float(c.mutation_strength), c.effective_positive_bias, self._variant,
             bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng,
             self.quirks, self.model_max_wood(observation), self._fog_blocks,
-            float(c.absent_closeness), self.search_quirks)
+            float(c.absent_closeness), self.search_quirks, c.recommendation == "best_mean")
         self.generations += int(generations)
         self.ticks += int(ticks)
         self.last_value = root_child_value(self._tree, action)

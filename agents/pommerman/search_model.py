@@ -9,8 +9,11 @@ need not reach into the package's private modules:
   power-ups, fog, the opponents' unknown moves) under the profile's switches;
 * :func:`advance`: one open-loop forward step of the model;
 * :func:`safe_random_action`: the rollout's random action that avoids certain death;
-* :func:`search_over`: whether an iteration stops (the searcher's result decided).
+* :func:`search_over`: whether an iteration stops (the searcher's result decided);
+* :func:`can_act`: whether a seat is asked for an action in an observation (alive,
+  game not over; from ``_agent.py``).
 """
+from ._agent import can_act
 from ._common import advance, prepare_search, safe_random_action, search_over
 
-__all__ = ["prepare_search", "advance", "safe_random_action", "search_over"]
+__all__ = ["prepare_search", "advance", "safe_random_action", "search_over", "can_act"]

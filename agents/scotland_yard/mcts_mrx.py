@@ -141,6 +141,12 @@ class ScotlandYardAgent(Agent):
     """Shared glue: the seat check, the seeded generator, the model states."""
 
     side = 0
+    games = ("scotland_yard",)
+    plays_seats = (0,)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.plays_seats = (cls.side,)  # Mr X agents seat 0, seekers' agents seat 1 (check_seat)
 
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)

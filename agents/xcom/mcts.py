@@ -368,6 +368,7 @@ class XcomSearchAgent(Agent):
     ``_value_target``, ``_gamma`` and ``_value_weight`` from their config."""
 
     value_kind = VALUE_NONE
+    games = ("xcom",)
 
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)

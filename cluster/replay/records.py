@@ -37,6 +37,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import zipfile
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -217,12 +218,15 @@ def load_record(path) -> GameRecord:
     path = Path(path)
     if not path.is_file():
         raise RecordError(f"{path}: no such record")
+    if not zipfile.is_zipfile(path):  # empty, truncated or another kind of file
+        raise RecordError(f"{path}: not a readable record (not an .npz archive: empty, truncated or "
+                          "another kind of file)")
     try:
         with np.load(path, allow_pickle=False) as arrays:
             return GameRecord.from_arrays({k: arrays[k] for k in arrays.files})
     except RecordError as exc:
         raise RecordError(f"{path}: {exc}") from None
-    except (OSError, ValueError, zlib.error) as exc:
+    except (OSError, ValueError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
         raise RecordError(f"{path}: not a readable record ({type(exc).__name__}: {exc})") from None
 
 

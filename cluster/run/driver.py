@@ -48,6 +48,7 @@ from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, 
 from cluster.replay.records import record_path, save_record
 from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import ResultStore
+from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.policy import dispatch_policy
 from cluster.run.scheduler import GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
 from cluster.run.tracker import RunContext, StudyTracker, Tally
@@ -174,10 +175,14 @@ def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
     its tallies seeded with the stored games; None when MLflow is unavailable (the
     study runs on: the store is the truth)."""
     tracker = StudyTracker(spec, flush_games=flush_games, context=context)
+    t_start = time.monotonic()
     try:
         tracker.start(prepared.store.read() if prepared.finished else None)
-    except Exception as exc:
-        log.warning("MLflow unavailable at %s (%s); running without tracking", spec.tracking.uri, exc)
+    except Exception as exc:  # the store is the truth: run untracked, log on a later run
+        reason = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
+        log.warning("MLflow unavailable at %s (%s; gave up after %.1f s); running without tracking: "
+                    "every game goes to the results store, and running the study again once the "
+                    "store is up logs it", spec.tracking.uri, reason, time.monotonic() - t_start)
         return None
     return tracker
 
@@ -285,6 +290,7 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
     t0 = time.perf_counter()
     try:
         recorder.workers = workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
+        check_plugins_on_nodes(spec)  # one clear error before any game if a node lacks a plugin
         spec_ref = ray.put(spec)  # the validated spec, sent once: hosts do not rebuild it
         pop_ref = ray.put(load_populations(spec))  # once; every host reads it from the object store
         if warm_up:

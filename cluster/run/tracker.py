@@ -42,12 +42,23 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``.
+* **A server that is down or dies.** The results store has every game; tracking
+  never stops a study. A server is probed (``GET /health``, ``PROBE_SECONDS``)
+  before the run is opened: one that does not answer is reported in one line,
+  with how long Arena waited, and the study runs untracked (run it again once
+  the server is up: every game is skipped and the study is logged, to the same
+  run if it had one). While a study runs, the tracker's requests use
+  :data:`HTTP_LIMITS` (fewer retries and a shorter timeout than MLflow's client,
+  which retries for about 4 minutes) unless the user set those variables; the
+  first request that fails ends tracking for the invocation (one line, with the
+  time it took); the run stays RUNNING until a later invocation completes it.
 * Artifacts at the end (also after an interruption): ``results/`` (Parquet),
   ``report/`` (table CSV + Markdown, win-rate plot), ``learned/`` (.npz),
   ``populations/``, ``spec.json``.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
@@ -59,15 +70,24 @@ from typing import Iterable
 from agents.registry import agent_class
 from cluster.analysis.summary import LabelSummary
 from cluster.tracking.client import (MAX_RUN_NAME, NOTE_TAG, PARENT_TAG, RESULT_KEYS, RESULTS, RUN_FILE, SERIES_TAG,
-                                     STUDY_TAG, arena_version, ensure_experiment, filter_quote, find_run_record,
-                                     git_commit, key_safe, log_batch, metric_key, normalize_uri, update_runs_view,
-                                     write_run_record)
+                                     STUDY_TAG, arena_version, bounded_http, ensure_experiment, filter_quote,
+                                     find_run_record, git_commit, key_safe, log_batch, metric_key, normalize_uri,
+                                     probe_server, update_runs_view, write_run_record)
 
 log = logging.getLogger(__name__)
 
 #: ``--set`` keys that name a run (the others, e.g. study.results_dir or tracking.*, do not
 #: change what is played; the study directory tells those runs apart).
 NAMING_PREFIXES = ("study.seed", "game.", "budget.", "design.", "lineup.")
+
+
+def _bounded(method):
+    """A :class:`StudyTracker` method run under :func:`bounded_http` of its store."""
+    @functools.wraps(method)
+    def bounded(self, *args, **kwargs):
+        with bounded_http(self.uri):
+            return method(self, *args, **kwargs)
+    return bounded
 
 
 @dataclass(frozen=True)
@@ -232,8 +252,11 @@ class StudyTracker:
             tags["arena.command"] = self.context.command[:5000]
         return tags
 
+    @_bounded
     def start(self, existing_rows=None) -> str:
-        """Reuse the study directory's run or create one; log tags and params; seed the tallies."""
+        """Reuse the study directory's run or create one; log tags and params; seed the tallies.
+        Raises :class:`TrackingUnavailable` at once when a tracking server does not answer."""
+        probe_server(self.uri)
         self.experiment_id = ensure_experiment(self.client, self.spec.tracking.experiment, self.uri)
         run = self._existing_run()
         tags = self._tags()
@@ -281,10 +304,12 @@ class StudyTracker:
         if self._unflushed >= self.flush_games or time.monotonic() - self._last_flush >= self.flush_seconds:
             self.flush()
 
+    @_bounded
     def flush(self, extra: dict[str, float] | None = None) -> None:
         """Log the current summaries (a few log_batch requests)."""
         if not self.enabled or self.run_id is None:
             return
+        t0 = time.monotonic()
         try:
             now = int(time.time() * 1000)
             step = len(self.tally.games)
@@ -297,11 +322,11 @@ class StudyTracker:
                 log_batch(self.client, run_id, metrics=t.metrics(), step=len(t.games), timestamp=now)
             self._dirty_series.clear()
         except Exception as exc:  # tracking must never stop a study; the store has everything
-            log.warning("MLflow logging failed (%s); continuing without tracking", exc)
-            self.enabled = False
+            self._give_up("logging", exc, t0)
         self._unflushed = 0
         self._last_flush = time.monotonic()
 
+    @_bounded
     def log_sequential(self, result) -> None:
         """A sequential test's outcome (:class:`cluster.analysis.sequential.SequentialResult`):
         the LLR curve as ``sprt/llr`` (step = units scored), ``sprt/elo``,
@@ -309,6 +334,7 @@ class StudyTracker:
         the tags ``arena.sprt_decision`` and ``arena.sprt_between``."""
         if not self.enabled or self.run_id is None:
             return
+        t0 = time.monotonic()
         try:
             log_batch(self.client, self.run_id, curve=[("sprt/llr", v, i + 1) for i, v in enumerate(result.llr)])
             log_batch(self.client, self.run_id, step=len(result.llr),
@@ -317,8 +343,9 @@ class StudyTracker:
                       tags={"arena.sprt_decision": result.decision,
                             "arena.sprt_between": " vs ".join(result.between)})
         except Exception as exc:  # tracking must never fail a study
-            log.warning("MLflow logging of the sequential test failed: %s", exc)
+            self._give_up("logging of the sequential test", exc, t0)
 
+    @_bounded
     def describe(self, table_markdown: str | None, note: str = "") -> None:
         """Set the run's description: the result table, a note and the command."""
         if not self.enabled or self.run_id is None:
@@ -333,11 +360,13 @@ class StudyTracker:
         if self.context.command:
             lines += ["Command:", "", "```", self.context.command, "```", ""]
         lines += [f"Study directory: `{Path(spec.study_dir).resolve()}`"]
+        t0 = time.monotonic()
         try:
             self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
         except Exception as exc:
-            log.warning("MLflow description failed: %s", exc)
+            self._give_up("description", exc, t0)
 
+    @_bounded
     def finish(self, status: str = "FINISHED", artifact_dirs: dict[str, Path] | None = None,
                artifact_files: Iterable[Path] = (), counts: dict[str, int] | None = None,
                table_markdown: str | None = None) -> None:
@@ -353,6 +382,9 @@ class StudyTracker:
             note = ("Last invocation: " + counts_text(counts) + "."
                     + ("" if status == "FINISHED" else f" Status: {status}."))
         self.describe(table_markdown, note=note)
+        if not self.enabled:
+            return
+        t0 = time.monotonic()
         try:
             for name, path in (artifact_dirs or {}).items():
                 if Path(path).is_dir() and any(Path(path).iterdir()):
@@ -365,9 +397,17 @@ class StudyTracker:
                 self.client.set_terminated(run_id, status=status)
             self.client.set_terminated(self.run_id, status=status)
         except Exception as exc:
-            log.warning("MLflow artifact logging failed: %s", exc)
+            self._give_up("artifact logging", exc, t0)
 
     # --- helpers ---------------------------------------------------------------
+    def _give_up(self, what: str, exc: Exception, t0: float) -> None:
+        """Tracking off for the rest of this invocation after a failed request (one line:
+        the error and how long the request took, retries included)."""
+        log.warning("MLflow %s failed after %.1f s (%s); continuing without tracking (the results "
+                    "store has every game; run the study again to complete its MLflow run)",
+                    what, time.monotonic() - t0, _first_line(exc))
+        self.enabled = False
+
     def _clear_artifacts(self, name: str) -> None:
         """Remove the run's artifact directory ``name`` before it is logged again (a resumed
         study: the store's part files were merged under new names; without this the run's
@@ -389,6 +429,11 @@ class StudyTracker:
                 tags={STUDY_TAG: self.spec.study_id, SERIES_TAG: str(series_id), PARENT_TAG: self.run_id})
             self.series_runs[series_id] = run.info.run_id
         return self.series_runs[series_id]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
 
 
 def counts_text(counts: dict[str, int]) -> str:

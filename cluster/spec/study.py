@@ -80,7 +80,7 @@ from cluster.spec.design import default_seeds, is_runs_design
 from cluster.spec.fields import (Flag, Name, NonNegativeInt, Number, PositiveInt, SpecError, Text, config_class, one_of,
                                  rule, section, table)
 from cluster.spec.seed_populations import check_population_fits, resolve_population
-from games.registry import game_names, make_config, make_game
+from games.registry import check_game, game_names, make_config, make_game
 
 __all__ = [
     "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec", "build_spec",
@@ -161,7 +161,8 @@ class SeatSpec:
     label: str
     """Unique display name in tables and rows (default: the agent name, made unique)."""
     agent: str
-    """Registry name of the agent (``agents.registry.agent_names()``)."""
+    """Registry name of the agent (``agents.registry.agent_names()``: built-ins and installed
+    plugins) or its import path ``package.module:ClassName``."""
     params: dict
     """The parameters as given in the spec (raw; defaults not filled in)."""
     config: Any
@@ -553,8 +554,10 @@ def _build_game(raw) -> tuple[str, Any, int]:
     name = options.pop("name")
     if not isinstance(name, str) or not name.strip():
         raise SpecError(f"game.name: must be a non-empty string, got {name!r}")
-    if name not in game_names():
-        raise SpecError(f"game.name: unknown game {name!r}; known: {game_names()}")
+    try:
+        check_game(name)  # a plugin game (entry point or import path) is loaded here
+    except ValueError as exc:
+        raise SpecError(f"game.name: {exc}") from None
     try:
         config = make_config(name, options)
     except (ValueError, TypeError) as exc:
@@ -649,8 +652,10 @@ def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
         where = f"lineup[{i}]"
         seat = section(_SeatTable, item, where, required={"agent": f"known: {agent_names()}"})
         agent = seat.agent
-        if agent not in agent_names():
-            raise SpecError(f"{where}.agent: unknown agent {agent!r}; known: {agent_names()}")
+        try:
+            agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
+        except ValueError as exc:
+            raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from None
         params = table(f"{where}.params", {} if seat.params is None else seat.params)
         try:
             config = make_agent_config(agent, params, field_prefix=f"{where}.params")
@@ -719,11 +724,25 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
                            tracking.uri, Path(results_dir) / ".seed-populations", game_config)
     if design.stop is not None:
         _check_stop(design.stop, lineup, num_players)
+    _check_iteration_budgets(lineup, budget, seat_budgets)
     return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=max_in_flight, source=str(source),
                      id=study_id, condition_configs=condition_configs,
                      seat_budgets=seat_budgets)
+
+
+def _check_iteration_budgets(lineup, budget: Budget, seat_budgets: bool) -> None:
+    """An agent that cannot honour an iteration budget (``Agent.supports_iteration_budget``
+    false) is refused a seat whose budget is in iterations (a deterministic study)."""
+    for i, seat in enumerate(lineup):
+        own = seat.budget if seat.budget is not None and seat_budgets else None
+        effective = own or budget
+        if effective.deterministic and not agent_class(seat.agent).supports_iteration_budget:
+            where = f"lineup[{i}].budget" if own is not None else "budget"
+            raise SpecError(f"lineup[{i}].agent: {seat.agent!r} has no iteration budget "
+                            f"(supports_iteration_budget = False) but {where} gives it "
+                            f"{effective.describe()} per decision; give this seat budget = {{ ms = 40 }}")
 
 
 def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from cluster.spec.sweep import SweepSpec, plain
 from cluster.sweep.results import GAMES_ATTR, METRIC, TIME_ATTR
-from cluster.tracking.client import PARENT_TAG, ensure_experiment, filter_quote, log_batch, normalize_uri
+from cluster.tracking.client import PARENT_TAG, ensure_experiment, filter_quote, log_batch, normalize_uri, probe_server
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,7 @@ class SweepTracker(_get_tune_callback_base()):
         try:
             from mlflow.tracking import MlflowClient
 
+            probe_server(normalize_uri(self.uri))  # a server that is down: seconds, not the client's retries
             self.client = MlflowClient(tracking_uri=normalize_uri(self.uri))
             self.experiment_id = ensure_experiment(self.client, self.experiment, normalize_uri(self.uri))
             sweep = self.sweep

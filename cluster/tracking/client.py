@@ -14,7 +14,10 @@ import os
 import re
 import subprocess
 import time
+import urllib.error
+import urllib.request
 import uuid
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -25,7 +28,8 @@ __all__ = ["STUDY_TAG", "SERIES_TAG", "PARENT_TAG", "NOTE_TAG", "EXPERIMENT_KIND
            "MAX_TAGS_PER_BATCH", "MAX_RUN_NAME", "RESULTS", "RESULT_KEYS", "log_batch", "key_safe",
            "metric_key", "sqlite_path", "normalize_uri", "is_server", "store_exists", "artifact_location",
            "ensure_experiment", "VIEW_KEY", "VIEW_TAG", "update_runs_view", "read_run_records",
-           "find_run_record", "write_run_record", "git_commit", "arena_version", "filter_quote", "ui_url"]
+           "find_run_record", "write_run_record", "git_commit", "arena_version", "filter_quote", "ui_url",
+           "HTTP_LIMITS", "PROBE_SECONDS", "TrackingUnavailable", "probe_server", "bounded_http"]
 
 STUDY_TAG = "arena.study_id"
 SERIES_TAG = "arena.series_id"
@@ -43,6 +47,20 @@ MAX_RUN_NAME = 200
 RESULTS = ("win", "tie", "loss")
 #: Metric prefix of each result (capitals: they sort before every other metric).
 RESULT_KEYS = {"win": "W", "tie": "T", "loss": "L"}
+
+#: MLflow's client retries a failed request 7 times with exponential backoff (about 4 minutes)
+#: and waits 120 s for each answer (``MLFLOW_HTTP_REQUEST_*``, read at every request). A
+#: study's tracker, whose results store has every game anyway, uses these while it talks to a
+#: server, each only where the user has not set it: a dead server costs seconds, not minutes.
+HTTP_LIMITS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+               "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
+#: How long the probe of a tracking server waits for ``/health`` to answer.
+PROBE_SECONDS = 5.0
+
+
+class TrackingUnavailable(RuntimeError):
+    """The tracking server did not answer (the study runs untracked)."""
+
 
 _KEY_OK = re.compile(r"[^0-9A-Za-z_\-. /]")
 
@@ -110,6 +128,39 @@ def normalize_uri(uri: str) -> str:
 
 def is_server(uri: str) -> bool:
     return uri.startswith(("http://", "https://"))
+
+
+def probe_server(uri: str, timeout: float = PROBE_SECONDS) -> None:
+    """Raise :class:`TrackingUnavailable` (with the reason) when the tracking server at
+    ``uri`` does not answer ``GET /health`` within ``timeout`` seconds. Any HTTP answer
+    counts as up (e.g. a proxy's 404); other stores are not probed."""
+    if not is_server(uri):
+        return
+    try:
+        with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout):
+            return
+    except urllib.error.HTTPError:
+        return
+    except (OSError, ValueError) as exc:  # refused, unknown host, timed out, bad URL
+        reason = getattr(exc, "reason", exc)
+        raise TrackingUnavailable(f"no answer to GET /health: {reason}") from None
+
+
+@contextmanager
+def bounded_http(uri: str):
+    """Within the block, MLflow's HTTP requests to a server use :data:`HTTP_LIMITS` (each
+    only where the environment does not set it already); restored afterwards."""
+    if not is_server(uri):
+        yield
+        return
+    unset = [key for key in HTTP_LIMITS if key not in os.environ]
+    for key in unset:
+        os.environ[key] = HTTP_LIMITS[key]
+    try:
+        yield
+    finally:
+        for key in unset:
+            os.environ.pop(key, None)
 
 
 def store_exists(uri: str) -> bool:

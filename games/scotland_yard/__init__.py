@@ -128,6 +128,8 @@ class ScotlandYard(Game):
 
     num_players = 2
     num_actions = K.NUM_ACTIONS
+    #: The board's tables (neighbours, distances) are constant, ``scratch`` a work buffer.
+    observed_fields = ("positions", "tickets", "meta", "ticket_log", "mrx_path", "possible", "reveal")
 
     def __init__(self, config: ScotlandYardConfig | None = None, **options):
         super().__init__(config if config is not None else ScotlandYardConfig(**options))
@@ -196,7 +198,7 @@ class ScotlandYard(Game):
         other.invalid_actions = self.invalid_actions.copy()
         return other
 
-    _MUTABLE = ("positions", "tickets", "meta", "ticket_log", "mrx_path", "possible", "reveal")
+    _MUTABLE = observed_fields  # what changes in play
 
     def to_json(self) -> str:
         d = {k: getattr(self.state, k).tolist() for k in self._MUTABLE}

@@ -124,6 +124,8 @@ class Xcom(Game):
     invalid or illegal command is replaced by the first legal one and counted."""
 
     num_players = 2
+    #: The line-of-sight table (``sight``, cells x cells) is constant in a round.
+    observed_fields = ("board", "units", "rewards", "meta")
 
     def __init__(self, config: XcomConfig | None = None, **options):
         config = config if config is not None else XcomConfig(**options)

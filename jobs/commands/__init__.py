@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["COMMANDS", "UsageError", "command_line"]
+__all__ = ["COMMANDS", "UsageError", "command_line", "positive_int", "non_negative_int"]
 
 #: The subcommand modules, in the order of ``arena --help``.
 COMMANDS = ("run", "sweep", "report", "population", "compare", "rate", "train_encoder", "ui", "play",
-            "replay", "conformance", "train_birds", "bench", "pairs")
+            "replay", "conformance", "train_birds", "bench", "pairs", "check_agent")
 
 
 class UsageError(Exception):
@@ -25,3 +25,25 @@ def command_line(args) -> str:
 
     argv = list(getattr(args, "argv", None) or sys.argv[1:])
     return "arena " + " ".join(shlex.quote(a) for a in argv)
+
+
+def _integer(text: str, least: int, what: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (e.g. ``--workers``)."""
+    return _integer(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0 (e.g. a seed, a count that may be zero)."""
+    return _integer(text, 0, "a non-negative integer")

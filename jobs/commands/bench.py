@@ -5,16 +5,20 @@ import json
 import sys
 from pathlib import Path
 
-from . import UsageError
+from . import UsageError, positive_int
 
 
 def add_parser(sub) -> None:
     """Register ``arena bench`` and its options."""
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster"],
+    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster",
+                                       "pettingzoo", "plugins"],
                    help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
                         "per second; birds: random games and MCTS iterations per CPU-second; xcom: "
-                        "moves per second and decision times; cluster: scheduling overhead and scaling")
+                        "moves per second and decision times; cluster: scheduling overhead and scaling; "
+                        "pettingzoo: the PettingZoo face's time per step against the kernel step, "
+                        "every game; plugins: a pure-Python agent's cost per decision inside a study "
+                        "(median of 3 runs)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")
@@ -25,7 +29,7 @@ def add_parser(sub) -> None:
                         "REV (e.g. main), each in its own process and tree, interleaved over "
                         "--rounds rounds, and print each figure's ratio tree / REV with its spread "
                         "(JSON; see jobs/tools/paired_bench.py)")
-    p.add_argument("--rounds", type=int, default=5, help="--against: paired rounds (default 5)")
+    p.add_argument("--rounds", type=positive_int, default=5, help="--against: paired rounds (default 5)")
     p.add_argument("--script", default=None,
                    help="--against: a probe script (prints one JSON object) run in both trees "
                         "instead of the benchmark, e.g. jobs/probes/pommerman_search_cpu.py")
@@ -91,6 +95,14 @@ def run(args) -> int:
         from agents.xcom.speed import bench_xcom
 
         result = bench_xcom(quick=args.quick)
+    elif args.target == "pettingzoo":
+        from agents.pettingzoo.speed import bench_pettingzoo
+
+        result = bench_pettingzoo(quick=args.quick)
+    elif args.target == "plugins":
+        from jobs.tools.plugin_bench import bench_plugins
+
+        result = bench_plugins(games=1 if args.quick else 4, max_steps=60 if args.quick else 200)
     else:  # pragma: no cover - argparse restricts choices
         return 2
     if args.json:

@@ -27,7 +27,14 @@ def run(args) -> int:
         if not (path / "results").is_dir():
             print(f"arena compare: {study}: not a study directory (no results/ inside)", file=sys.stderr)
             return 2
-        ratios.append({"study": path.name, **win_ratio(ResultStore(path).read())})
+        rows = ResultStore(path).read()
+        labels = list(dict.fromkeys(rows["label"])) if len(rows) else []
+        if len(labels) < 2:
+            found = f"only {labels[0]!r}" if labels else "no finished games"
+            print(f"arena compare: {study}: a win ratio needs games between two lineup labels; {found}",
+                  file=sys.stderr)
+            return 2
+        ratios.append({"study": path.name, **win_ratio(rows)})
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(ratios)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import positive_int
+
 
 def add_parser(sub) -> None:
     """Register ``arena play`` and its options."""
@@ -23,11 +25,11 @@ def add_parser(sub) -> None:
     p.add_argument("--view-range", type=int, choices=[0, 1, 2, 3, 4],
                    help="partial observability: each agent sees the square of this radius around "
                         "itself (0: its own cell); leave it out for full observability")
-    p.add_argument("--max-steps", type=int,
+    p.add_argument("--max-steps", type=positive_int,
                    help="end the game (a tie among the living) after this many ticks "
                         "(default: the game's, 800)")
     p.add_argument("--ms", type=float, default=40.0, help="milliseconds per decision (default 40)")
-    p.add_argument("--iterations", type=int, help="iterations per decision (reproducible games)")
+    p.add_argument("--iterations", type=positive_int, help="iterations per decision (reproducible games)")
     p.add_argument("--show", action="store_true", help="print the true board every step")
     p.add_argument("--show-view", type=int, metavar="SEAT",
                    help="print the board as seat SEAT (0-3) observes it every step ('?' is fog)")

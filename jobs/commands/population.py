@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from . import non_negative_int
+
 
 def add_parser(sub) -> None:
     """Register ``arena population`` and its options."""
@@ -15,8 +17,8 @@ def add_parser(sub) -> None:
     e.add_argument("--which", default="best_streak", choices=["best_streak", "final"],
                    help="best_streak (default): the population in force during the seat's longest "
                         "winning streak; final: the one saved after the last game")
-    e.add_argument("--series", type=int, help="only this series (default: every series of the study)")
-    e.add_argument("--game", type=int,
+    e.add_argument("--series", type=non_negative_int, help="only this series (default: every series of the study)")
+    e.add_argument("--game", type=non_negative_int,
                    help="use the state saved after this game (index in its series) of each series: "
                         "with --which final that population, else the best-streak one recorded by then")
     e.set_defaults(func=run)

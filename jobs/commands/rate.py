@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from . import UsageError, command_line
+from . import UsageError, command_line, non_negative_int
 
 
 def add_parser(sub) -> None:
@@ -22,8 +22,8 @@ def add_parser(sub) -> None:
                         "several configs); default: the mean rating is fixed")
     p.add_argument("--anchor-rating", type=float, default=0.0, metavar="R",
                    help="the anchor's (or the mean's) rating, e.g. 1500 (default 0)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0): same seed, same table")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000; 0: no intervals)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the bootstrap (default 0): same seed, same table")
+    p.add_argument("--bootstrap", type=non_negative_int, default=1000, help="bootstrap resamples (default 1000; 0: no intervals)")
     p.add_argument("--resample", default="boards", choices=["boards", "games"],
                    help="bootstrap unit: boards (a board seed with all its seat rotations, default) or games")
     p.add_argument("--condition", help="with design.vary studies: the condition to rate, e.g. view_range=2")
@@ -55,7 +55,15 @@ def run(args) -> int:
     files = write_ratings(table, args.out, title=f"Ratings: {pooled.game.get('name')}")
     print(f"\nfiles: {', '.join(str(f) for f in files)}")
     if not args.no_tracking:
+        from cluster.tracking import TrackingUnavailable, bounded_http, probe_server
+
         uri = args.tracking_uri or default_tracking_uri(pooled.studies)
-        run_id, _ = log_ratings(table, files, pooled, uri, args.experiment, command=command_line(args))
+        try:
+            probe_server(uri)
+        except TrackingUnavailable as exc:
+            raise UsageError(f"MLflow at {uri}: {exc}; the ratings are in {args.out} (not logged; "
+                             f"--no-tracking skips MLflow)") from None
+        with bounded_http(uri):
+            run_id, _ = log_ratings(table, files, pooled, uri, args.experiment, command=command_line(args))
         print(f"MLflow: run {run_id} in experiment {args.experiment!r} at {uri}")
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from . import non_negative_int
+
 
 def add_parser(sub) -> None:
     """Register ``arena replay`` and its options."""
@@ -12,8 +14,8 @@ def add_parser(sub) -> None:
                                    "step that it reproduces what was recorded, and render it.")
     p.add_argument("target", help="a study directory (then give GAME) or a record file from "
                                   "`arena play --record`")
-    p.add_argument("game", type=int, nargs="?", help="game index in the study (the game_index column)")
-    p.add_argument("--png", type=int, metavar="STEP", help="write the frame of STEP (0 = initial state)")
+    p.add_argument("game", type=non_negative_int, nargs="?", help="game index in the study (the game_index column)")
+    p.add_argument("--png", type=non_negative_int, metavar="STEP", help="write the frame of STEP (0 = initial state)")
     p.add_argument("--gif", action="store_true", help="write an animation (one frame per state)")
     p.add_argument("--html", action="store_true",
                    help="write a self-contained page: step slider, play/pause, per-step details")
@@ -30,6 +32,8 @@ def run(args) -> int:
     target = Path(args.target)
     try:
         if target.is_dir():
+            if not (target / "spec.json").is_file():
+                raise RecordError(f"{target}: not a study directory (no spec.json inside) nor a record file")
             if args.game is None:
                 raise RecordError(f"{target} is a study directory: name a game index, e.g. arena replay {target} 0")
             path = record_path(target, args.game)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from . import command_line
+from . import command_line, positive_int
 
 
 def add_parser(sub) -> None:
@@ -11,7 +11,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run a study spec (TOML) on Ray, tracked in MLflow")
     p.add_argument("spec", help="study spec, e.g. jobs/pommerman_ffa_demo.toml")
     p.add_argument("--address", help="Ray cluster address (default: a local embedded Ray)")
-    p.add_argument("--workers", type=int, help="game-hosting actors (default: one per CPU)")
+    p.add_argument("--workers", type=positive_int, help="game-hosting actors (default: one per CPU)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a spec field, e.g. --set design.seeds=2 (repeatable)")
     p.add_argument("--scale", type=float, metavar="F",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import UsageError
+from . import UsageError, positive_int
 
 
 def add_parser(sub) -> None:
@@ -16,8 +16,8 @@ def add_parser(sub) -> None:
     p.add_argument("--tracking-uri", help="MLflow store (default: the study's, else sqlite:///mlflow.db)")
     p.add_argument("--experiment", help="show this experiment's runs page")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=5000, help="port (default 5000)")
-    p.add_argument("--workers", type=int, default=1, help="MLflow UI server processes (default 1)")
+    p.add_argument("--port", type=positive_int, default=5000, help="port (default 5000)")
+    p.add_argument("--workers", type=positive_int, default=1, help="MLflow UI server processes (default 1)")
     p.add_argument("--open", action="store_true", help="also open the URL in a browser, where there is one")
     p.add_argument("--url-only", action="store_true", help="print the URL and exit (a UI already runs)")
     p.set_defaults(func=run)

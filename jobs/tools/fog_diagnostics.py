@@ -21,7 +21,34 @@ reports per view range, as JSON:
   ``walked_into_flames`` (its move's target held flames before the tick),
   ``own_bomb`` (it would have lived through the tick without its own bombs),
   ``other`` (an enemy's bomb, or a chain that needed both);
-- ``results``: W / T / L and games per agent.
+- ``results``: W / T / L and games per agent;
+- ``death_ticks`` (per agent, the tick of every death) and ``survival`` (the
+  share of the agent's games in which it is still alive at ticks 100, 300,
+  500, 575, 650, 725; the collapse rings fall at 500, 575, 650, 725);
+- ``collapse`` (issue 38): per agent and collapse tick T (500, 575, 650,
+  725: rings 0, 1, 2, 3 turn rigid), the games in which it is alive 12 ticks
+  before T (one rollout horizon), in which it is then still on a ring that T
+  removes (``at_risk``), in which such an agent gets off in time
+  (``escaped``), and its collapse deaths at T after a move that bounced off a
+  wall or wood it walked at (``died_after_blocked_move``) or not;
+- ``decisions`` (issue 38): per FEMCTS or MCTS seat, over all its searched
+  decisions: the chosen root child's share of the root's visits, the share of
+  decisions in which the chosen child is not the best-mean child (what the root
+  recommendation changes), in which every expanded child's mean value is below
+  -0.5 (the search sees death whatever it does) and in which the chosen child's
+  mean is at least 0.05 (it sees a gain: wood, a kill, a power-up); the mean of
+  the chosen child's value;
+- ``view`` (issue 38, FEMCTS seats): the features of the agent's own
+  observation at every decision (what its population is applied to at the
+  root): per feature, the share of decisions in which its object is in view,
+  the entries (absent at the previous decision, in view now) and exits per 100
+  decisions, the mean value at entry (the jump from the absent value, at the
+  view square's edge when the object walks in) and at exit; the population's
+  probability of the bomb action at the root (mean over individuals), overall
+  and with each feature's object in view or not;
+- ``population_drift`` (FEMCTS seats): at the end of each series, the largest
+  and the mean absolute change of a weight since the series' start (how far
+  evolution moved the population that the series carried).
 
 Rollouts start at the root, not at the tree leaves the search rolls out from
 (one to three ticks deeper), so these are the rollout policy's behaviour on
@@ -80,6 +107,119 @@ class _Counter:
                                            for n, v in zip(feature_names, self.feature_absent)}
             out["root_feature_mean"] = {n: round(float(v) / max(self.decisions, 1), 4)
                                         for n, v in zip(feature_names, self.root_feature_sum)}
+        return out
+
+
+SURVIVAL_TICKS = (100, 300, 500, 575, 650, 725)
+#: Ticks before a collapse at which an agent's ring is looked at (the rollout depth).
+COLLAPSE_HORIZON = 12
+
+
+class _DecisionCounter:
+    """Root statistics of one search agent's decisions (issue 38)."""
+
+    def __init__(self):
+        self.decisions = 0
+        self.visit_share = 0.0
+        self.not_best_mean = 0
+        self.doomed = 0
+        self.gain = 0
+        self.chosen_value = 0.0
+
+    def add(self, tree, action: int) -> None:
+        """Count the search just made (``tree`` after the decision, ``action`` played)."""
+        from agents.search import ROOT_INDEX
+
+        children = np.asarray(tree.children[ROOT_INDEX])
+        visits = np.array([tree.node_visits[c] if c >= 0 else 0 for c in children], dtype=np.float64)
+        if visits.sum() <= 0 or children[action] < 0:
+            return
+        means = np.array([tree.node_value_sum[c] / tree.node_visits[c] if c >= 0 and tree.node_visits[c] > 0
+                          else np.nan for c in children])
+        self.decisions += 1
+        self.visit_share += visits[action] / visits.sum()
+        chosen = means[action]
+        self.not_best_mean += int(chosen < np.nanmax(means) - 1e-12)
+        self.doomed += int(np.nanmax(means) < -0.5)
+        self.gain += int(chosen >= 0.05)
+        self.chosen_value += chosen
+
+    def as_dict(self):
+        n = max(self.decisions, 1)
+        return {"decisions": self.decisions, "chosen_visit_share": round(self.visit_share / n, 4),
+                "not_best_mean_share": round(self.not_best_mean / n, 4),
+                "all_children_below_minus_half_share": round(self.doomed / n, 4),
+                "chosen_value_at_least_0.05_share": round(self.gain / n, 4),
+                "chosen_value_mean": round(self.chosen_value / n, 4)}
+
+
+class _ViewCounter:
+    """A FEMCTS seat's features of its own observation, decision by decision (issue 38)."""
+
+    def __init__(self, names):
+        k = len(names)
+        self.names = names
+        self.decisions = 0
+        self.in_view = np.zeros(k)
+        self.entries = np.zeros(k)
+        self.exits = np.zeros(k)
+        self.entry_value = np.zeros(k)
+        self.exit_value = np.zeros(k)
+        self.p_bomb = 0.0
+        self.p_bomb_in_view = np.zeros(k)
+        self.p_bomb_not_in_view = np.zeros(k)
+        self.previous = None  # (present, values) at the previous decision of this game
+
+    def add(self, agent, observation) -> None:
+        from agents.evolution import policy_probabilities
+        from agents.pommerman.features import state_features
+
+        index = agent._feature_index
+        if index.shape[0] == 0:
+            return
+        raw = np.zeros(8)
+        state_features(observation, agent.seat, raw, -1.0)  # -1: the object is not in view
+        present = raw[index] >= 0.0
+        absent = float(agent.config.absent_closeness)
+        values = np.where(present, raw[index], absent)
+        closeness = np.isin(index, [2, 3, 4, 5, 6, 7])
+        present = present | ~closeness  # bomb strength and kick are always known
+        probabilities = np.zeros(agent.population.shape[1])
+        p_bomb = 0.0
+        for weights in agent.population:
+            policy_probabilities(weights, values, agent._scale, agent._offset, probabilities)
+            p_bomb += probabilities[-1]
+        p_bomb /= agent.population.shape[0]
+        self.decisions += 1
+        self.in_view += present
+        self.p_bomb += p_bomb
+        self.p_bomb_in_view += np.where(present, p_bomb, 0.0)
+        self.p_bomb_not_in_view += np.where(present, 0.0, p_bomb)
+        if self.previous is not None:
+            was, was_values = self.previous
+            enter = present & ~was
+            leave = was & ~present
+            self.entries += enter
+            self.exits += leave
+            self.entry_value += np.where(enter, values, 0.0)
+            self.exit_value += np.where(leave, was_values, 0.0)
+        self.previous = (present, values)
+
+    def as_dict(self):
+        n = max(self.decisions, 1)
+        out = {"decisions": self.decisions, "p_bomb_at_root": round(self.p_bomb / n, 4)}
+        for j, name in enumerate(self.names):
+            inv = self.in_view[j]
+            out[name] = {
+                "in_view_share": round(inv / n, 4),
+                "entries_per_100": round(100 * self.entries[j] / n, 2),
+                "exits_per_100": round(100 * self.exits[j] / n, 2),
+                "value_at_entry": round(self.entry_value[j] / max(self.entries[j], 1), 4),
+                "value_at_exit": round(self.exit_value[j] / max(self.exits[j], 1), 4),
+                "p_bomb_in_view": round(self.p_bomb_in_view[j] / max(inv, 1), 4) if inv else None,
+                "p_bomb_not_in_view": round(self.p_bomb_not_in_view[j] / max(n - inv, 1), 4)
+                if n - inv else None,
+            }
         return out
 
 
@@ -195,10 +335,13 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
     from cluster.spec.plan import board_seed_sequence, plan_study, seat_seed_sequence
     from cluster.run.play import build_agents, load_learned
     from cluster.spec.seed_populations import load_populations
+    from agents.pommerman.search_model import can_act
+    from agents.pommerman.features import FEATURE_NAMES
     from agents.pommerman.femcts import FEMCTSAgent
     from agents.pommerman.mcts import MCTSAgent
     from games.pommerman.kernels import (
-        A_ALIVE, A_COL, A_ROW, A_STATUS, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, FOG, STATUS_LOSS,
+        A_ALIVE, A_COL, A_ROW, A_STATUS, ACTION_DCOL, ACTION_DROW, BOARD_SIZE, COLLAPSE_START,
+        COLLAPSE_STEP, FOG, M_STEP, STATUS_LOSS,
         STATUS_TIE, STATUS_WIN, copy_state,
     )
     from games.registry import make_game
@@ -220,8 +363,14 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
         agents = build_agents(spec)
         load_learned(spec, agents, seeds)
         rep = report.setdefault(str(vr), {"games": 0, "rollouts": {}, "played": {}, "deaths": {},
-                                          "results": {}, "seconds": 0.0})
+                                          "results": {}, "seconds": 0.0, "death_ticks": {},
+                                          "decisions": {}, "view": {}, "population_drift": {},
+                                          "collapse": {}})
         counters = {}
+        decision_counters = {}
+        view_counters = {}
+        start_population = {i: a.population.copy() for i, a in enumerate(agents)
+                            if isinstance(a, FEMCTSAgent)}
         for task in tasks:
             t0 = time.perf_counter()
             game = make_game(spec.game, spec.game_config_for(task.condition))
@@ -230,8 +379,11 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
             labels = [spec.lineup[i].label for i in task.seat_lineup]
             for s, agent in enumerate(seats):
                 agent.begin_game(s, seat_seed_sequence(spec.seed, task, s))
+            for v in view_counters.values():
+                v.previous = None
             n = game.num_players
             decision = 0
+            risky = {}  # seat -> collapse stages it is on a doomed ring for
             while not game.done:
                 actions = [0] * n
                 for s in range(n):
@@ -243,6 +395,11 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                         sample_rollouts(agent, obs, counters.setdefault(labels[s], _Counter()), n_rollouts, rng)
                     a = int(agent.act(obs))
                     actions[s] = a
+                    if isinstance(agent, (FEMCTSAgent, MCTSAgent)) and can_act(obs, s):
+                        decision_counters.setdefault(labels[s], _DecisionCounter()).add(agent._tree, a)
+                    if isinstance(agent, FEMCTSAgent) and can_act(obs, s):
+                        feature_names = [FEATURE_NAMES[i] for i in agent._feature_index]
+                        view_counters.setdefault(labels[s], _ViewCounter(feature_names)).add(agent, obs)
                     played = rep["played"].setdefault(labels[s], {MOVE: 0, STOP_: 0, BOMB_: 0, "into_fog": 0})
                     played[_kind(a)] += 1
                     if _kind(a) == MOVE:
@@ -251,11 +408,48 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                         if 0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE and obs.board[r * BOARD_SIZE + c] == FOG:
                             played["into_fog"] += 1
                 before = copy_state(game.state)
+                tick = int(before.meta[M_STEP])
+                for k in range(4):
+                    if tick == COLLAPSE_START + k * COLLAPSE_STEP - COLLAPSE_HORIZON:
+                        for s in range(n):
+                            if before.agents[s, A_ALIVE]:
+                                r, c = int(before.agents[s, A_ROW]), int(before.agents[s, A_COL])
+                                ring = min(r, c, BOARD_SIZE - 1 - r, BOARD_SIZE - 1 - c)
+                                col_k = rep["collapse"].setdefault(labels[s], {}).setdefault(
+                                    str(COLLAPSE_START + k * COLLAPSE_STEP),
+                                    {"alive_before": 0, "at_risk": 0, "escaped": 0,
+                                     "died_after_blocked_move": 0, "died_otherwise": 0})
+                                col_k["alive_before"] += 1
+                                if ring <= k:
+                                    col_k["at_risk"] += 1
+                                    risky.setdefault(s, []).append(k)
                 game.step(actions)
+                for k in range(4):
+                    t_k = COLLAPSE_START + k * COLLAPSE_STEP
+                    if tick == t_k:  # the step from tick t_k collapses ring k
+                        for s in list(risky):
+                            if k in risky[s] and game.state.agents[s, A_ALIVE]:
+                                rep["collapse"][labels[s]][str(t_k)]["escaped"] += 1
+                                risky[s].remove(k)
+                for s in range(n):
+                    if before.agents[s, A_ALIVE] and not game.state.agents[s, A_ALIVE] and \
+                            death_cause(before, actions, s) == "collapse":
+                        t_key = str(tick)
+                        col_k = rep["collapse"].setdefault(labels[s], {}).setdefault(
+                            t_key, {"alive_before": 0, "at_risk": 0, "escaped": 0,
+                                    "died_after_blocked_move": 0, "died_otherwise": 0})
+                        a = int(actions[s])
+                        r = int(before.agents[s, A_ROW]) + int(ACTION_DROW[a])
+                        c = int(before.agents[s, A_COL]) + int(ACTION_DCOL[a])
+                        blocked = a not in (0, 5) and not (
+                            0 <= r < BOARD_SIZE and 0 <= c < BOARD_SIZE
+                            and int(game.state.agents[s, A_ROW]) == r and int(game.state.agents[s, A_COL]) == c)
+                        col_k["died_after_blocked_move" if blocked else "died_otherwise"] += 1
                 for s in range(n):
                     if before.agents[s, A_ALIVE] and not game.state.agents[s, A_ALIVE]:
                         d = rep["deaths"].setdefault(labels[s], defaultdict(int))
                         d[death_cause(before, actions, s)] += 1
+                        rep["death_ticks"].setdefault(labels[s], []).append(int(before.meta[M_STEP]))
                 decision += 1
             returns = np.asarray(game.returns(), dtype=np.float64)
             for s, agent in enumerate(seats):
@@ -274,8 +468,19 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
             prev = rep["rollouts"].get(label)
             rep["rollouts"][label] = counter.as_dict(getattr(counter, "feature_names", []))
             assert prev is None
+        for label, counter in decision_counters.items():
+            rep["decisions"][label] = counter.as_dict()
+        for label, counter in view_counters.items():
+            rep["view"][label] = counter.as_dict()
+        for i, pop in start_population.items():
+            change = np.abs(agents[i].population - pop)
+            rep["population_drift"].setdefault(spec.lineup[i].label, []).append(
+                {"max_abs": float(change.max()), "mean_abs": float(change.mean())})
     for rep in report.values():
         rep["deaths"] = {k: dict(v) for k, v in rep["deaths"].items()}
+        rep["survival"] = {label: {str(t): round(1.0 - sum(d < t for d in rep["death_ticks"].get(label, []))
+                                                / res["games"], 3) for t in SURVIVAL_TICKS}
+                           for label, res in rep["results"].items()}
         rep["seconds"] = round(rep["seconds"], 1)
     return report
 
