@@ -4,7 +4,8 @@ Lives here: ``play`` (one game on a host: agents built from their configs, the
 rows it returns), ``scheduler`` (``GameHost`` actors, ``HostPool``: bounded
 in-flight work, unordered retrieval, lost hosts replaced), ``policy`` (the
 scheduling policy: which series first, how far past a sequential test's
-frontier), ``tracker`` (what a study logs to MLflow), ``driver`` (``run_study``
+frontier), ``plugin_nodes`` (every node imports the spec's plugins before a game),
+``tracker`` (what a study logs to MLflow), ``driver`` (``run_study``
 in named stages: plan and resume, dispatch, finish) and ``scaling_bench``
 (``arena bench cluster``).
 

@@ -9,5 +9,6 @@ APIs only (``tests/test_layers.py`` forbids private imports across packages).
   tables and the paper comparisons (``jobs/scotland_yard/``);
 * ``train_birds`` and ``train_encoder``: training the bird policy and the XCOM
   autoencoder (``arena train-birds``, ``arena train-encoder``);
-* ``paired_bench``: the interleaved this-tree / other-tree benchmark (``arena bench --against``).
+* ``paired_bench``: the interleaved this-tree / other-tree benchmark (``arena bench --against``);
+* ``plugin_bench``: the cost of plugin agents and games (``arena bench plugins``).
 """
