@@ -432,7 +432,13 @@ class StudyTracker:
 
 
 def _first_line(exc: BaseException) -> str:
+    """The reason of a failed request in a few words (MLflow's own message for a refused
+    connection is a paragraph of urllib3's)."""
     text = str(exc).strip() or type(exc).__name__
+    if "Connection refused" in text or "Failed to establish a new connection" in text:
+        return "the server refused the connection"
+    if "timed out" in text.lower():
+        return "the server did not answer in time"
     return text.splitlines()[0][:300]
 
 
