@@ -94,9 +94,10 @@ def test_agent_config_hashes_are_those_before_pydantic():
     XCOM and bird entries since re-recorded because their configs changed on purpose in
     the same merge (XCOM: ``value_weight`` 0.05 -> 0.5 and the ``move_encoding`` field,
     issue 23; birds: the ``true_state`` field, issue 25), not through validation; FEMCTS's
-    re-recorded for its ``mcts_switches`` field (issue 27)."""
+    re-recorded for its ``mcts_switches`` field (issue 27) and again for its
+    ``recommendation`` field (issue 38)."""
     recorded = {
-        ("femcts", ()): "f409b4c81d2b", ("mcts", ()): "d77956c91f28",
+        ("femcts", ()): "5f74fc5b5e24", ("mcts", ()): "d77956c91f28",
         ("xcom_mcts_td", ()): "f47d9a438d3d", ("sy_mcts_seekers", ()): "90c22a70ccef",
         ("birds_mcts", ()): "441837427107", ("rhea", ()): "3c2b2fe7a0be",
     }
