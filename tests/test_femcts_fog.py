@@ -426,3 +426,25 @@ def test_fog_diagnostics_collapse_counts():
     stage = [c for stages in rep["collapse"].values() for t, c in stages.items() if t == "500"]
     assert sum(c["alive_before"] for c in stage) == 4 - sum(
         sum(d < 488 for d in ticks) for ticks in rep["death_ticks"].values())
+
+
+def test_fog_readings_table(tmp_path, capsys):
+    """jobs.femcts.fog_readings: the FEMCTS seat's W/T/L per view range with a
+    Wilson interval; a team's two FEMCTS seats count once per game."""
+    import pandas as pd
+
+    from jobs.femcts.fog_readings import main
+
+    rows = []
+    for g, (vr, res) in enumerate([(0, "win"), (0, "loss"), (0, "win"), (4, "tie")]):
+        for label in ("FEMCTS-A", "FEMCTS-B", "MCTS-A"):
+            rows.append({"game_index": g, "label": label, "vary.view_range": vr,
+                         "result": res if label.startswith("FEMCTS") else "loss",
+                         "died_at": 700.0 if res == "loss" else None})
+    (tmp_path / "results").mkdir()
+    pd.DataFrame(rows).to_parquet(tmp_path / "results" / "part.parquet")
+    assert main([f"x={tmp_path}"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2].startswith("| x | 0 | 3 | 2/0/1 | 1 | 67% (21-94) |")
+    assert out[3].startswith("| x | 4 | 1 | 0/1/0 | 0 | 0% (0-79) |")
+    assert main(["no-equals-sign"]) == 2

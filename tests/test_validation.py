@@ -94,7 +94,8 @@ def test_agent_config_hashes_are_those_before_pydantic():
     XCOM and bird entries since re-recorded because their configs changed on purpose in
     the same merge (XCOM: ``value_weight`` 0.05 -> 0.5 and the ``move_encoding`` field,
     issue 23; birds: the ``true_state`` field, issue 25), not through validation; FEMCTS's
-    re-recorded for its ``mcts_switches`` field (issue 27). All re-recorded once more when
+    re-recorded for its ``mcts_switches`` field (issue 27) and its ``recommendation`` field
+    (issue 38). All re-recorded once more when
     the hash began to leave out fields at their defaults (issue 36): from then on a new
     option with a default changes none of them (tests/test_resume_upgrade.py)."""
     recorded = {

@@ -56,6 +56,7 @@ the positions the agent faced, not a replay of its search::
 
     python -m jobs.tools.fog_diagnostics jobs/femcts/7_po_ffa.toml --view-range 0,2,4 \\
         --boards 10 --games-per-board 1 [--set lineup.0.params.fog_moves=\\"open\\"] [--out FILE]
+    python -m jobs.femcts.fog_diagnostics summary FILE [FILE ...]   # one Markdown table, summed
 """
 from __future__ import annotations
 
@@ -485,6 +486,68 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
     return report
 
 
+def _agent_rows(reports):
+    """Per (view range, agent label): counts and rates summed over the reports
+    (the JSON of :func:`run`, e.g. several board ranges of one setting)."""
+    rows = {}
+    for report in reports:
+        for vr, rep in report["by_view_range"].items():
+            for label, res in rep["results"].items():
+                row = rows.setdefault((vr, label), defaultdict(float))
+                for k in ("games", "WIN", "TIE", "LOSS", "died"):
+                    row[k] += res[k]
+                for cause, n in rep["deaths"].get(label, {}).items():
+                    row["death_" + cause] += n
+                row["death_ticks"] = list(row.get("death_ticks", [])) + rep["death_ticks"].get(label, [])
+                played = rep["played"].get(label, {})
+                row["decisions"] += sum(played.get(k, 0) for k in (MOVE, STOP_, BOMB_))
+                row["bombs"] += played.get(BOMB_, 0)
+                ro = rep["rollouts"].get(label)
+                if ro:
+                    row["rollouts"] += ro["rollouts"]
+                    row["rollout_bomb"] += ro["action_share"][BOMB_] * ro["rollouts"]
+                    row["rollout_move"] += ro["action_share"][MOVE] * ro["rollouts"]
+                    row["rollout_deaths"] += ro["rollout_death_share"] * ro["rollouts"]
+                de = rep.get("decisions", {}).get(label)
+                if de:
+                    n = de["decisions"]
+                    row["searched"] += n
+                    row["gain"] += de["chosen_value_at_least_0.05_share"] * n
+                    row["doomed"] += de["all_children_below_minus_half_share"] * n
+                    row["not_best_mean"] += de["not_best_mean_share"] * n
+                    row["chosen_value"] += de["chosen_value_mean"] * n
+                for t, c in rep.get("collapse", {}).get(label, {}).items():
+                    for k, v in c.items():
+                        row[f"collapse_{t}_{k}"] += v
+    return rows
+
+
+def summary_table(reports) -> str:
+    """A Markdown table per view range and agent from :func:`run` reports (summed)."""
+    rows = _agent_rows(reports)
+    out = ["| range | agent | games | W/T/L | died (collapse) | median death tick | bombs per 100 decisions "
+           "| rollout bomb / move share | rollout deaths | chosen value >= 0.05 | chosen mean value "
+           "| chosen != best mean | on a doomed ring 12 ticks before a collapse / escaped |",
+           "|---|---|---:|---|---|---:|---:|---|---:|---:|---:|---:|---|"]
+    for (vr, label), r in sorted(rows.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        ticks = sorted(r["death_ticks"])
+        median = ticks[len(ticks) // 2] if ticks else "-"
+        n_ro, n_de = max(r["rollouts"], 1), max(r["searched"], 1)
+        at_risk = sum(v for k, v in r.items() if k.startswith("collapse_") and k.endswith("_at_risk"))
+        escaped = sum(v for k, v in r.items() if k.startswith("collapse_") and k.endswith("_escaped"))
+        searched = r["searched"] > 0
+        out.append(
+            f"| {vr} | {label} | {int(r['games'])} | {int(r['WIN'])}/{int(r['TIE'])}/{int(r['LOSS'])} "
+            f"| {int(r['died'])} ({int(r['death_collapse'])}) | {median} "
+            f"| {100 * r['bombs'] / max(r['decisions'], 1):.2f} "
+            + (f"| {r['rollout_bomb'] / n_ro:.2f} / {r['rollout_move'] / n_ro:.2f} | {r['rollout_deaths'] / n_ro:.2f} "
+               if r["rollouts"] else "| - | - ")
+            + (f"| {r['gain'] / n_de:.3f} | {r['chosen_value'] / n_de:+.3f} | {r['not_best_mean'] / n_de:.3f} "
+               if searched else "| - | - | - ")
+            + f"| {int(at_risk)} / {int(escaped)} |")
+    return "\n".join(out)
+
+
 def _ranges(text: str) -> list[int]:
     if ".." in text:
         lo, hi = text.split("..")
@@ -495,6 +558,16 @@ def _ranges(text: str) -> list[int]:
 def main(argv=None) -> int:
     from jobs.spec import load_spec
 
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "summary":
+        # python -m jobs.femcts.fog_diagnostics summary A.json [B.json ...]: one Markdown table
+        reports = []
+        for path in argv[1:]:
+            with open(path) as fh:
+                reports.append(json.load(fh))
+        print(summary_table(reports))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("spec", nargs="?", default="jobs/femcts/7_po_ffa.toml")
     ap.add_argument("--view-range", default="0,2,4",

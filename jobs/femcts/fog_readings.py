@@ -1,0 +1,53 @@
+"""FEMCTS's win rate per view range in finished studies, with 95% Wilson intervals (issue 38).
+
+Each argument is ``NAME=STUDY_DIR`` (a study's results directory, as ``arena run``
+writes it); one Markdown row per study and view range: the FEMCTS seat's (in team
+mode, its team's) wins, ties and deaths, and the win % with its interval::
+
+    python -m jobs.femcts.fog_readings unseeded=/tmp/r/femcts-7-po-ffa [NAME=DIR ...]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def femcts_rows(name: str, study_dir: str | Path) -> list[str]:
+    """Markdown rows ``| name | range | games | W/T/L | died | win % (95% CI) |`` of ``study_dir``."""
+    import pandas as pd
+
+    from cluster.stats import wilson_interval
+
+    parts = sorted(Path(study_dir, "results").glob("*.parquet"))
+    if not parts:
+        raise SystemExit(f"{study_dir}: no results/*.parquet (not a finished study directory?)")
+    df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    labels = sorted(label for label in df["label"].unique() if str(label).startswith("FEMCTS"))
+    seat = df[df["label"] == labels[0]].drop_duplicates("game_index")  # a team's members share the result
+    rows = []
+    for vr, g in seat.groupby("vary.view_range", sort=True):
+        n = len(g)
+        w, t, lo_ = (int((g["result"] == r).sum()) for r in ("win", "tie", "loss"))
+        died = int(g["died_at"].notna().sum())
+        lo, hi = wilson_interval(w, n)
+        rows.append(f"| {name} | {vr} | {n} | {w}/{t}/{lo_} | {died} | "
+                    f"{100 * w / n:.0f}% ({100 * lo:.0f}-{100 * hi:.0f}) |")
+    return rows
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or any("=" not in a for a in argv):
+        print("usage: python -m jobs.femcts.fog_readings NAME=STUDY_DIR [...]", file=sys.stderr)
+        return 2
+    print("| reading | range | games | FEMCTS W/T/L | FEMCTS died | FEMCTS win % (95% Wilson) |")
+    print("|---|---|---:|---|---:|---|")
+    for arg in argv:
+        name, _, path = arg.partition("=")
+        for row in femcts_rows(name, path):
+            print(row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
