@@ -294,7 +294,10 @@ def wait_until_healthy(url: str, proc, timeout: float, what: str, log_path) -> N
         except OSError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
+            try:  # its whole process group (started with start_new_session): uvicorn, job runners
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             pytest.fail(f"{what} did not come up: {Path(log_path).read_text()[-2000:]}")
         time.sleep(0.5)
 
