@@ -46,9 +46,9 @@ import numpy as np
 from .api import Budget
 from .registry import agent_class, make_agent, make_agent_config
 
-__all__ = ["Check", "ContractGame", "contract_budget", "declared_games", "seat_lineup", "play_contract_game", "check_agent",
-           "traces_in_another_process", "measure_decision_ms", "DEFAULT_ITERATIONS", "DEFAULT_STEPS",
-           "DEFAULT_SEED", "FALLBACK_OPPONENT"]
+__all__ = ["Check", "ContractFailure", "ContractGame", "contract_budget", "declared_games", "seat_lineup", "play_contract_game",
+           "check_agent", "traces_in_another_process", "measure_decision_ms", "DEFAULT_ITERATIONS",
+           "DEFAULT_STEPS", "DEFAULT_SEED", "FALLBACK_OPPONENT"]
 
 #: Iteration budget per decision of the contract's games (small: the contract tests behaviour).
 DEFAULT_ITERATIONS = 8
@@ -90,6 +90,20 @@ def seat_lineup(agent: str, num_players: int) -> tuple[list[str], list[int]]:
     if not own:
         raise ValueError(f"agent {agent!r} plays seats {list(allowed)}, none of the game's {num_players}")
     return [agent if s in own else FALLBACK_OPPONENT for s in range(num_players)], own
+
+
+class ContractFailure(Exception):
+    """An agent raised during a contract game: ``clause`` is the check it fails."""
+
+    def __init__(self, clause: str, detail: str):
+        super().__init__(f"{clause}: {detail}")
+        self.clause = clause
+        self.detail = detail
+
+
+def _describe(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
 @dataclass
@@ -143,14 +157,21 @@ def play_contract_game(agent: str, game_name: str, *, iterations: int = DEFAULT_
     game.reset(board_seed)
     played = ContractGame(game, agents, own, fingerprints=[int(game.fingerprint())])
     for seat, player in enumerate(agents):
-        player.begin_game(seat, seat_seeds[seat])
+        try:
+            player.begin_game(seat, seat_seeds[seat])
+        except Exception as exc:
+            raise ContractFailure("begin_game", f"{names[seat]} in seat {seat}: {_describe(exc)}") from exc
     while not game.done and len(played.joint_actions) < steps:
         actions = [0] * game.num_players
         for seat in game.acting_players():
             player = agents[seat]
             view = game.true_state_view() if player.reads_true_state else game.observation(seat)
             before = player.total_seconds
-            action = player.act(view)
+            try:
+                action = player.act(view)
+            except Exception as exc:
+                raise ContractFailure("legal actions", f"{names[seat]} in seat {seat} raised at step "
+                                                       f"{game.step_count}: {_describe(exc)}") from exc
             actions[seat] = action
             if seat in own:
                 if decision_ms is not None:
@@ -192,8 +213,16 @@ def _attempt(name: str, checks: list, action):
     """Run ``action``; on an exception append a failed check named ``name`` and return None."""
     try:
         return action()
+    except ContractFailure as failure:
+        if name != "begin_game":  # a replay failed: the clause being checked fails
+            checks.append(Check(name, False, str(failure)))
+            return None
+        if failure.clause != "begin_game":  # the first game: the clause it broke fails
+            checks.append(Check("begin_game", True, "every seat seeded"))
+        checks.append(Check(failure.clause, False, failure.detail))
+        return None
     except Exception as exc:
-        checks.append(Check(name, False, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"))
+        checks.append(Check(name, False, _describe(exc)))
         return None
 
 

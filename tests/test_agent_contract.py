@@ -118,3 +118,22 @@ def test_a_contract_game_is_capped_and_ends_every_agent():
 def test_scotland_yard_agents_take_their_side_and_random_plays_the_other():
     played = play_contract_game("sy_greedy_seekers", "scotland_yard", steps=4)
     assert played.own_seats == [1] and [a.name for a in played.agents] == ["random", "sy_greedy_seekers"]
+
+
+class CrashingAgent(UnseededAgent):
+    """Raises at its third decision."""
+
+    name = "crashing"
+    games = ("tictactoe",)
+
+    def decide(self, observation):
+        if self.decisions == 2:
+            raise RuntimeError("out of ideas")
+        return super().decide(observation)
+
+
+def test_an_agent_that_raises_fails_the_clause_it_broke():
+    checks = {c.name: c for c in check_agent("test_agent_contract:CrashingAgent", "tictactoe", other_process=False)}
+    assert checks["begin_game"].passed and checks["legal actions"].passed is False
+    assert "raised at step" in checks["legal actions"].detail and "RuntimeError: out of ideas" in \
+        checks["legal actions"].detail
