@@ -16,6 +16,9 @@ from agents.contract import (DEFAULT_ITERATIONS, DEFAULT_SEED, DEFAULT_STEPS, ch
 from agents.registry import agent_class, agent_names
 from games.registry import game_names
 
+#: One xdist process runs this module: the other-process traces are computed once.
+pytestmark = pytest.mark.xdist_group("agent_contract")
+
 PAIRS = [(agent, game) for agent in agent_names() for game in declared_games(agent)]
 CLAUSES = {"config defaults", "begin_game", "legal actions", "iteration budget", "same seed, same moves",
            "another process", "learned state .npz"}
@@ -33,7 +36,8 @@ def test_the_example_plugin_is_installed_and_registered():
 def other_process_traces():
     cases = [(agent, game, DEFAULT_ITERATIONS, DEFAULT_STEPS, DEFAULT_SEED) for agent, game in PAIRS
              if agent_class(agent).supports_iteration_budget]
-    return traces_in_another_process(cases, modules=("conftest",))
+    # generous timeout: on a fresh clone the child compiles every agent's kernels first
+    return traces_in_another_process(cases, modules=("conftest",), timeout=3600)
 
 
 @pytest.mark.parametrize("agent, game", PAIRS, ids=[f"{a}-{g}" for a, g in PAIRS])
