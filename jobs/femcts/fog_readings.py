@@ -1,8 +1,10 @@
 """FEMCTS's win rate per view range in finished studies, with 95% Wilson intervals (issue 38).
 
-Each argument is ``NAME=STUDY_DIR`` (a study's results directory, as ``arena run``
-writes it); one Markdown row per study and view range: the FEMCTS seat's (in team
-mode, its team's) wins, ties and deaths, and the win % with its interval::
+Each argument is ``NAME=STUDY_DIR[,STUDY_DIR...]`` (study results directories, as
+``arena run`` writes them; several are pooled, e.g. the same reading at two
+``study.seed`` values); one Markdown row per name and view range: the FEMCTS
+seat's (in team mode, its team's) wins, ties and deaths (in team mode, of the
+first FEMCTS seat), and the win % with its interval::
 
     python -m jobs.femcts.fog_readings unseeded=/tmp/r/femcts-7-po-ffa [NAME=DIR ...]
 """
@@ -12,18 +14,23 @@ import sys
 from pathlib import Path
 
 
-def femcts_rows(name: str, study_dir: str | Path) -> list[str]:
-    """Markdown rows ``| name | range | games | W/T/L | died | win % (95% CI) |`` of ``study_dir``."""
+def femcts_rows(name: str, *study_dirs: str | Path) -> list[str]:
+    """Markdown rows ``| name | range | games | W/T/L | died | win % (95% CI) |``, pooled
+    over ``study_dirs``."""
     import pandas as pd
 
     from cluster.stats import wilson_interval
 
-    parts = sorted(Path(study_dir, "results").glob("*.parquet"))
-    if not parts:
-        raise SystemExit(f"{study_dir}: no results/*.parquet (not a finished study directory?)")
-    df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
-    labels = sorted(label for label in df["label"].unique() if str(label).startswith("FEMCTS"))
-    seat = df[df["label"] == labels[0]].drop_duplicates("game_index")  # a team's members share the result
+    seats = []
+    for study_dir in study_dirs:
+        parts = sorted(Path(study_dir, "results").glob("*.parquet"))
+        if not parts:
+            raise SystemExit(f"{study_dir}: no results/*.parquet (not a study directory?)")
+        df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+        labels = sorted(label for label in df["label"].unique() if str(label).startswith("FEMCTS"))
+        # a team's members share the result: one row per game
+        seats.append(df[df["label"] == labels[0]].drop_duplicates("game_index"))
+    seat = pd.concat(seats, ignore_index=True)
     rows = []
     for vr, g in seat.groupby("vary.view_range", sort=True):
         n = len(g)
@@ -44,7 +51,7 @@ def main(argv=None) -> int:
     print("|---|---|---:|---|---:|---|")
     for arg in argv:
         name, _, path = arg.partition("=")
-        for row in femcts_rows(name, path):
+        for row in femcts_rows(name, *path.split(",")):
             print(row)
     return 0
 
