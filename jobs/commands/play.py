@@ -78,6 +78,7 @@ def run(args) -> int:
     print the boards (``--show``, ``--show-view``) by replaying its record."""
     from cluster.plan import plan_study
     from cluster.play import build_agents, play_recorded_game
+    from cluster.warm import warm_up_parallel
     from cluster.replay import replay, save_record
 
     try:
@@ -94,6 +95,7 @@ def run(args) -> int:
         print(f"arena play: --show-view: seat must be 0..{spec.num_players - 1}, got {args.show_view}",
               file=sys.stderr)
         return 2
+    warm_up_parallel(spec)  # a fresh numba cache: the agents' kernels compile side by side
     agents = build_agents(spec)
     task = plan_study(spec)[0].games[0]
     rows, _, record = play_recorded_game(spec, task, agents, worker="arena play")
