@@ -8,7 +8,8 @@ subprocess per distinct lineup entry (up to the number of cores at a time),
 each building the game and that one agent and making it decide once. Each
 subprocess compiles into a private cache directory, merged into the shared
 one afterwards (:func:`games.numba_cache.merge_cache`: numba's own cache
-files are not safe to fill from several processes at once). The game's own
+files are not safe to fill from several processes at once); a private cache
+starts as hard links to the shared one, so what is cached already is loaded. The game's own
 kernels are compiled in every subprocess; the agents' search kernels, the bulk
 of the time, once each.
 
@@ -69,7 +70,9 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     it), ``failed`` the lineup labels whose subprocess failed (their kernels compile on
     first use), ``entries`` the cache entries merged. Never raises for a failed unit.
     """
-    from games.numba_cache import cache_root, merge_cache, private_cache_env
+    from games.numba_cache import (
+        SCRATCH_PREFIX, cache_root, merge_cache, private_cache_env, seed_private_cache,
+    )
 
     t0 = time.perf_counter()
     marker = _marker(spec, plugins)
@@ -79,7 +82,8 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                 "failed": [], "entries": 0}
     workers = max(1, min(len(units), workers or os.cpu_count() or 1))
     spec_data = spec.to_dict()
-    scratch = Path(tempfile.mkdtemp(prefix="arena-warm-"))
+    cache_root().mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
     failed, entries = [], 0
     try:
         pending = list(units)
@@ -88,6 +92,7 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
             while pending and len(running) < workers:
                 index = pending.pop(0)
                 private = scratch / f"unit{index}"
+                seed_private_cache(private)  # what is cached already is loaded, not compiled again
                 env = private_cache_env(private)
                 env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
                 proc = subprocess.Popen([sys.executable, "-m", "cluster.warm"], env=env,

@@ -76,6 +76,42 @@ def private_cache_env(private_root: str | Path) -> dict[str, str]:
     return env
 
 
+#: Prefix of the scratch directories of a parallel warm-up inside :func:`cache_root`.
+SCRATCH_PREFIX = ".warm-scratch-"
+
+
+def seed_private_cache(private_root: str | Path) -> int:
+    """Fill ``private_root`` with the shared cache's entries for the current sources
+    (hard links, or copies across file systems), so that a subprocess compiling into it
+    loads what is cached already and compiles only what is missing; returns the files
+    linked. numba replaces a cache file by renaming a new one over it, so the shared
+    files are never written through the links."""
+    import shutil
+
+    root = cache_root()
+    if _user_chose_cache_dir():
+        sources = [root]
+    else:
+        sources = [root / "numba" / source_hash("games"), root / "numba" / source_hash("games", "agents")]
+    private_root = Path(private_root)
+    linked = 0
+    for source in sources:
+        if not source.is_dir():
+            continue
+        for path in source.rglob("*.nb[ic]"):
+            rel = path.relative_to(root)
+            if any(part.startswith(SCRATCH_PREFIX) for part in rel.parts):
+                continue
+            target = private_root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, target)
+            except OSError:
+                shutil.copy2(path, target)
+            linked += 1
+    return linked
+
+
 def _read_index(path: Path):
     """``(stamp, overloads)`` of a numba cache index (``*.nbi``) written by this numba
     version, else None (numba's own format: the version pickled, then the pickled pair)."""

@@ -11,7 +11,7 @@ import textwrap
 from conftest import PLUGINS, TESTS_DIR
 from cluster.spec import build_spec
 from cluster.warm import warm_units, warm_up_parallel
-from games.numba_cache import merge_cache
+from games.numba_cache import merge_cache, seed_private_cache
 
 KERNEL = textwrap.dedent("""
     import numba as nb
@@ -41,10 +41,11 @@ def _call(module_dir, cache_dir, values) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def test_merged_private_caches_serve_every_signature(tmp_path):
+def test_merged_private_caches_serve_every_signature(tmp_path, monkeypatch):
     """Two processes compile different signatures of one kernel into private caches
     (into one cache at once, numba would give both the same data file); merged, a third
-    process loads both signatures without compiling."""
+    process loads both signatures without compiling, and so does one whose private cache
+    was seeded from the shared one."""
     module_dir = tmp_path / "src"
     module_dir.mkdir()
     (module_dir / "tiny_kernel.py").write_text(KERNEL)
@@ -57,6 +58,10 @@ def test_merged_private_caches_serve_every_signature(tmp_path):
     assert merge_cache(tmp_path / "private_float", shared) == 0, "an entry already there is kept"
     served = _call(module_dir, shared, [1, 1.5])
     assert served == {"values": [2, 2.5], "hits": 2, "misses": 0}
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(shared))  # the user's own cache directory
+    monkeypatch.delenv("ARENA_NUMBA_CACHE_AUTO", raising=False)
+    assert seed_private_cache(tmp_path / "seeded") == 3  # the index and two data files
+    assert _call(module_dir, tmp_path / "seeded", [1.5, 1]) == {"values": [2.5, 2], "hits": 2, "misses": 0}
 
 
 def _spec(tmp_path, lineup):
