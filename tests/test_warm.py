@@ -88,8 +88,8 @@ def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch
     first = warm_up_parallel(good, PLUGINS)
     assert (first["units"], first["skipped"], first["failed"]) == (1, False, [])
     assert warm_up_parallel(good, PLUGINS)["skipped"], "the same lineup and sources: nothing to do"
-    failing = _spec(tmp_path, [{"agent": "fake", "label": "A"},
-                               {"agent": "fake", "label": "Boom", "params": {"fail_prob": 1.0, "fail_step": 0}}])
+    boom = {"agent": "fake", "label": "Boom", "params": {"fail_prob": 1.0, "fail_step": 0}}
+    failing = _spec(tmp_path, [{"agent": "fake", "label": "A"}, boom])
     result = warm_up_parallel(failing, PLUGINS)
     assert result["failed"] == ["Boom"]
     assert not warm_up_parallel(failing, PLUGINS)["skipped"], "a failed warm-up is tried again"

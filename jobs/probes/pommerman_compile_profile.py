@@ -2,6 +2,8 @@
 
     python jobs/probes/pommerman_compile_profile.py [--agents mcts,rhea,osla,rule_based]
         [--ruleset canonical] [--cache-dir DIR] [--top 25]
+    python -m jobs.cli bench pommerman --against main --rounds 1 \
+        --script jobs/probes/pommerman_compile_profile.py     # the same, both trees
 
 Runs in a fresh numba cache (a new temporary ``ARENA_CACHE_DIR`` unless
 ``--cache-dir`` names one, which lets a second run show what the cache
@@ -13,8 +15,11 @@ each compiled dispatcher with its inclusive seconds (its own compile and the
 callees compiled within it) and exclusive seconds (without them), sorted by
 exclusive time; ``passes_s`` the compiler passes' exclusive seconds. All times
 are this process's CPU seconds (compiling is single-threaded), so that the
-figures hold on a loaded machine; ``wall_s`` is the wall time of the whole run. ``cache`` counts the dispatchers served from the cache
-(hits) and compiled (misses). Prints one JSON object.
+figures hold on a loaded machine; ``wall_s`` is the wall time of the whole
+run. ``cache`` counts the signatures served from the cache (hits) and compiled
+(misses): with ``--cache-dir`` of a finished run, misses are 0 when the cache
+serves everything. Run it from the tree to measure (its working directory is
+put first on ``sys.path``). Prints one JSON object.
 """
 import argparse
 import json
@@ -123,7 +128,8 @@ def main():
     ranked = sorted(kernels.items(), key=lambda kv: -kv[1][1])
     out = {
         "ruleset": a.ruleset, "agents": names, "cache_dir": cache_dir,
-        "wall_s": round(time.perf_counter() - wall_start, 2), "total_s": round(t_end - t_start, 2), "import_s": round(t_imported - t_start, 2),
+        "wall_s": round(time.perf_counter() - wall_start, 2), "total_s": round(t_end - t_start, 2),
+        "import_s": round(t_imported - t_start, 2),
         "game_s": round(t_game - t_imported, 2), "agents_built_s": round(t_built - t_game, 2),
         "first_decision_s": first, "first_step_s": round(step_s, 2),
         "compile_s": round(sum(v[1] for v in kernels.values()), 2),
