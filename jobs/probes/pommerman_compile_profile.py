@@ -38,6 +38,8 @@ def main():
     p.add_argument("--cache-dir", default=None,
                    help="ARENA_CACHE_DIR to use (default: a new empty temporary directory)")
     p.add_argument("--top", type=int, default=25, help="kernels listed (by exclusive time)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the new cache directory (for a second run with --cache-dir)")
     a = p.parse_args()
     cache_dir = a.cache_dir or tempfile.mkdtemp(prefix="arena-cold-")
     os.environ["ARENA_CACHE_DIR"] = cache_dir
@@ -139,6 +141,10 @@ def main():
                      "signatures": v[2]} for name, v in ranked[:a.top]],
     }
     print(json.dumps(out, indent=1))
+    if a.cache_dir is None and not a.keep:
+        import shutil
+
+        shutil.rmtree(cache_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
