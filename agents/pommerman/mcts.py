@@ -1,6 +1,6 @@
 """Open-loop UCT for Pommerman, as the Java framework's ``SingleTreeNode``.
 
-One decision is one call of :func:`mcts_decide`. Each iteration::
+One decision is one call of :func:`mcts_search` (in a kernel per ruleset). Each iteration::
 
     copy the search root into the scratch state
     descend: at a fully expanded node pick a child by UCT and re-simulate its

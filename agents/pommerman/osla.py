@@ -84,7 +84,7 @@ class OSLAAgent(PommermanAgent):
     def decide(self, observation):
         if not can_act(observation, self.seat):
             return STOP, 0
-        action, n = OSLA_DECIDE[int(observation.meta[M_RULESET])](observation, self.seat, self._root, self._scratch,
-                                float(self.config.epsilon), self._rng, self.quirks,
-                                self.model_max_wood(observation))
+        decide = OSLA_DECIDE[int(observation.meta[M_RULESET])]
+        action, n = decide(observation, self.seat, self._root, self._scratch, float(self.config.epsilon),
+                           self._rng, self.quirks, self.model_max_wood(observation))
         return int(action), int(n)

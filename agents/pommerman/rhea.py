@@ -2,7 +2,7 @@
 
 The population (``int8[P, L]`` action sequences with ``float64[P]`` values)
 lives in the agent between decisions of one game (the shift buffer). One
-decision is one call of :func:`rhea_decide`; one iteration (generation) is::
+decision is one call of :func:`rhea_search` (in a kernel per ruleset); one iteration (generation) is::
 
     offspring: copy a random parent (P <= 2) or one-point crossover of two
                tournament-selected parents; uniform mutation decided per gene
@@ -83,7 +83,7 @@ def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, playe
 
     Returns: float64, the new fitness ``(old_value + value) / 2``.
 
-    Inlined into :func:`rhea_decide` (one call site): as a call it passed three states by
+    Inlined into :func:`rhea_search` (one call site): as a call it passed three states by
     value per evaluation. It plays the genes with one call site each of ``advance`` and
     ``search_value`` (inlined too): every inlined copy costs compile time on a fresh
     cache (seconds each), none of them speed.
