@@ -60,15 +60,17 @@ def _marker(spec, plugins) -> Path:
     return cache_root() / "warm" / f"{source_hash('games', 'agents', 'cluster')}-{key}"
 
 
-def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 900.0,
+def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 3600.0,
                      force: bool = False) -> dict[str, Any]:
     """Compile the kernels of ``spec``'s lineup into the shared numba cache, one
     subprocess per :func:`warm_units` entry, ``workers`` (default: the cores) at a time.
 
     Returns ``{"seconds", "units", "skipped", "failed", "entries"}``: ``skipped`` when the
     marker says this lineup was warmed with these sources already (``force`` ignores
-    it), ``failed`` the lineup labels whose subprocess failed (their kernels compile on
-    first use), ``entries`` the cache entries merged. Never raises for a failed unit.
+    it), ``failed`` the lineup labels whose subprocess failed or ran past ``timeout``
+    seconds (their kernels compile on first use), ``entries`` the cache entries merged.
+    Never raises for a failed unit. The timeout is a safety net only: on a machine
+    shared with heavy work a unit can take many times its idle minute.
     """
     from games.numba_cache import (
         SCRATCH_PREFIX, cache_root, merge_cache, private_cache_env, seed_private_cache,
