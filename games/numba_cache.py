@@ -48,3 +48,143 @@ def configure_numba_cache(*packages: str) -> None:
     numba.config.CACHE_DIR = str(cache_dir)
     os.environ["NUMBA_CACHE_DIR"] = str(cache_dir)
     os.environ[_AUTO] = "1"
+
+
+def _user_chose_cache_dir() -> bool:
+    return bool(os.environ.get("NUMBA_CACHE_DIR")) and not os.environ.get(_AUTO)
+
+
+def cache_root() -> Path:
+    """The directory this process's numba caches live under: ``NUMBA_CACHE_DIR`` when the
+    user set it, else the root of :func:`configure_numba_cache` (``ARENA_CACHE_DIR``,
+    default ``~/.cache/arena``)."""
+    if _user_chose_cache_dir():
+        return Path(os.environ["NUMBA_CACHE_DIR"])
+    return Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
+
+
+def private_cache_env(private_root: str | Path) -> dict[str, str]:
+    """The environment of a subprocess that compiles into ``private_root`` laid out as
+    :func:`cache_root` is (so that :func:`merge_cache` can copy it over the shared one)."""
+    env = dict(os.environ)
+    if _user_chose_cache_dir():
+        env["NUMBA_CACHE_DIR"] = str(private_root)
+    else:
+        env["ARENA_CACHE_DIR"] = str(private_root)
+        env.pop("NUMBA_CACHE_DIR", None)
+    env.pop(_AUTO, None)
+    return env
+
+
+#: Prefix of the scratch directories of a parallel warm-up inside :func:`cache_root`.
+SCRATCH_PREFIX = ".warm-scratch-"
+
+
+def seed_private_cache(private_root: str | Path) -> int:
+    """Fill ``private_root`` with the shared cache's entries for the current sources
+    (hard links, or copies across file systems), so that a subprocess compiling into it
+    loads what is cached already and compiles only what is missing; returns the files
+    linked. numba replaces a cache file by renaming a new one over it, so the shared
+    files are never written through the links."""
+    import shutil
+
+    root = cache_root()
+    if _user_chose_cache_dir():
+        sources = [root]
+    else:
+        sources = [root / "numba" / source_hash("games"), root / "numba" / source_hash("games", "agents")]
+    private_root = Path(private_root)
+    linked = 0
+    for source in sources:
+        if not source.is_dir():
+            continue
+        for path in source.rglob("*.nb[ic]"):
+            rel = path.relative_to(root)
+            if any(part.startswith(SCRATCH_PREFIX) for part in rel.parts):
+                continue
+            target = private_root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, target)
+            except OSError:
+                shutil.copy2(path, target)
+            linked += 1
+    return linked
+
+
+def _read_index(path: Path):
+    """``(stamp, overloads)`` of a numba cache index (``*.nbi``) written by this numba
+    version, else None (numba's own format: the version pickled, then the pickled pair)."""
+    import pickle
+
+    import numba
+
+    try:
+        with open(path, "rb") as f:
+            if pickle.load(f) != numba.__version__:
+                return None
+            return pickle.loads(f.read())
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+        return None
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def merge_cache(src_root: str | Path, dst_root: str | Path) -> int:
+    """Add the numba cache entries under ``src_root`` (a private cache a subprocess
+    compiled into) to the cache under ``dst_root``, file by file; returns the number
+    of entries (compiled signatures) added.
+
+    numba numbers the data files of a function's index from 1 in each process, so two
+    processes compiling different signatures of one function into one cache at once
+    can give both the same data file name, and an index then points at the other
+    signature's code. Compiling into private caches and merging them here, one merge at
+    a time (a file lock), gives every entry its own data file. Entries the destination
+    has already are kept; an index of another numba version or of other sources (its
+    stamp differs) is replaced, as numba would.
+    """
+    import fcntl
+
+    from numba.core.serialize import dumps
+
+    src_root, dst_root = Path(src_root), Path(dst_root)
+    dst_root.mkdir(parents=True, exist_ok=True)
+    added = 0
+    with open(dst_root / ".merge.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for src_index in sorted(src_root.rglob("*.nbi")):
+            src = _read_index(src_index)
+            if src is None:
+                continue
+            stamp, overloads = src
+            dst_index = dst_root / src_index.relative_to(src_root)
+            dst_index.parent.mkdir(parents=True, exist_ok=True)
+            dst = _read_index(dst_index) if dst_index.exists() else None
+            merged = dict(dst[1]) if dst is not None and dst[0] == stamp else {}
+            base = src_index.name[:-len(".nbi")]
+            used = set(merged.values())
+            changed = False
+            for key, data_name in overloads.items():
+                if key in merged or not (src_index.parent / data_name).exists():
+                    continue
+                number = 1
+                while f"{base}.{number}.nbc" in used:
+                    number += 1
+                name = f"{base}.{number}.nbc"
+                _replace_file(dst_index.parent / name, (src_index.parent / data_name).read_bytes())
+                merged[key] = name
+                used.add(name)
+                changed = True
+                added += 1
+            if changed:  # data files first, then the index that points at them
+                import pickle
+
+                import numba
+
+                _replace_file(dst_index, pickle.dumps(numba.__version__, protocol=-1)
+                              + dumps((stamp, merged)))
+    return added

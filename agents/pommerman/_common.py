@@ -45,7 +45,7 @@ import numpy as np
 
 from games._lowlevel import borrow, stack_alloca
 from games.rng import rng_integer
-from games.pommerman.kernels import count_wood, heuristic, step
+from games.pommerman.kernels import STATE_RULESET, count_wood, heuristic, step_under
 from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, ACTION_DCOL, ACTION_DROW,
     BOARD_SIZE, FLAMES, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_RESULT, M_STEP,
@@ -211,7 +211,7 @@ def undo_fog_termination(state, hidden):
 
 
 @nb.njit(cache=True, inline="always")
-def advance(state, player, action, joint, hidden, n_hidden, rng):
+def advance(state, player, action, joint, hidden, n_hidden, rng, ruleset=STATE_RULESET):
     """One tick: ``player`` plays ``action``, every other living agent a uniformly
     random action (the Java framework's opponent model), in place.
 
@@ -221,6 +221,9 @@ def advance(state, player, action, joint, hidden, n_hidden, rng):
         joint: int64[4] scratch for the joint action.
         hidden: bool[4]; n_hidden: int (from :func:`build_search_root`).
         rng: uint64[2] (advanced).
+        ruleset: the state's ruleset as a constant of the calling kernel (a search
+            kernel compiled per ruleset compiles only its rules, see
+            ``games.pommerman.kernels.step_under``), or STATE_RULESET.
     """
     for i in range(N_AGENTS):
         if i == player:
@@ -229,7 +232,7 @@ def advance(state, player, action, joint, hidden, n_hidden, rng):
             joint[i] = rng_integer(rng, N_ACTIONS)
         else:
             joint[i] = 0
-    step(state, joint)
+    step_under(state, joint, ruleset)
     if n_hidden > 0 and state.meta[M_DONE] != 0:
         undo_fog_termination(state, hidden)
 

@@ -49,7 +49,7 @@ VARIANTS = {
 @nb.njit(cache=True)
 def mcts_ticks(observation, player, tree, root, scratch, iterations, exploration, epsilon,
                rollout_depth, rng):
-    """The MCTS search loop of :func:`agents.pommerman.mcts.mcts_decide` (same
+    """The MCTS search loop of :func:`agents.pommerman.mcts.mcts_search` (same
     phases, iteration budget), returning the forward-model ticks it simulated (int64)."""
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
     reset_tree(tree)

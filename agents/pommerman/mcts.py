@@ -1,6 +1,6 @@
 """Open-loop UCT for Pommerman, as the Java framework's ``SingleTreeNode``.
 
-One decision is one call of :func:`mcts_decide`. Each iteration::
+One decision is one call of :func:`mcts_search` (in a kernel per ruleset). Each iteration::
 
     copy the search root into the scratch state
     descend: at a fully expanded node pick a child by UCT and re-simulate its
@@ -39,7 +39,9 @@ from typing import Annotated
 import numba as nb
 from pydantic import Field
 
-from games.pommerman.kernels import N_ACTIONS, STOP, borrowed_state, copy_into
+from games.pommerman.kernels import (
+    M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STATE_RULESET, STOP, borrowed_state, copy_into,
+)
 from games.validation import config_class
 
 from ..registry import register
@@ -56,7 +58,7 @@ from ._common import (
 
 @nb.njit(cache=True, inline="always")
 def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng,
-                quirks=0):
+                quirks=0, ruleset=STATE_RULESET):
     """Descend from the root re-simulating actions in ``state``; expand one node.
 
     Returns: int, the node the rollout starts from (a new leaf, or a node at
@@ -73,27 +75,29 @@ def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint,
             child = expand(tree, node, action)
             if child < 0:  # tree full: roll out from here
                 return node
-            advance(state, player, action, joint, hidden, n_hidden, rng)
+            advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
             return child
         action = select_uct(tree, node, exploration, epsilon, rng)
-        advance(state, player, action, joint, hidden, n_hidden, rng)
+        advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
         node = tree.children[node, action]
     return node
 
 
 @nb.njit(cache=True, inline="always")
-def rollout(state, player, depth, rollout_depth, joint, hidden, n_hidden, rng, quirks=0):
+def rollout(state, player, depth, rollout_depth, joint, hidden, n_hidden, rng, quirks=0,
+            ruleset=STATE_RULESET):
     """Random play (own moves avoid flames) from ``depth`` to ``rollout_depth`` ticks."""
     while depth < rollout_depth and not search_over(state, player, quirks):
         action = safe_random_action(state, player, rng, quirks)
-        advance(state, player, action, joint, hidden, n_hidden, rng)
+        advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
         depth += 1
 
 
-@nb.njit(cache=True)
-def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
-                exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
-    """One MCTS decision.
+@nb.njit(cache=True, inline="always")
+def mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                exploration, epsilon, rollout_depth, rng, quirks, max_wood, ruleset):
+    """One MCTS decision (inlined into :func:`mcts_decide_canonical` and
+    :func:`mcts_decide_java`, each compiled for one ruleset).
 
     Args:
         observation: PommermanState, the agent's observation (unchanged).
@@ -107,6 +111,7 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
         rng: uint64[2] (advanced).
         quirks: int, ``QUIRK_*`` bits of the profile; max_wood: int, see
             ``_common.prepare_search``.
+        ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant).
     Returns:
         (action, iterations): int64, int64.
     """
@@ -123,13 +128,35 @@ def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_l
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
         leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
-                           joint, hidden, n_hidden, rng, quirks)
-        rollout(scratch, player, tree.depth[leaf], rollout_depth, joint, hidden, n_hidden, rng, quirks)
+                           joint, hidden, n_hidden, rng, quirks, ruleset)
+        rollout(scratch, player, tree.depth[leaf], rollout_depth, joint, hidden, n_hidden, rng, quirks,
+                ruleset)
         value = search_value(root, root_wood, scratch, player, quirks)
         backup(tree, leaf, value)
         iterations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
     return action, iterations
+
+
+@nb.njit(cache=True)
+def mcts_decide_canonical(observation, player, tree, root, scratch, max_iterations, time_limit,
+                          exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
+    """:func:`mcts_search` for an observation of the canonical ruleset."""
+    return mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                       exploration, epsilon, rollout_depth, rng, quirks, max_wood, RULESET_CANONICAL)
+
+
+@nb.njit(cache=True)
+def mcts_decide_java(observation, player, tree, root, scratch, max_iterations, time_limit,
+                     exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
+    """:func:`mcts_search` for an observation of the java ruleset."""
+    return mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                       exploration, epsilon, rollout_depth, rng, quirks, max_wood, RULESET_JAVA)
+
+
+#: The decision kernel by the observation's ruleset (``meta[M_RULESET]``): each compiles
+#: only its own rules (seconds on a fresh numba cache).
+MCTS_DECIDE = {RULESET_CANONICAL: mcts_decide_canonical, RULESET_JAVA: mcts_decide_java}
 
 
 # --------------------------------------------------------------------- the agent
@@ -160,7 +187,7 @@ class MCTSAgent(PommermanSearchAgent):
             return STOP, 0
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
-        action, iterations = mcts_decide(
+        action, iterations = MCTS_DECIDE[int(observation.meta[M_RULESET])](
             observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
             float(c.exploration), float(c.epsilon), int(c.rollout_depth), self._rng,
             self.quirks, self.model_max_wood(observation))

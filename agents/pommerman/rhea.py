@@ -2,7 +2,7 @@
 
 The population (``int8[P, L]`` action sequences with ``float64[P]`` values)
 lives in the agent between decisions of one game (the shift buffer). One
-decision is one call of :func:`rhea_decide`; one iteration (generation) is::
+decision is one call of :func:`rhea_search` (in a kernel per ruleset); one iteration (generation) is::
 
     offspring: copy a random parent (P <= 2) or one-point crossover of two
                tournament-selected parents; uniform mutation decided per gene
@@ -29,7 +29,9 @@ import numpy as np
 from pydantic import Field
 
 from games.rng import rng_integer, rng_uniform
-from games.pommerman.kernels import N_ACTIONS, STOP, borrowed_state, copy_into
+from games.pommerman.kernels import (
+    M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STATE_RULESET, STOP, borrowed_state, copy_into,
+)
 from games.validation import Real, config_class, one_of
 
 from ..registry import register
@@ -42,63 +44,72 @@ EVALUATE_LAST = 0
 EVALUATE_DISCOUNT = 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _mc_rollout_value(state, player, root, root_wood, evaluate_act, discount, partial,
-                      n_values, mc_length, joint, hidden, n_hidden, rng, quirks):
-    """Random continuation from ``state`` (in place); the normalised value."""
-    if evaluate_act == EVALUATE_LAST:
-        for _ in range(mc_length):
-            if search_over(state, player, quirks):
-                break
-            advance(state, player, rng_integer(rng, N_ACTIONS), joint, hidden, n_hidden, rng)
-        return normalise(search_value(root, root_wood, state, player, quirks), -1.0, 1.0)
-    # discount: the individual's values followed by the rollout's (its first
-    # value is the end state again, as the framework concatenates them)
+                      n_values, mc_length, joint, hidden, n_hidden, rng, quirks, ruleset):
+    """Random continuation from ``state`` (in place) for up to ``mc_length`` ticks; the
+    normalised value: the last state's (``EVALUATE_LAST``), or ``partial`` plus the
+    discounted values of every state from ``state`` on, the first at power ``n_values``
+    (the individual's values followed by the rollout's: its first value is the end
+    state again, as the framework concatenates them).
+
+    One call site each of ``advance`` and ``search_value`` (both inlined): every
+    inlined copy costs compile time on a fresh cache, none of them speed. Inlined (into
+    :func:`evaluate`), so that it compiles with the kernel's one ruleset.
+    """
     acc = partial
     k = n_values
-    acc += discount ** k * search_value(root, root_wood, state, player, quirks)
-    k += 1
-    for _ in range(mc_length):
-        if search_over(state, player, quirks):
-            break
-        advance(state, player, rng_integer(rng, N_ACTIONS), joint, hidden, n_hidden, rng)
-        acc += discount ** k * search_value(root, root_wood, state, player, quirks)
-        k += 1
-    return normalise(acc, -1.0, 1.0)
+    ticks = 0
+    value = 0.0
+    while True:
+        at_end = ticks >= mc_length or search_over(state, player, quirks)
+        if evaluate_act == EVALUATE_DISCOUNT or at_end:
+            value = search_value(root, root_wood, state, player, quirks)
+            if evaluate_act == EVALUATE_DISCOUNT:
+                acc += discount ** k * value
+                k += 1
+            if at_end:
+                break
+        advance(state, player, rng_integer(rng, N_ACTIONS), joint, hidden, n_hidden, rng, ruleset)
+        ticks += 1
+    return normalise(value if evaluate_act == EVALUATE_LAST else acc, -1.0, 1.0)
 
 
 @nb.njit(cache=True, inline="always")
 def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, player,
              evaluate_act, discount, mc_rollouts, mc_length, mc_repeat,
-             joint, hidden, n_hidden, rng, quirks=0):
+             joint, hidden, n_hidden, rng, quirks=0, ruleset=STATE_RULESET):
     """Roll ``genes`` (int8[L], mutated in place where ``mutate[i]``) from the root.
 
     Returns: float64, the new fitness ``(old_value + value) / 2``.
 
-    Inlined into :func:`rhea_decide` (two call sites: the population's evaluation, the
-    generation loop): as a call it passed three states by value per evaluation.
+    Inlined into :func:`rhea_search` (one call site): as a call it passed three states by
+    value per evaluation. It plays the genes with one call site each of ``advance`` and
+    ``search_value`` (inlined too): every inlined copy costs compile time on a fresh
+    cache (seconds each), none of them speed.
     """
     copy_into(scratch, root)
     length = genes.shape[0]
     acc = 0.0
-    if evaluate_act == EVALUATE_DISCOUNT:
-        acc = search_value(root, root_wood, scratch, player, quirks)
-    n_values = 1
-    for i in range(length):
-        if search_over(scratch, player, quirks):
-            break
-        if mutate[i]:  # a new value, different from the current one
+    value = 0.0
+    played = 0  # actions played so far
+    while True:  # one call site each of search_value and advance (both inlined)
+        at_end = played >= length or search_over(scratch, player, quirks)
+        if evaluate_act == EVALUATE_DISCOUNT or at_end:
+            value = search_value(root, root_wood, scratch, player, quirks)
+            if evaluate_act == EVALUATE_DISCOUNT:
+                acc = value if played == 0 else acc + discount ** played * value
+            if at_end:
+                break
+        if mutate[played]:  # a new value, different from the current one
             a = rng_integer(rng, N_ACTIONS - 1)
-            if a >= genes[i]:
+            if a >= genes[played]:
                 a += 1
-            genes[i] = a
-        advance(scratch, player, genes[i], joint, hidden, n_hidden, rng)
-        if evaluate_act == EVALUATE_DISCOUNT:
-            acc += discount ** n_values * search_value(root, root_wood, scratch, player, quirks)
-        n_values += 1
-    if evaluate_act == EVALUATE_LAST:
-        value = search_value(root, root_wood, scratch, player, quirks)
-    else:
+            genes[played] = a
+        advance(scratch, player, genes[played], joint, hidden, n_hidden, rng, ruleset)
+        played += 1
+    n_values = played + 1  # values taken with evaluate_act = EVALUATE_DISCOUNT
+    if evaluate_act == EVALUATE_DISCOUNT:
         value = acc
     if mc_rollouts and not search_over(scratch, player, quirks):
         total = 0.0
@@ -106,7 +117,7 @@ def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, playe
             copy_into(mc_state, scratch)
             total += _mc_rollout_value(mc_state, player, root, root_wood, evaluate_act, discount,
                                        acc, n_values, mc_length, joint, hidden, n_hidden, rng,
-                                       quirks)
+                                       quirks, ruleset)
         value = total / mc_repeat
     return (old_value + value) / 2.0
 
@@ -174,12 +185,13 @@ def _keep_best(population, values, offspring, off_values, pool, pool_values, ord
         values[i] = pool_values[order[i]]
 
 
-@nb.njit(cache=True)
-def rhea_decide(observation, player, root, scratch, mc_state, population, values, has_population,
+@nb.njit(cache=True, inline="always")
+def rhea_search(observation, player, root, scratch, mc_state, population, values, has_population,
                 offspring, off_values, max_iterations, time_limit, mutation_rate, tournament_size,
                 shift_buffer, evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, rng,
-                quirks=0, max_wood=0):
-    """One RHEA decision.
+                quirks, max_wood, ruleset):
+    """One RHEA decision (inlined into :func:`rhea_decide_canonical` and
+    :func:`rhea_decide_java`, each compiled for one ruleset).
 
     Args:
         observation: PommermanState; player: int.
@@ -194,6 +206,7 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
         rng: uint64[2].
         quirks: int, ``QUIRK_*`` bits of the profile; max_wood: int, see
             ``_common.prepare_search``.
+        ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant).
     Returns:
         (action, iterations): int64, int64.
     """
@@ -215,26 +228,25 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
     order = np.empty(p + o, dtype=np.int64)
 
     shift = has_population and shift_buffer
-    for i in range(p):  # the shifted (or a random) population, evaluated
-        if shift:
-            for j in range(1, length):
-                population[i, j - 1] = population[i, j]
-            population[i, length - 1] = rng_integer(rng, N_ACTIONS)
-            old_value = values[i]
-        else:
-            for j in range(length):
-                population[i, j] = rng_integer(rng, N_ACTIONS)
-            old_value = 0.0
-        values[i] = evaluate(population[i], old_value, no_mutation, root, root_wood, scratch,
-                             mc_state, player, evaluate_act, discount, mc_rollouts, mc_length,
-                             mc_repeat, joint, hidden, n_hidden, rng, quirks)
-
     iterations = 0
-    while not budget_exhausted(iterations, max_iterations, start, deadline):
-        # the offspring (made and mutated in turn), then the parents re-evaluated, through
-        # one evaluate call site (it is inlined: one copy of the rollout loop here)
-        for k in range(o + p):
-            if k < o:
+    initial = True  # first the (shifted or random) population is evaluated, then the generations
+    while initial or not budget_exhausted(iterations, max_iterations, start, deadline):
+        # one evaluate call site (it is inlined: one copy of the rollout loop here): in the
+        # initial pass the population; in a generation the offspring (made and mutated in
+        # turn), then the parents re-evaluated
+        for k in range(p if initial else o + p):
+            if initial:
+                if shift:
+                    for j in range(1, length):
+                        population[k, j - 1] = population[k, j]
+                    population[k, length - 1] = rng_integer(rng, N_ACTIONS)
+                    old_value = values[k]
+                else:
+                    for j in range(length):
+                        population[k, j] = rng_integer(rng, N_ACTIONS)
+                    old_value = 0.0
+                genes, mutated = population[k], no_mutation
+            elif k < o:
                 old_value = _make_offspring(population, values, offspring[k], tournament_size, rng)
                 _draw_mutation(mutate, mutation_rate, rng)
                 genes, mutated = offspring[k], mutate
@@ -243,14 +255,47 @@ def rhea_decide(observation, player, root, scratch, mc_state, population, values
                 genes, mutated = population[k - o], no_mutation
             value = evaluate(genes, old_value, mutated, root, root_wood, scratch, mc_state, player,
                              evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, joint,
-                             hidden, n_hidden, rng, quirks)
-            if k < o:
+                             hidden, n_hidden, rng, quirks, ruleset)
+            if initial:
+                values[k] = value
+            elif k < o:
                 off_values[k] = value
             else:
                 values[k - o] = value
+        if initial:
+            initial = False
+            continue
         _keep_best(population, values, offspring, off_values, pool, pool_values, order)
         iterations += 1
     return np.int64(population[0, 0]), iterations
+
+
+@nb.njit(cache=True)
+def rhea_decide_canonical(observation, player, root, scratch, mc_state, population, values,
+                          has_population, offspring, off_values, max_iterations, time_limit,
+                          mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                          mc_rollouts, mc_length, mc_repeat, rng, quirks=0, max_wood=0):
+    """:func:`rhea_search` for an observation of the canonical ruleset."""
+    return rhea_search(observation, player, root, scratch, mc_state, population, values,
+                       has_population, offspring, off_values, max_iterations, time_limit,
+                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                       mc_rollouts, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_CANONICAL)
+
+
+@nb.njit(cache=True)
+def rhea_decide_java(observation, player, root, scratch, mc_state, population, values,
+                     has_population, offspring, off_values, max_iterations, time_limit,
+                     mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                     mc_rollouts, mc_length, mc_repeat, rng, quirks=0, max_wood=0):
+    """:func:`rhea_search` for an observation of the java ruleset."""
+    return rhea_search(observation, player, root, scratch, mc_state, population, values,
+                       has_population, offspring, off_values, max_iterations, time_limit,
+                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                       mc_rollouts, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_JAVA)
+
+
+#: The decision kernel by the observation's ruleset (each compiles only its rules).
+RHEA_DECIDE = {RULESET_CANONICAL: rhea_decide_canonical, RULESET_JAVA: rhea_decide_java}
 
 
 # --------------------------------------------------------------------- the agent
@@ -321,7 +366,7 @@ class RHEAAgent(PommermanSearchAgent):
             return STOP, 0
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
-        action, iterations = rhea_decide(
+        action, iterations = RHEA_DECIDE[int(observation.meta[M_RULESET])](
             observation, self.seat, self._root, self._scratch, self._mc_state,
             self._population, self._values, self._has_population, self._offspring, self._off_values,
             max_iterations, seconds, float(c.mutation_rate), int(c.tournament_size),

@@ -15,11 +15,7 @@ timed. Reported numbers are medians over all timed decisions.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
@@ -231,35 +227,6 @@ def feature_speed(ruleset: str = "java", iterations: int = 600, games: int = 4, 
         out[f"{key}_vs_unfeatured"] = statistics.median(ratios)
         out[f"{key}_vs_unfeatured_range"] = [min(ratios), max(ratios)]
     return out
-
-
-_START_SNIPPET = (
-    "import time; t0 = time.perf_counter();"
-    "import numpy as np;"
-    "from games.pommerman import Pommerman;"
-    "from agents.registry import make_agent; from agents.api import Budget;"
-    "g = Pommerman(); g.reset(1);"
-    "a = make_agent('mcts', {}, Budget(iterations=50), g.config); a.begin_game(0, np.random.SeedSequence(1));"
-    "a.act(g.observation(0)); g.step([0, 0, 0, 0]);"
-    "print(time.perf_counter() - t0)"
-)
-
-
-def _timed_start(cache_dir: str) -> float:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", _START_SNIPPET], env=env, check=True,
-                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return time.perf_counter() - t0
-
-
-def bench_start() -> dict:
-    """Wall time of a fresh process that makes a game, one MCTS decision and one step:
-    with an empty numba cache (cold) and then with the cache it left (warm)."""
-    with tempfile.TemporaryDirectory(prefix="arena-numba-") as cache_dir:
-        cold = _timed_start(cache_dir)
-        warm = _timed_start(cache_dir)
-    return {"cold_start_s": cold, "warm_start_s": warm}
 
 
 def main(argv=None) -> None:

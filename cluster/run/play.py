@@ -229,13 +229,18 @@ def _safe_step_count(game) -> int:
         return 0
 
 
-def warm_up(spec, ticks: int = 10) -> dict[str, Any]:
-    """Play ``ticks`` ticks with every lineup agent so numba caches on this node
-    are compiled once (before many processes would compile into them at once).
-    Never raises: returns what failed."""
+def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
+    """Compile the lineup's kernels on this node in parallel processes
+    (:func:`cluster.run.warm.warm_up_parallel`), then play ``ticks`` ticks with every
+    lineup agent so the numba caches on this node are complete before many processes
+    would compile into them at once. Never raises: returns what failed."""
+    from cluster.run.warm import warm_up_parallel  # it imports this module in its workers
+
     t0 = time.perf_counter()
     errors = []
     try:
+        parallel = warm_up_parallel(spec, plugins)
+        errors += [f"{label}: parallel compile failed" for label in parallel["failed"]]
         agents = build_agents(spec)
         game = make_game(spec.game, spec.game_config)
         n = game.num_players

@@ -106,7 +106,7 @@ def _warm_up_task(spec, plugins: Sequence[str]) -> dict:
     import_plugins(plugins)
     from cluster.run.play import warm_up
 
-    return warm_up(spec)
+    return warm_up(spec, plugins=plugins)
 
 
 def warm_up_nodes(spec, plugins: Sequence[str] = (), timeout: float = 600.0) -> list[dict]:

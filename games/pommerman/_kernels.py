@@ -14,31 +14,56 @@ from ._layout import (
     B_COL, B_DIR, B_OWNER, B_ROW, F_COL, F_LIFE, F_ROW, FOG, M_DONE,
     M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
     N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_TIE, STATUS_WIN, WOOD, BOARD_SIZE,
-    M_RULESET, RULESET_JAVA, borrowed_state, copy_state,
+    M_RULESET, RULESET_CANONICAL, RULESET_JAVA, borrowed_state, copy_state,
 )
 from .._lowlevel import borrow
 from ._canonical import step_canonical
 from ._java import step_java
 
 
+#: ``step_under``'s ruleset argument for "the state's own ruleset" (decided at run time).
+STATE_RULESET = -1
+
+
+@nb.njit(cache=True, inline="always")
+def step_under(state, actions, ruleset):
+    """Advance ``state`` by one tick in place under ``ruleset``.
+
+    Args:
+        state: PommermanState (modified in place).
+        actions: int64[4], one action (0..5) per agent id; ignored for dead agents.
+        ruleset: RULESET_JAVA or RULESET_CANONICAL (the state must be of that
+            ruleset), or STATE_RULESET: the state's own (``meta[M_RULESET]``).
+
+    Inlined into the calling kernel (a search's tick): as a call it passed the state and
+    the actions (~55 machine words of array structs) twice per simulated tick, here and
+    again to the rules. When ``ruleset`` is a constant there (a search kernel compiled for
+    one ruleset), numba's dead-branch pruning drops the other ruleset's branch, so the
+    kernel neither compiles nor links the other rules (seconds on a fresh cache).
+    """
+    s = borrowed_state(state)
+    a = borrow(actions)
+    if ruleset == RULESET_JAVA:
+        step_java(s, a)
+    elif ruleset == RULESET_CANONICAL:
+        step_canonical(s, a)
+    elif s.meta[M_RULESET] == RULESET_JAVA:
+        step_java(s, a)
+    else:
+        step_canonical(s, a)
+
+
 @nb.njit(cache=True, inline="always")
 def step(state, actions):
-    """Advance ``state`` by one tick in place.
+    """Advance ``state`` by one tick in place under its own ruleset (``meta[M_RULESET]``).
 
     Args:
         state: PommermanState (modified in place).
         actions: int64[4], one action (0..5) per agent id; ignored for dead agents.
 
-    Inlined into the calling kernel (a search's tick): as a call it passed the state and
-    the actions (~55 machine words of array structs) twice per simulated tick, here and
-    again to the rules.
+    Inlined into the calling kernel, see :func:`step_under`.
     """
-    s = borrowed_state(state)
-    a = borrow(actions)
-    if s.meta[M_RULESET] == RULESET_JAVA:
-        step_java(s, a)
-    else:
-        step_canonical(s, a)
+    step_under(state, actions, STATE_RULESET)
 
 
 #: Flame life an agent's model gives every visible flame (the reference's

@@ -7,7 +7,8 @@ underscore modules beside it are private to ``games.pommerman`` and may change.
   its field indices (``A_*`` agent columns, ``B_*`` bomb columns, ``F_*`` flame
   columns, ``M_*`` meta slots), cell codes, actions, ``copy_into`` /
   ``copy_state`` / ``empty_state``.
-* Kernels (``_kernels.py``): ``step`` (dispatches on the state's ruleset),
+* Kernels (``_kernels.py``): ``step`` (dispatches on the state's ruleset), ``step_under``
+  (one ruleset, for kernels compiled per ruleset),
   ``is_terminal``, ``returns``, ``legal_actions``, ``observe``, ``heuristic``
   and helpers; the rules of each ruleset (``step_canonical``, ``step_java``)
   and their board generators.
@@ -19,7 +20,8 @@ from ._java import COLLAPSE_START, COLLAPSE_STEP, generate_java, step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._kernels import (
     FULL_FLAME_LIFE_CANONICAL, FULL_FLAME_LIFE_JAVA, count_alive, count_wood, heuristic,
-    heuristic_score, is_terminal, legal_actions, observe, returns, step, teammate_of,
+    heuristic_score, is_terminal, legal_actions, observe, returns, STATE_RULESET, step, step_under,
+    teammate_of,
 )
 from ._layout import (
     ACTION_DCOL, ACTION_DROW, AGENT0, AGENT_DUMMY, AGENT_FIELDS, A_ALIVE, A_AMMO, A_BLAST,
@@ -49,6 +51,6 @@ __all__ = [
     'STATUS_LOSS', 'STATUS_TIE', 'STATUS_WIN', 'STOP', 'StateFormatError', 'UP', 'WOOD',
     'cell', 'copy_into', 'copy_state', 'count_alive', 'count_wood', 'empty_state',
     'generate_canonical', 'inaccessible_passages', 'generate_java', 'heuristic', 'heuristic_score', 'is_terminal', 'legal_actions',
-    'observe', 'on_board', 'returns', 'state_from_dict', 'state_to_dict', 'step',
+    'observe', 'on_board', 'returns', 'STATE_RULESET', 'state_from_dict', 'state_to_dict', 'step', 'step_under',
     'step_canonical', 'step_java', 'teammate_of',
 ]

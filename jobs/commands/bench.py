@@ -23,7 +23,10 @@ def add_parser(sub) -> None:
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")
     p.add_argument("--seconds", type=float, default=3.0, help="engine timing length")
-    p.add_argument("--quick", action="store_true", help="shorter runs, no start-up timing")
+    p.add_argument("--quick", action="store_true",
+                   help="shorter runs, no start-up timing (pommerman: without --quick, cold_start_s is "
+                        "an `arena play` of four agents from an empty numba cache, warm_start_s the same "
+                        "again; see jobs/tools/cold_start.py)")
     p.add_argument("--against", metavar="REV", default=None,
                    help="paired check: run this benchmark for the working tree and for git revision "
                         "REV (e.g. main), each in its own process and tree, interleaved over "
@@ -72,13 +75,15 @@ def run(args) -> int:
 
         result = {"ruleset": args.ruleset}
         result.update(bench_engine(ruleset=args.ruleset, seconds=args.seconds))
-        from agents.pommerman.search_speed import bench_agents, bench_start
+        from agents.pommerman.search_speed import bench_agents
 
         result.update(bench_agents(games=1 if args.quick else 3,
                                    decisions_per_game=15 if args.quick else 40,
                                    ruleset=args.ruleset))
         if not args.quick:
-            result.update(bench_start())
+            from jobs.tools.cold_start import bench_cold_start
+
+            result.update(bench_cold_start(args.ruleset))
     elif args.target == "scotland_yard":
         from agents.scotland_yard.search_speed import bench_search
 

@@ -81,6 +81,7 @@ def run(args) -> int:
     from cluster.spec.plan import plan_study
     from cluster.run.play import build_agents, play_recorded_game
     from cluster.replay.records import replay, save_record
+    from cluster.run.warm import warm_up_parallel
 
     try:
         specs = [_parse_agent_spec(s) for s in args.agents.split(",")]
@@ -96,6 +97,7 @@ def run(args) -> int:
         print(f"arena play: --show-view: seat must be 0..{spec.num_players - 1}, got {args.show_view}",
               file=sys.stderr)
         return 2
+    warm_up_parallel(spec)  # a fresh numba cache: the agents' kernels compile side by side
     agents = build_agents(spec)
     task = plan_study(spec)[0].games[0]
     rows, _, record = play_recorded_game(spec, task, agents, worker="arena play")

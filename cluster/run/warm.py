@@ -1,0 +1,155 @@
+"""Cold start: compile a lineup's numba kernels in parallel processes, once per cache.
+
+On a fresh numba cache (a new install, a new node, any edit to ``games/`` or
+``agents/``, see :mod:`games.numba_cache`) the first decision of each agent
+compiles its search kernel, tens of seconds each, one after the other in one
+process. :func:`warm_up_parallel` compiles them side by side instead: one
+subprocess per distinct lineup entry (up to the number of cores at a time),
+each building the game and that one agent and making it decide once. Each
+subprocess compiles into a private cache directory, merged into the shared
+one afterwards (:func:`games.numba_cache.merge_cache`: numba's own cache
+files are not safe to fill from several processes at once); a private cache
+starts as hard links to the shared one, so what is cached already is loaded. The game's own
+kernels are compiled in every subprocess; the agents' search kernels, the bulk
+of the time, once each.
+
+A marker file in the shared cache, keyed by the sources and the lineup, makes
+a second call with the same lineup return at once. If a subprocess fails,
+nothing breaks: its kernels are compiled on first use, as without a warm-up.
+
+    python -m cluster.run.warm < job.json    # one subprocess: {"spec": ..., "index": i, "plugins": [...]}
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def warm_units(spec) -> list[int]:
+    """The lineup indices worth a subprocess each: one per distinct (agent, parameters,
+    budget kind) entry, the first of each."""
+    seen, units = set(), []
+    for i, seat in enumerate(spec.lineup):
+        budget = spec.budget_for(i)
+        key = (seat.agent, json.dumps(dict(seat.params), sort_keys=True, default=str),
+               budget.iterations is None)
+        if key not in seen:
+            seen.add(key)
+            units.append(i)
+    return units
+
+
+def _marker(spec, plugins) -> Path:
+    from games.numba_cache import cache_root, source_hash
+
+    data = spec.to_dict()
+    lineup = {"game": data["game"], "lineup": [(s["agent"], s["params"]) for s in data["lineup"]],
+              "plugins": sorted(plugins)}
+    key = hashlib.sha1(json.dumps(lineup, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return cache_root() / "warm" / f"{source_hash('games', 'agents', 'cluster')}-{key}"
+
+
+def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 3600.0,
+                     force: bool = False) -> dict[str, Any]:
+    """Compile the kernels of ``spec``'s lineup into the shared numba cache, one
+    subprocess per :func:`warm_units` entry, ``workers`` (default: the cores) at a time.
+
+    Returns ``{"seconds", "units", "skipped", "failed", "entries"}``: ``skipped`` when the
+    marker says this lineup was warmed with these sources already (``force`` ignores
+    it), ``failed`` the lineup labels whose subprocess failed or ran past ``timeout``
+    seconds (their kernels compile on first use), ``entries`` the cache entries merged.
+    Never raises for a failed unit. The timeout is a safety net only: on a machine
+    shared with heavy work a unit can take many times its idle minute.
+    """
+    from games.numba_cache import (
+        SCRATCH_PREFIX, cache_root, merge_cache, private_cache_env, seed_private_cache,
+    )
+
+    t0 = time.perf_counter()
+    marker = _marker(spec, plugins)
+    units = warm_units(spec)
+    if marker.exists() and not force:
+        return {"seconds": time.perf_counter() - t0, "units": len(units), "skipped": True,
+                "failed": [], "entries": 0}
+    workers = max(1, min(len(units), workers or os.cpu_count() or 1))
+    spec_data = spec.to_dict()
+    cache_root().mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
+    failed, entries = [], 0
+    try:
+        pending = list(units)
+        running: dict[int, tuple[subprocess.Popen, Path, float]] = {}
+        while pending or running:
+            while pending and len(running) < workers:
+                index = pending.pop(0)
+                private = scratch / f"unit{index}"
+                seed_private_cache(private)  # what is cached already is loaded, not compiled again
+                env = private_cache_env(private)
+                env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+                proc = subprocess.Popen([sys.executable, "-m", "cluster.run.warm"], env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, text=True)
+                proc.stdin.write(json.dumps({"spec": spec_data, "index": index, "plugins": list(plugins)}))
+                proc.stdin.close()
+                running[index] = (proc, private, time.perf_counter())
+            time.sleep(0.05)
+            for index, (proc, private, started) in list(running.items()):
+                code = proc.poll()
+                if code is None and time.perf_counter() - started < timeout:
+                    continue
+                if code is None:
+                    proc.kill()
+                    proc.wait()
+                if code != 0:
+                    failed.append(spec.lineup[index].label)
+                entries += merge_cache(private, cache_root())  # what it compiled is sound either way
+                proc.stderr.close()
+                del running[index]
+        if not failed:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"seconds": time.perf_counter() - t0, "units": len(units), "skipped": False,
+            "failed": failed, "entries": entries}
+
+
+def _warm_one(spec_data: dict, index: int, plugins) -> None:
+    """In a subprocess: build the game and lineup entry ``index`` and let it decide once
+    (compiling its kernels), then step the game once."""
+    import numpy as np
+
+    from agents.registry import make_agent
+    from cluster.run.play import acting_players, observation_for
+    from cluster.spec import StudySpec
+    from games.registry import make_game
+
+    for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
+        importlib.import_module(module)
+    spec = StudySpec.from_dict(spec_data)
+    seat = spec.lineup[index]
+    game = make_game(spec.game, spec.game_config)
+    game.reset(np.random.SeedSequence(spec.seed))
+    agent = make_agent(seat.agent, seat.config, spec.budget_for(index), spec.game_config)
+    players = acting_players(game)
+    player = players[0] if players else 0
+    agent.begin_game(player, np.random.SeedSequence([spec.seed, index]))
+    actions = [0] * game.num_players
+    actions[player] = agent.act(observation_for(game, player, agent))
+    game.step(actions)
+
+
+if __name__ == "__main__":
+    job = json.loads(sys.stdin.read())
+    _warm_one(job["spec"], int(job["index"]), job.get("plugins", ()))

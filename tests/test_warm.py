@@ -1,0 +1,95 @@
+"""The cold-start warm-up: private numba caches merged into the shared one, and the
+parallel warm-up of a lineup (cluster/warm.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from conftest import PLUGINS, TESTS_DIR
+from cluster.spec import build_spec
+from cluster.run.warm import warm_units, warm_up_parallel
+from games.numba_cache import merge_cache, seed_private_cache
+
+KERNEL = textwrap.dedent("""
+    import numba as nb
+
+    @nb.njit(cache=True)
+    def plus_one(x):
+        return x + 1
+""")
+
+CALL = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from tiny_kernel import plus_one
+    values = [plus_one(v) for v in json.loads(sys.argv[2])]
+    stats = plus_one.stats
+    print(json.dumps({"values": values, "hits": sum(stats.cache_hits.values()),
+                      "misses": sum(stats.cache_misses.values())}))
+""")
+
+
+def _call(module_dir, cache_dir, values) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    env.pop("ARENA_NUMBA_CACHE_AUTO", None)
+    run = subprocess.run([sys.executable, "-c", CALL, str(module_dir), json.dumps(values)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_merged_private_caches_serve_every_signature(tmp_path, monkeypatch):
+    """Two processes compile different signatures of one kernel into private caches
+    (into one cache at once, numba would give both the same data file); merged, a third
+    process loads both signatures without compiling, and so does one whose private cache
+    was seeded from the shared one."""
+    module_dir = tmp_path / "src"
+    module_dir.mkdir()
+    (module_dir / "tiny_kernel.py").write_text(KERNEL)
+    first = _call(module_dir, tmp_path / "private_int", [1])
+    second = _call(module_dir, tmp_path / "private_float", [1.5])
+    assert first["misses"] == 1 and second["misses"] == 1
+    shared = tmp_path / "shared"
+    assert merge_cache(tmp_path / "private_int", shared) == 1
+    assert merge_cache(tmp_path / "private_float", shared) == 1
+    assert merge_cache(tmp_path / "private_float", shared) == 0, "an entry already there is kept"
+    served = _call(module_dir, shared, [1, 1.5])
+    assert served == {"values": [2, 2.5], "hits": 2, "misses": 0}
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(shared))  # the user's own cache directory
+    monkeypatch.delenv("ARENA_NUMBA_CACHE_AUTO", raising=False)
+    assert seed_private_cache(tmp_path / "seeded") == 3  # the index and two data files
+    assert _call(module_dir, tmp_path / "seeded", [1.5, 1]) == {"values": [2.5, 2], "hits": 2, "misses": 0}
+
+
+def _spec(tmp_path, lineup):
+    return build_spec({
+        "study": {"name": "warm", "seed": 7, "results_dir": str(tmp_path / "studies")},
+        "game": {"name": "count", "max_steps": 4, "num_players": len(lineup)},
+        "budget": {"iterations": 3},
+        "design": {"seeds": 1, "games_per_seed": 1},
+        "lineup": lineup,
+        "tracking": {"enabled": False},
+    })
+
+
+def test_warm_units_one_per_distinct_entry(tmp_path):
+    spec = _spec(tmp_path, [{"agent": "fake", "label": "A"}, {"agent": "fake", "label": "B"},
+                            {"agent": "fake", "label": "C", "params": {"skill": 0.5}}])
+    assert warm_units(spec) == [0, 2]
+
+
+def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([TESTS_DIR, os.environ.get("PYTHONPATH", "")]))
+    good = _spec(tmp_path, [{"agent": "fake", "label": "A"}, {"agent": "fake", "label": "B"}])
+    first = warm_up_parallel(good, PLUGINS)
+    assert (first["units"], first["skipped"], first["failed"]) == (1, False, [])
+    assert warm_up_parallel(good, PLUGINS)["skipped"], "the same lineup and sources: nothing to do"
+    boom = {"agent": "fake", "label": "Boom", "params": {"fail_prob": 1.0, "fail_step": 0}}
+    failing = _spec(tmp_path, [{"agent": "fake", "label": "A"}, boom])
+    result = warm_up_parallel(failing, PLUGINS)
+    assert result["failed"] == ["Boom"]
+    assert not warm_up_parallel(failing, PLUGINS)["skipped"], "a failed warm-up is tried again"
