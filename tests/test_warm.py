@@ -52,13 +52,13 @@ def test_merged_private_caches_serve_every_signature(tmp_path, monkeypatch):
     first = _call(module_dir, tmp_path / "private_int", [1])
     second = _call(module_dir, tmp_path / "private_float", [1.5])
     assert first["misses"] == 1 and second["misses"] == 1
-    shared = tmp_path / "shared"
-    assert merge_cache(tmp_path / "private_int", shared) == 1
-    assert merge_cache(tmp_path / "private_float", shared) == 1
-    assert merge_cache(tmp_path / "private_float", shared) == 0, "an entry already there is kept"
-    served = _call(module_dir, shared, [1, 1.5])
+    common = tmp_path / "node_cache"
+    assert merge_cache(tmp_path / "private_int", common) == 1
+    assert merge_cache(tmp_path / "private_float", common) == 1
+    assert merge_cache(tmp_path / "private_float", common) == 0, "an entry already there is kept"
+    served = _call(module_dir, common, [1, 1.5])
     assert served == {"values": [2, 2.5], "hits": 2, "misses": 0}
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(shared))  # the user's own cache directory
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(common))  # the user's own cache directory
     monkeypatch.delenv("ARENA_NUMBA_CACHE_AUTO", raising=False)
     assert seed_private_cache(tmp_path / "seeded") == 3  # the index and two data files
     assert _call(module_dir, tmp_path / "seeded", [1.5, 1]) == {"values": [2.5, 2], "hits": 2, "misses": 0}

@@ -5,7 +5,8 @@ rows it returns), ``scheduler`` (``GameHost`` actors, ``HostPool``: bounded
 in-flight work, unordered retrieval, lost hosts replaced), ``policy`` (the
 scheduling policy: which series first, how far past a sequential test's
 frontier), ``plugin_nodes`` (every node imports the spec's plugins before a game),
-``tracker`` (what a study logs to MLflow), ``driver`` (``run_study``
+``warm`` (the lineup's kernels compiled in parallel processes into the node's
+numba cache), ``tracker`` (what a study logs to MLflow), ``driver`` (``run_study``
 in named stages: plan and resume, dispatch, finish) and ``scaling_bench``
 (``arena bench cluster``).
 

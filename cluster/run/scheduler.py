@@ -104,7 +104,7 @@ class GameHost:
 @ray.remote(num_cpus=1, max_retries=0)
 def _warm_up_task(spec, plugins: Sequence[str]) -> dict:
     import_plugins(plugins)
-    from cluster.run.play import warm_up
+    from cluster.run.warm import warm_up
 
     return warm_up(spec, plugins=plugins)
 

@@ -33,6 +33,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cluster.run.play import acting_players, build_agents, observation_for, worker_name
+from cluster.spec.plan import GameTask, board_seed_sequence, seat_seed_sequence
+from games.registry import make_game
+
 _ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -131,7 +135,6 @@ def _warm_one(spec_data: dict, index: int, plugins) -> None:
     import numpy as np
 
     from agents.registry import make_agent
-    from cluster.run.play import acting_players, observation_for
     from cluster.spec import StudySpec
     from games.registry import make_game
 
@@ -148,6 +151,41 @@ def _warm_one(spec_data: dict, index: int, plugins) -> None:
     actions = [0] * game.num_players
     actions[player] = agent.act(observation_for(game, player, agent))
     game.step(actions)
+
+
+def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
+    """Compile the lineup's kernels on this node in parallel processes
+    (:func:`cluster.run.warm.warm_up_parallel`), then play ``ticks`` ticks with every
+    lineup agent so the numba caches on this node are complete before many processes
+    would compile into them at once. Never raises: returns what failed."""
+    t0 = time.perf_counter()
+    errors = []
+    try:
+        parallel = warm_up_parallel(spec, plugins)
+        errors += [f"{label}: parallel compile failed" for label in parallel["failed"]]
+        agents = build_agents(spec)
+        game = make_game(spec.game, spec.game_config)
+        n = game.num_players
+        lineup = tuple(i % len(agents) for i in range(n))
+        task = GameTask(game_index=0, series_id=0, index_in_series=0, board_seed=0,
+                        seat_lineup=lineup, spawn_key=(0,))
+        game.reset(board_seed_sequence(spec.seed, task))
+        seats = [agents[i] for i in lineup]
+        for seat, agent in enumerate(seats):
+            agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
+        for _ in range(ticks):
+            if game.done:
+                break
+            actions = [0] * n
+            for seat in acting_players(game):
+                try:
+                    actions[seat] = seats[seat].act(observation_for(game, seat, seats[seat]))
+                except Exception as exc:  # a failing agent is the study's business, not ours
+                    errors.append(f"{spec.lineup[lineup[seat]].label}: {exc!r}")
+            game.step(actions)
+    except Exception as exc:
+        errors.append(repr(exc))
+    return {"worker": worker_name(), "seconds": time.perf_counter() - t0, "errors": errors}
 
 
 if __name__ == "__main__":

@@ -10,5 +10,7 @@ APIs only (``tests/test_layers.py`` forbids private imports across packages).
 * ``train_birds`` and ``train_encoder``: training the bird policy and the XCOM
   autoencoder (``arena train-birds``, ``arena train-encoder``);
 * ``paired_bench``: the interleaved this-tree / other-tree benchmark (``arena bench --against``);
-* ``plugin_bench``: the cost of plugin agents and games (``arena bench plugins``).
+* ``plugin_bench``: the cost of plugin agents and games (``arena bench plugins``);
+* ``cold_start``: the first play from an empty numba cache and from a warm one
+  (``arena bench pommerman``'s ``cold_start_s`` / ``warm_start_s``).
 """
