@@ -406,7 +406,7 @@ def test_fog_diagnostics_collapse_counts():
     import io
 
     from cluster.spec.study import build_spec
-    from jobs.femcts.fog_diagnostics import run
+    from jobs.tools.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
@@ -429,11 +429,11 @@ def test_fog_diagnostics_collapse_counts():
 
 
 def test_fog_readings_table(tmp_path, capsys):
-    """jobs.femcts.fog_readings: the FEMCTS seat's W/T/L per view range with a
+    """jobs.tools.fog_readings: the FEMCTS seat's W/T/L per view range with a
     Wilson interval; a team's two FEMCTS seats count once per game."""
     import pandas as pd
 
-    from jobs.femcts.fog_readings import main
+    from jobs.tools.fog_readings import main
 
     rows = []
     for g, (vr, res) in enumerate([(0, "win"), (0, "loss"), (0, "win"), (4, "tie")]):

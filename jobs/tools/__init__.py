@@ -4,7 +4,8 @@ APIs only (``tests/test_layers.py`` forbids private imports across packages).
 
 * ``side_by_side``: Arena's Pommerman agents against the Java framework's figures
   (``jobs/femcts/framework_side_by_side.toml``);
-* ``fog_diagnostics``: what FEMCTS's search sees under fog (``jobs/femcts/``);
+* ``fog_diagnostics`` and ``fog_readings``: what FEMCTS's search sees under fog, and its
+  win % per view range from study directories (``jobs/femcts/``);
 * ``lc_tables`` and ``scotland_yard_compare``: Scotland Yard's location-categorization
   tables and the paper comparisons (``jobs/scotland_yard/``);
 * ``train_birds`` and ``train_encoder``: training the bird policy and the XCOM

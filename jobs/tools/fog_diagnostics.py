@@ -56,7 +56,7 @@ the positions the agent faced, not a replay of its search::
 
     python -m jobs.tools.fog_diagnostics jobs/femcts/7_po_ffa.toml --view-range 0,2,4 \\
         --boards 10 --games-per-board 1 [--set lineup.0.params.fog_moves=\\"open\\"] [--out FILE]
-    python -m jobs.femcts.fog_diagnostics summary FILE [FILE ...]   # one Markdown table, summed
+    python -m jobs.tools.fog_diagnostics summary FILE [FILE ...]   # one Markdown table, summed
 """
 from __future__ import annotations
 
@@ -561,7 +561,7 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if argv and argv[0] == "summary":
-        # python -m jobs.femcts.fog_diagnostics summary A.json [B.json ...]: one Markdown table
+        # python -m jobs.tools.fog_diagnostics summary A.json [B.json ...]: one Markdown table
         reports = []
         for path in argv[1:]:
             with open(path) as fh:

@@ -6,7 +6,7 @@ Each argument is ``NAME=STUDY_DIR[,STUDY_DIR...]`` (study results directories, a
 seat's (in team mode, its team's) wins, ties and deaths (in team mode, of the
 first FEMCTS seat), and the win % with its interval::
 
-    python -m jobs.femcts.fog_readings unseeded=/tmp/r/femcts-7-po-ffa [NAME=DIR ...]
+    python -m jobs.tools.fog_readings unseeded=/tmp/r/femcts-7-po-ffa [NAME=DIR ...]
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def femcts_rows(name: str, *study_dirs: str | Path) -> list[str]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or any("=" not in a for a in argv):
-        print("usage: python -m jobs.femcts.fog_readings NAME=STUDY_DIR [...]", file=sys.stderr)
+        print("usage: python -m jobs.tools.fog_readings NAME=STUDY_DIR [...]", file=sys.stderr)
         return 2
     print("| reading | range | games | FEMCTS W/T/L | FEMCTS died | FEMCTS win % (95% Wilson) |")
     print("|---|---|---:|---|---:|---|")
