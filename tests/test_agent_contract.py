@@ -125,13 +125,13 @@ def test_scotland_yard_agents_take_their_side_and_random_plays_the_other():
 
 
 class CrashingAgent(UnseededAgent):
-    """Raises at its third decision."""
+    """Raises at its second decision."""
 
     name = "crashing"
     games = ("tictactoe",)
 
     def decide(self, observation):
-        if self.decisions == 2:
+        if self.decisions == 1:
             raise RuntimeError("out of ideas")
         return super().decide(observation)
 
