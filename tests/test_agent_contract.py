@@ -36,7 +36,12 @@ def test_the_example_plugin_is_installed_and_registered():
 def other_process_traces():
     cases = [(agent, game, DEFAULT_ITERATIONS, DEFAULT_STEPS, DEFAULT_SEED) for agent, game in PAIRS
              if agent_class(agent).supports_iteration_budget]
-    # generous timeout: on a fresh clone the child compiles every agent's kernels first
+    # Play every case here first: this process compiles the kernels into the numba cache
+    # once, and the child then loads them instead of compiling them a second time (on a
+    # fresh clone that halves the module's compile time). The timeout stays generous for
+    # a loaded machine.
+    for agent, game, iterations, steps, seed in cases:
+        play_contract_game(agent, game, iterations=iterations, steps=steps, seed=seed)
     return traces_in_another_process(cases, modules=("conftest",), timeout=3600)
 
 
