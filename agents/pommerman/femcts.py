@@ -55,8 +55,8 @@ from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
     B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
-    M_N_BOMBS, M_N_FLAMES, M_RULESET, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, RULESET_CANONICAL,
-    RULESET_JAVA, STATE_RULESET, STOP, WOOD, borrowed_state, copy_into,
+    M_N_BOMBS, M_N_FLAMES, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, borrowed_state,
+    copy_into,
 )
 
 from ..api import Budget
@@ -177,14 +177,13 @@ def policy_action(state, player, weights, feature_index, scale, offset, n_effect
 def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
                     n_effective, feature_cache, all_features, features, probabilities, joint,
                     hidden, n_hidden, rng, features_only=False, fog_blocks=False, absent=0.0,
-                    quirks=0, ruleset=STATE_RULESET):
+                    quirks=0):
     """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks.
 
     Args: those of :func:`policy_action` (``fog_blocks``, ``absent`` too), plus
     ``joint``, ``hidden``, ``n_hidden`` of :func:`~agents.pommerman._common.advance`;
     ``quirks``: ``QUIRK_STOP_AT_OWN_END`` stops the rollout when ``player``'s
-    result is decided (``_common.search_over``; FEMCTS's ``mcts_switches``);
-    ``ruleset``: that of :func:`~agents.pommerman._common.advance`.
+    result is decided (``_common.search_over``; FEMCTS's ``mcts_switches``).
     Returns: the depth reached (int).
 
     ``features_only``: compute the features of ``state`` into ``all_features``
@@ -310,7 +309,7 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
             action = STOP if e == 1 else LAY_BOMB
         else:
             action = LAY_BOMB
-        advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
+        advance(state, player, action, joint, hidden, n_hidden, rng)
         depth += 1
     return depth
 
@@ -331,18 +330,15 @@ def rollout_features(state, player, feature_cache, out, absent=0.0):
                     True, False, absent)
 
 
-@nb.njit(cache=True, inline="always")
-def femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+@nb.njit(cache=True)
+def femcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
                   exploration, epsilon, rollout_depth,
                   population, fitness, population_scratch, feature_index, scale, offset,
                   n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
                   mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                  keep_positive, normalise, discount, rng, quirks, max_wood, fog_blocks,
-                  absent, search_quirks, ruleset, best_mean):
-    """One FEMCTS decision; evolves ``population`` in place. Inlined into
-    :func:`femcts_decide` (the state's ruleset, decided per tick) and
-    :func:`femcts_decide_canonical` / :func:`femcts_decide_java` (one ruleset each,
-    compiling only its rules: the agent's).
+                  keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
+                  absent=0.0, search_quirks=0, best_mean=False):
+    """One FEMCTS decision; evolves ``population`` in place.
 
     Args:
         observation: PommermanState (unchanged); player: int.
@@ -366,7 +362,6 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
         absent: float, closeness of an object not on the board (``absent_closeness``).
         search_quirks: ``QUIRK_STOP_AT_OWN_END`` / ``QUIRK_TIE_DEATH_SCORED`` bits
             taken in the tree, the rollouts and the value (``mcts_switches``).
-        ruleset: RULESET_CANONICAL, RULESET_JAVA (a constant), or STATE_RULESET.
         best_mean: play the root child with the best mean value instead of the
             most visited one (``recommendation``).
     Returns:
@@ -407,12 +402,12 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
                     break
                 copy_into(scratch, root)
                 leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
-                                   joint, hidden, n_hidden, rng, search_quirks, ruleset)
+                                   joint, hidden, n_hidden, rng, search_quirks)
                 depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
                                         population[p], feature_index, scale, offset, n_effective,
                                         feature_cache, all_features, features, probabilities,
                                         joint, hidden, n_hidden, rng, False, fog_blocks, absent,
-                                        search_quirks, ruleset)
+                                        search_quirks)
                 ticks += scratch.meta[M_STEP] - root_step
                 value = search_value(root, root_wood, scratch, player, search_quirks)
                 if discount != 1.0:
@@ -436,66 +431,6 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
     if action < 0:  # no expanded child (best_mean only; most visited returns 0 then)
         action = STOP
     return action, iterations, generations, ticks
-
-
-@nb.njit(cache=True)
-def femcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
-                  exploration, epsilon, rollout_depth,
-                  population, fitness, population_scratch, feature_index, scale, offset,
-                  n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                  mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                  keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
-                  absent=0.0, search_quirks=0, best_mean=False):
-    """:func:`femcts_search` under the observation's own ruleset (both rules compiled in)."""
-    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                         exploration, epsilon, rollout_depth, population, fitness,
-                         population_scratch, feature_index, scale, offset, n_effective,
-                         feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                         mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                         keep_positive, normalise, discount, rng, quirks, max_wood, fog_blocks,
-                         absent, search_quirks, STATE_RULESET, best_mean)
-
-
-@nb.njit(cache=True)
-def femcts_decide_canonical(observation, player, tree, root, scratch, max_iterations, time_limit,
-                            exploration, epsilon, rollout_depth,
-                            population, fitness, population_scratch, feature_index, scale, offset,
-                            n_effective, feature_cache, rollouts_per_individual, elite_count,
-                            tournament_size, mutation_probability, mutation_strength,
-                            positive_bias, mutation_variant, keep_positive, normalise, discount,
-                            rng, quirks=0, max_wood=0, fog_blocks=False, absent=0.0,
-                            search_quirks=0, best_mean=False):
-    """:func:`femcts_search` for an observation of the canonical ruleset."""
-    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                         exploration, epsilon, rollout_depth, population, fitness,
-                         population_scratch, feature_index, scale, offset, n_effective,
-                         feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                         mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                         keep_positive, normalise, discount, rng, quirks, max_wood, fog_blocks,
-                         absent, search_quirks, RULESET_CANONICAL, best_mean)
-
-
-@nb.njit(cache=True)
-def femcts_decide_java(observation, player, tree, root, scratch, max_iterations, time_limit,
-                       exploration, epsilon, rollout_depth,
-                       population, fitness, population_scratch, feature_index, scale, offset,
-                       n_effective, feature_cache, rollouts_per_individual, elite_count,
-                       tournament_size, mutation_probability, mutation_strength,
-                       positive_bias, mutation_variant, keep_positive, normalise, discount,
-                       rng, quirks=0, max_wood=0, fog_blocks=False, absent=0.0,
-                       search_quirks=0, best_mean=False):
-    """:func:`femcts_search` for an observation of the java ruleset."""
-    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                         exploration, epsilon, rollout_depth, population, fitness,
-                         population_scratch, feature_index, scale, offset, n_effective,
-                         feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                         mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                         keep_positive, normalise, discount, rng, quirks, max_wood, fog_blocks,
-                         absent, search_quirks, RULESET_JAVA, best_mean)
-
-
-#: The agent's decision kernel by the observation's ruleset (each compiles only its rules).
-FEMCTS_DECIDE = {RULESET_CANONICAL: femcts_decide_canonical, RULESET_JAVA: femcts_decide_java}
 
 
 # --------------------------------------------------------------------- the agent
@@ -698,7 +633,7 @@ class FEMCTSAgent(PommermanSearchAgent):
             return STOP, 0
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
-        action, iterations, generations, ticks = FEMCTS_DECIDE[int(observation.meta[M_RULESET])](
+        action, iterations, generations, ticks = femcts_decide(
             observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
             float(c.exploration), float(c.epsilon), int(c.rollout_depth),
             self.population, self.fitness, self._pop_scratch, self._feature_index,

@@ -27,11 +27,13 @@ from pydantic import Field, field_validator, model_validator
 from ..api import LOSS, TIE, WIN, Game
 from ..validation import NonBlank, config_class, one_of
 from . import _kernels
+from ._canonical import step_canonical
+from ._java import step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._layout import (
     A_ALIVE, A_COL, A_ROW, A_STATUS, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE, DEFAULT_MAX_STEPS,
-    FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, M_RESULT, M_STEP, MODES, N_ACTIONS, N_AGENTS, RESULT_TIE,
-    RULESETS, STATUS_LOSS, STATUS_TIE, STATUS_WIN, PommermanState, copy_state,
+    FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, M_RESULT, M_RULESET, M_STEP, MODES, N_ACTIONS, N_AGENTS,
+    RESULT_TIE, RULESET_CANONICAL, RULESET_JAVA, RULESETS, STATUS_LOSS, STATUS_TIE, STATUS_WIN, PommermanState, copy_state,
 )
 
 __all__ = ["Pommerman", "PommermanConfig", "PommermanState", "StateFormatError"]
@@ -181,6 +183,12 @@ def generate(config: PommermanConfig, seed) -> PommermanState:
     return state
 
 
+#: The rules by ruleset, called from Python one tick at a time: each compiles only its own
+#: rules on a fresh numba cache (``_kernels.step``, which decides by the state's ruleset,
+#: compiles both).
+_STEP = {RULESET_CANONICAL: step_canonical, RULESET_JAVA: step_java}
+
+
 class Pommerman(Game):
     """The ergonomic wrapper over the Pommerman kernels (see :class:`games.api.Game`).
     Simultaneous moves; an action out of range is counted and becomes stop, as
@@ -207,7 +215,7 @@ class Pommerman(Game):
 
     def apply(self, joint) -> None:
         alive_before = self.state.agents[:, A_ALIVE].copy()
-        _kernels.step(self.state, joint)
+        _STEP[int(self.state.meta[M_RULESET])](self.state, joint)
         died = (alive_before != 0) & (self.state.agents[:, A_ALIVE] == 0) & (self._died_at < 0)
         self._died_at[died] = int(self.state.meta[M_STEP])
 
