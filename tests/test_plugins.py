@@ -134,7 +134,9 @@ def test_an_agent_without_iteration_budget_is_refused_a_deterministic_study(tmp_
         agent = "{agent}"
         budget = {{ iterations = 9 }}
     """)
-    assert main(["run", str(spec), "--check"]) == 2
+    with pytest.raises(SystemExit) as exited:  # the spec loader's exit: one line, code 2
+        main(["run", str(spec), "--check"])
+    assert exited.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("lineup[1].agent: 'test_plugins:ClockOnlyAgent' has no iteration budget "
                         "(supports_iteration_budget = False) but lineup[1].budget gives it 9 it per decision; "
