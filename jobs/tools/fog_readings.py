@@ -19,7 +19,7 @@ def femcts_rows(name: str, *study_dirs: str | Path) -> list[str]:
     over ``study_dirs``."""
     import pandas as pd
 
-    from cluster.stats import wilson_interval
+    from cluster.analysis.summary import LabelSummary
 
     seats = []
     for study_dir in study_dirs:
@@ -33,12 +33,10 @@ def femcts_rows(name: str, *study_dirs: str | Path) -> list[str]:
     seat = pd.concat(seats, ignore_index=True)
     rows = []
     for vr, g in seat.groupby("vary.view_range", sort=True):
-        n = len(g)
-        w, t, lo_ = (int((g["result"] == r).sum()) for r in ("win", "tie", "loss"))
-        died = int(g["died_at"].notna().sum())
-        lo, hi = wilson_interval(w, n)
-        rows.append(f"| {name} | {vr} | {n} | {w}/{t}/{lo_} | {died} | "
-                    f"{100 * w / n:.0f}% ({100 * lo:.0f}-{100 * hi:.0f}) |")
+        summary = LabelSummary.of(g)  # the cluster's one rule for which games count, deaths
+        lo, hi = summary.interval("win")
+        rows.append(f"| {name} | {vr} | {summary.games} | {summary.wtl()} | {summary.deaths} | "
+                    f"{100 * summary.rate('win'):.0f}% ({100 * lo:.0f}-{100 * hi:.0f}) |")
     return rows
 
 
