@@ -13,6 +13,21 @@ imported by the Ray workers as a plugin) so that game durations are exact:
   the peak over the whole study (report included) and the growth while games
   are recorded (from 10% of the games to the last); ``driver_rss_total_growth_mb``
   includes one-time costs (MLflow store set-up, the final report and plot).
+* ``tick_games_per_second_1`` / ``_2``, ``overhead_ms_per_game_1`` / ``_2``: studies of
+  1-tick games (no agent work), so a game's wall time is all scheduling, hosting and
+  recording: games per second and milliseconds of overhead per game, with 1 and 2 workers.
+* ``real_games_per_hour_1`` / ``_2`` / ``real_speedup_2_workers``, ``real_game_seconds_mean``:
+  Pommerman FFA games of four rule-based agents (the framework's SimpleAgent), on 1 and 2
+  workers (the first game of each host, which pays imports and kernel loading, excluded).
+* ``scaling_*``: how the cost of a game grows with the games already planned and stored.
+  ``scaling_ms_per_game_first_decile`` / ``_last_decile`` / ``scaling_growth_ratio``: the
+  median time between consecutive recorded games in the first and the last tenth of the
+  memory study (1,000 games of 1 tick; 5,000 with ``--quick`` off), its ratio (1.0: no
+  per-game cost that grows with the store); ``plan_seconds_per_1000_games`` (best of 3) at 1,000 and
+  20,000 games (``plan_growth_ratio``: per-game planning cost at 20k over 1k); and
+  ``store_append_ms_first`` / ``_last`` / ``store_growth_ratio``: one game's rows appended
+  to a ``ResultStore`` directly (the durable write, fsync included), median over the first
+  and the last 200 of 2,000 appends (5,000 without ``--quick``).
 """
 from __future__ import annotations
 
@@ -136,6 +151,61 @@ class SpinAgent(Agent):
 register_game("bench-tick", TickConfig, TickGame)
 
 
+def _pommerman_spec(root: Path, name: str, *, seeds: int):
+    """FFA Pommerman, four rule-based agents (no search: a game costs its forward model and
+    the rule-based player), one game per board seed."""
+    return build_spec({
+        "study": {"name": name, "seed": 1, "results_dir": str(root / "studies")},
+        "game": {"name": "pommerman", "mode": "ffa"},
+        "budget": {"iterations": 1},
+        "design": {"seeds": seeds, "games_per_seed": 1, "series_by": "game"},
+        "lineup": [{"agent": "rule_based", "label": f"R{i}"} for i in range(4)],
+        "tracking": {"enabled": False, "uri": f"sqlite:///{root / 'mlflow.db'}", "experiment": "bench"},
+    })
+
+
+def _gaps_ms(recorded_at: list[float]) -> np.ndarray:
+    """Milliseconds between consecutive recorded games."""
+    return 1000.0 * np.diff(np.asarray(recorded_at, dtype=np.float64))
+
+
+def _decile_medians(values: np.ndarray) -> tuple[float, float]:
+    """Median of the first and of the last tenth of ``values`` (at least one value each)."""
+    k = max(1, len(values) // 10)
+    return float(np.median(values[:k])), float(np.median(values[-k:]))
+
+
+def _plan_seconds_per_1000(root: Path, games: int) -> float:
+    """Seconds to plan a study of ``games`` 1-tick games (best of 3), per 1,000 games."""
+    from cluster.spec.plan import plan_study
+
+    spec = _spec(root, f"plan-{games}", max_steps=1, seeds=games // 10, games_per_seed=10, params={})
+    plan_study(spec)  # warm (imports, caches)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        plan_study(spec)
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000.0 / games
+
+
+def _store_append_ms(root: Path, appends: int) -> tuple[float, float]:
+    """Median ms of one game's ``ResultStore.append`` over the first and last 200 appends."""
+    from cluster.results.store import ResultStore
+
+    store = ResultStore(root / "store-bench")
+    times = np.empty(appends)
+    for g in range(appends):
+        rows = [{"study_id": "store-bench", "series_id": g, "game_index": g, "index_in_series": 0,
+                 "board_seed": g, "seat": seat, "label": "AB"[seat], "agent": "bench-spin",
+                 "result": "win" if seat else "loss", "length": 1} for seat in range(2)]
+        t0 = time.perf_counter()
+        store.append(rows)
+        times[g] = (time.perf_counter() - t0) * 1000.0
+    k = min(200, appends // 2)
+    return float(np.median(times[:k])), float(np.median(times[-k:]))
+
+
 def _spec(root: Path, name: str, *, max_steps: int, seeds: int, games_per_seed: int,
           params: dict, tracking: bool = False, series_by: str = "seed"):
 
@@ -168,7 +238,7 @@ def _rss_mb() -> float:
 
 
 def bench_cluster(quick: bool = False) -> dict:
-    """Run the three measurements on a local 2-CPU Ray; returns a JSON-able dict."""
+    """Run the measurements above on a local 2-CPU Ray; returns a JSON-able dict."""
     import ray
 
     started = False
@@ -199,8 +269,40 @@ def bench_cluster(quick: bool = False) -> dict:
                 out[f"games_per_hour_{workers}"], _, _ = _throughput(res)
             out["speedup_2_workers"] = out["games_per_hour_2"] / out["games_per_hour_1"]
 
-            # (c) driver memory over 1,000 very short games, tracked to SQLite.
-            n = 200 if quick else 1000
+            # (d) 1-tick games: all of a game's wall time is scheduling, hosting and recording.
+            n = 100 if quick else 400
+            for workers in (1, 2):
+                res = run_study(_spec(root, f"tick-{workers}", max_steps=1, seeds=n, games_per_seed=1,
+                                      params={}, series_by="game"),
+                                num_workers=workers, tracking=False, **run)
+                wall = res.recorded_at[-1] - res.recorded_at[0]
+                out[f"tick_games_per_second_{workers}"] = (len(res.recorded_at) - 1) / wall
+                out[f"overhead_ms_per_game_{workers}"] = 1000.0 * wall / (len(res.recorded_at) - 1)
+
+            # (e) real games: Pommerman FFA, four rule-based players, 1 and 2 workers.
+            n = 8 if quick else 24
+            for workers in (1, 2):
+                res = run_study(_pommerman_spec(root, f"pommerman-{workers}", seeds=n),
+                                num_workers=workers, tracking=False, progress=False)
+                # each host's first game pays its imports and kernel loading: start the clock after
+                # the first `workers` games
+                times = res.recorded_at[workers - 1:]
+                out[f"real_games_per_hour_{workers}"] = 3600.0 * (len(times) - 1) / (times[-1] - times[0])
+                if workers == 1:
+                    out["real_game_seconds_mean"] = float(np.mean(res.game_times[1:]))
+            out["real_speedup_2_workers"] = out["real_games_per_hour_2"] / out["real_games_per_hour_1"]
+
+            # (f) planning and the store as the study grows.
+            small, large = 1000, 20000
+            out["plan_seconds_per_1000_games"] = _plan_seconds_per_1000(root, small)
+            out["plan_growth_ratio"] = _plan_seconds_per_1000(root, large) / out["plan_seconds_per_1000_games"]
+            first, last = _store_append_ms(root, 2000 if quick else 5000)
+            out["store_append_ms_first"], out["store_append_ms_last"] = first, last
+            out["store_growth_ratio"] = last / first
+
+            # (c) driver memory over 1,000 very short games, tracked to SQLite (5,000 without
+            # --quick), and the time per game as the store fills.
+            n = 1000 if quick else 5000
             import mlflow.tracking  # noqa: F401  (imported before the baseline sample)
             samples = [(time.perf_counter(), _rss_mb())]
             stop = threading.Event()
@@ -229,6 +331,10 @@ def bench_cluster(quick: bool = False) -> dict:
             out["driver_peak_rss_mb"] = max(rss)
             out["driver_rss_growth_mb"] = steady[-1] - steady[0]
             out["driver_rss_total_growth_mb"] = rss[-1] - rss[0]
+            first, last = _decile_medians(_gaps_ms(res.recorded_at))
+            out["scaling_ms_per_game_first_decile"] = first
+            out["scaling_ms_per_game_last_decile"] = last
+            out["scaling_growth_ratio"] = last / first
     finally:
         if started:
             ray.shutdown()
