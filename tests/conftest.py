@@ -240,8 +240,12 @@ def pytest_configure(config):
     ensure_example_installed()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Put every test that needs Ray or the MLflow server into the ``cluster`` xdist group."""
+    """Put every test that needs Ray or the MLflow server into the ``cluster`` xdist group.
+
+    ``tryfirst``: xdist's worker reads the group marks in its own hook of the same name
+    (appending ``@cluster`` to the test's id); the marks must be on the items before it runs."""
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         if (module in CLUSTER_MODULES or "ray_local" in item.fixturenames

@@ -37,3 +37,16 @@ def test_plan_bench_plans_the_games_it_times(tmp_path):
 
     spec = scaling_bench._spec(tmp_path, "plan-200", max_steps=1, seeds=20, games_per_seed=10, params={})
     assert sum(len(s.games) for s in plan_study(spec)) == 200
+
+
+def test_the_bench_game_plays_through_the_cluster_game_loop():
+    """The synthetic game is a real Game: the cluster's loop plays it to the end without error."""
+    from games.registry import make_game
+
+    game = make_game("bench-tick", max_steps=4)
+    game.reset(0)
+    assert list(game.acting_players()) == [0, 1]
+    while not game.done:
+        game.step([2, 1])
+    assert game.step_count == 4 and game.outcomes() == ["win", "loss"]
+    assert list(game.acting_players()) == []     # nobody acts once the game is over

@@ -276,7 +276,7 @@ def write_report(spec, rows, sequential=None) -> list[Path]:
 
 def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None = None,
              num_workers: int | None = None, progress: bool = True, plugins: Sequence[str] = (),
-             warm_up: bool = True) -> None:
+             warm_up: bool = True, check_nodes: bool = True) -> None:
     """Stage 3: play ``prepared.runs`` on Ray, every game handed to ``recorder`` as it
     arrives. Starts Ray (or joins ``address``) only when there is something to play,
     sends the spec and the seed populations to the object store once, warms the numba
@@ -290,7 +290,8 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
     t0 = time.perf_counter()
     try:
         recorder.workers = workers = int(num_workers or ray.cluster_resources().get("CPU", 1))
-        check_plugins_on_nodes(spec)  # one clear error before any game if a node lacks a plugin
+        if check_nodes:  # one clear error before any game if a node lacks a plugin
+            check_plugins_on_nodes(spec)
         spec_ref = ray.put(spec)  # the validated spec, sent once: hosts do not rebuild it
         pop_ref = ray.put(load_populations(spec))  # once; every host reads it from the object store
         if warm_up:
@@ -380,7 +381,7 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
               tracking: bool = True, *, plugins: Sequence[str] = (), warm_up: bool = True,
-              flush_games: int | None = None, on_progress=None,
+              check_nodes: bool = True, flush_games: int | None = None, on_progress=None,
               context: RunContext | None = None) -> StudyResult:
     """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`: the stages
     of the module docstring, in order.
@@ -391,7 +392,10 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         mirror into MLflow (also needs ``spec.tracking.enabled``). plugins:
         modules imported on the driver and in every Ray worker before anything
         else (they register extra games or agents). warm_up: compile numba
-        caches once per node first. on_progress: called on the driver with
+        caches once per node first. check_nodes: import the spec's plugin
+        modules on every node first (one SpecError naming the node); False
+        when the caller already did (a sweep checks once, not per trial).
+        on_progress: called on the driver with
         the rows (list of dicts, one per seat) of each game recorded by this
         invocation, after the rows are durable (replays and games already in
         the store are not passed; read the store for those). context: how the
@@ -407,7 +411,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     status = "FINISHED"
     try:
         dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,
-                 plugins=plugins, warm_up=warm_up)
+                 plugins=plugins, warm_up=warm_up, check_nodes=check_nodes)
     except KeyboardInterrupt:
         status = "KILLED"
         raise

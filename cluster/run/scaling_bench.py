@@ -31,12 +31,14 @@ imported by the Ray workers as a plugin) so that game durations are exact:
 """
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,7 +46,7 @@ from agents.api import Agent
 from agents.registry import register as register_agent
 from cluster.run.driver import run_study
 from cluster.spec.study import build_spec
-from games.api import LOSS, TIE, WIN
+from games.api import LOSS, TIE, WIN, Game
 from games.registry import register as register_game
 
 PLUGINS = (__name__,)  # the Ray workers import this module: it registers the bench game and agent
@@ -62,59 +64,66 @@ class TickConfig:
             raise ValueError(f"max_steps: must be a positive int, got {self.max_steps!r}")
 
 
-class TickGame:
-    """Two players add their actions to a score for ``max_steps`` ticks; higher wins."""
+class TickState(NamedTuple):
+    t: np.ndarray
+    """int64[1]: ticks played."""
+    scores: np.ndarray
+    """int64[2]: each player's score."""
+
+
+class TickGame(Game):
+    """Two players add their actions to a score for ``max_steps`` ticks; higher wins.
+    A game on the :class:`games.api.Game` contract (what the cluster's game loop calls)
+    whose cost is negligible, so that a game's wall time is the cluster's."""
 
     num_players = 2
     num_actions = 3
 
-    def __init__(self, config: TickConfig):
-        self.config = config
-        self.invalid_actions = np.zeros(2, dtype=np.int64)
-        self.reset(0)
+    def new_state(self, seed) -> TickState:
+        return TickState(np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64))
 
-    def reset(self, seed) -> None:
-        self.scores = np.zeros(2, dtype=np.int64)
-        self.t = 0
-
-    def step(self, actions) -> None:
-        self.scores += np.asarray(actions, dtype=np.int64) % 3
-        self.t += 1
+    def apply(self, joint: np.ndarray) -> None:
+        self.state.scores[:] += joint % 3
+        self.state.t[0] += 1
 
     def observation(self, player):
-        return self.t
+        return int(self.state.t[0])
 
     def legal_actions(self, player):
         return np.ones(3, dtype=bool)
 
     @property
     def done(self) -> bool:
-        return self.t >= self.config.max_steps
+        return int(self.state.t[0]) >= self.config.max_steps
 
     @property
     def step_count(self) -> int:
-        return self.t
+        return int(self.state.t[0])
 
     def outcomes(self):
-        a, b = self.scores
+        a, b = self.state.scores
         return [TIE, TIE] if a == b else ([WIN, LOSS] if a > b else [LOSS, WIN])
 
     def returns(self):
         return np.array([{WIN: 1.0, TIE: 0.0, LOSS: -1.0}[o] for o in self.outcomes()])
 
-    def teams(self):
-        return [0, 1]
-
     def copy(self):  # pragma: no cover - not used by the cluster
         other = TickGame(self.config)
-        other.scores, other.t = self.scores.copy(), self.t
+        other.state = TickState(*(a.copy() for a in self.state))
         return other
 
-    def to_json(self) -> str:  # pragma: no cover
-        return "{}"
+    def to_json(self) -> str:  # pragma: no cover - the bench records no game
+        return json.dumps({"t": int(self.state.t[0]), "scores": self.state.scores.tolist()})
 
-    def render(self) -> str:  # pragma: no cover
-        return f"t={self.t} {self.scores.tolist()}"
+    @classmethod
+    def from_json(cls, text: str) -> "TickGame":  # pragma: no cover
+        data = json.loads(text)
+        game = cls(TickConfig())
+        game.state = TickState(np.array([data["t"]], dtype=np.int64), np.array(data["scores"], dtype=np.int64))
+        return game
+
+    def render(self, state=None) -> str:  # pragma: no cover
+        return f"t={int(self.state.t[0])} {self.state.scores.tolist()}"
 
 
 @dataclass(frozen=True)
@@ -220,6 +229,15 @@ def _spec(root: Path, name: str, *, max_steps: int, seeds: int, games_per_seed: 
     })
 
 
+def _checked(result):
+    """``result``, if every game of it ended without error (a bench of failing games times
+    their failures, not the cluster)."""
+    if result.error_games:
+        raise RuntimeError(f"bench study {result.study_id}: {result.error_games} of {result.games_played} "
+                           f"games ended in an error; see {result.study_dir}")
+    return result
+
+
 def _throughput(result) -> tuple[float, float, float]:
     """(games/hour, wall seconds, in-game seconds) between the first and last recorded game."""
     times = result.recorded_at
@@ -252,9 +270,9 @@ def bench_cluster(quick: bool = False) -> dict:
             run = dict(progress=False, plugins=PLUGINS)
             # (a) ~1 s games on one worker: 10 ticks x 2 players x 50 ms.
             n = 4 if quick else 8
-            res = run_study(_spec(root, "overhead", max_steps=10, seeds=1, games_per_seed=n,
+            res = _checked(run_study(_spec(root, "overhead", max_steps=10, seeds=1, games_per_seed=n,
                                   params={"sleep_ms": 50.0}, series_by="game"),
-                            num_workers=1, tracking=False, **run)
+                            num_workers=1, tracking=False, **run))
             _, wall, in_game = _throughput(res)
             out["game_seconds_mean"] = float(np.mean(res.game_times))
             out["overhead_fraction"] = (wall - in_game) / in_game
@@ -263,18 +281,18 @@ def bench_cluster(quick: bool = False) -> dict:
             # independent games (an even count, so two workers share the work evenly).
             n = 12 if quick else 40
             for workers in (1, 2):
-                res = run_study(_spec(root, f"throughput-{workers}", max_steps=10, seeds=n, games_per_seed=1,
+                res = _checked(run_study(_spec(root, f"throughput-{workers}", max_steps=10, seeds=n, games_per_seed=1,
                                       params={"spin_ms": 25.0}, series_by="game"),
-                                num_workers=workers, tracking=False, **run)
+                                num_workers=workers, tracking=False, **run))
                 out[f"games_per_hour_{workers}"], _, _ = _throughput(res)
             out["speedup_2_workers"] = out["games_per_hour_2"] / out["games_per_hour_1"]
 
             # (d) 1-tick games: all of a game's wall time is scheduling, hosting and recording.
             n = 100 if quick else 400
             for workers in (1, 2):
-                res = run_study(_spec(root, f"tick-{workers}", max_steps=1, seeds=n, games_per_seed=1,
+                res = _checked(run_study(_spec(root, f"tick-{workers}", max_steps=1, seeds=n, games_per_seed=1,
                                       params={}, series_by="game"),
-                                num_workers=workers, tracking=False, **run)
+                                num_workers=workers, tracking=False, **run))
                 wall = res.recorded_at[-1] - res.recorded_at[0]
                 out[f"tick_games_per_second_{workers}"] = (len(res.recorded_at) - 1) / wall
                 out[f"overhead_ms_per_game_{workers}"] = 1000.0 * wall / (len(res.recorded_at) - 1)
@@ -282,8 +300,8 @@ def bench_cluster(quick: bool = False) -> dict:
             # (e) real games: Pommerman FFA, four rule-based players, 1 and 2 workers.
             n = 8 if quick else 24
             for workers in (1, 2):
-                res = run_study(_pommerman_spec(root, f"pommerman-{workers}", seeds=n),
-                                num_workers=workers, tracking=False, progress=False)
+                res = _checked(run_study(_pommerman_spec(root, f"pommerman-{workers}", seeds=n),
+                                num_workers=workers, tracking=False, progress=False))
                 # each host's first game pays its imports and kernel loading: start the clock after
                 # the first `workers` games
                 times = res.recorded_at[workers - 1:]
@@ -316,7 +334,7 @@ def bench_cluster(quick: bool = False) -> dict:
             thread = threading.Thread(target=sample, daemon=True)
             thread.start()
             t0 = time.perf_counter()
-            res = run_study(spec, num_workers=2, **run)
+            res = _checked(run_study(spec, num_workers=2, **run))
             stop.set()
             thread.join()
             samples.append((time.perf_counter(), _rss_mb()))

@@ -15,7 +15,8 @@ Shape:
   function trainable that builds its study spec (:meth:`SweepSpec.trial_spec`:
   deterministic study id, the search stream's study seed, so every trial
   plays the same boards) and runs it with :func:`cluster.run.driver.run_study`
-  (inner MLflow tracking off, no warm-up: the driver warmed the nodes once).
+  (inner MLflow tracking off, no warm-up or plugin check: the driver warmed and checked the
+  nodes once).
   The trial reserves no CPU (``{"cpu": 0, "memory": 1 MiB}``: Tune refuses an
   empty bundle); its game hosts take the CPUs. Each time a board completes
   (a board seed with all its games, or a run with all its rounds) the trial
@@ -75,6 +76,7 @@ import pandas as pd
 from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
+from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.scheduler import import_plugins, start_ray, warm_up_nodes
 from cluster.spec.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, plain
 from cluster.sweep.results import (GAMES_ATTR, METRIC, TIME_ATTR, ObjectiveTally, order_trials, rank_settings,
@@ -116,7 +118,7 @@ def _sweep_trial(config: dict, *, sweep, plugins: Sequence[str], workers: int) -
             report()
 
     run_study(spec, num_workers=workers, progress=False, tracking=False, plugins=plugins,
-              warm_up=False, on_progress=on_progress)
+              warm_up=False, check_nodes=False, on_progress=on_progress)
     if reported[0] != len(tally.complete_boards()):
         report()
 
@@ -167,7 +169,7 @@ def reevaluate(sweep, top: pd.DataFrame, *, num_workers: int | None, plugins: Se
         params = {p.path: plain(row[p.path]) for p in sweep.search}
         spec = sweep.trial_spec(params, stream=REEVAL_STREAM, games=sweep.reeval_games)
         run_study(spec, num_workers=num_workers, progress=progress, tracking=False, plugins=plugins,
-                  warm_up=False)
+                  warm_up=False, check_nodes=False)
         tally = ObjectiveTally(sweep.objective_label, sweep.objective_metric, sweep.games_per_board)
         tally.add_frame(ResultStore(Path(spec.study_dir)).read())
         entry = {p.alias: params[p.path] for p in sweep.search}
@@ -220,7 +222,9 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
         conc, workers = _default_concurrency(sweep, cpus)
 
         first = {p.path: p.probe_values()[0] for p in sweep.search}
-        warm_up_nodes(sweep.trial_spec(first, SEARCH_STREAM), plugins)
+        probe = sweep.trial_spec(first, SEARCH_STREAM)
+        check_plugins_on_nodes(probe)  # once for the sweep: its trials and re-evaluation skip it
+        warm_up_nodes(probe, plugins)
 
         trainable = tune.with_resources(
             tune.with_parameters(_sweep_trial, sweep=sweep, plugins=tuple(plugins),
