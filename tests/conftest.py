@@ -223,14 +223,11 @@ class FakeAgent(Agent):
 
 
 # --- two test processes (pytest-xdist, ``-n 2 --dist loadgroup``) -----------------------
-#: Test modules that start Ray, an MLflow server or an ``arena`` driver. They run in one
-#: xdist group, so in one process and in order: one local Ray and one MLflow server at a
-#: time, while the other process runs the compute-only tests (mostly numba compilation
-#: on a fresh clone).
-CLUSTER_MODULES = {"test_cluster", "test_cli", "test_cli_errors", "test_cli_help", "test_femcts_study",
-                   "test_infra", "test_replay", "test_sequential", "test_sweep", "test_sweep_selection",
-                   "test_tracking", "test_xcom_study", "test_plan_store_report", "test_scale",
-                   "test_plugins"}
+# Every test process starts its own local Ray (``ray_local``) and MLflow server (``mlflow_server``)
+# when a test asks for one, so the tests that need them run in either process, beside the
+# compute-only ones: pinning them all to one process (an xdist group) made that process the
+# whole suite's critical path. Groups are kept for module fixtures worth computing once
+# (``tests/test_agent_contract.py``: every agent's kernels, compiled once).
 
 
 def pytest_configure(config):
@@ -238,19 +235,6 @@ def pytest_configure(config):
     from plugin_install import ensure_example_installed
 
     ensure_example_installed()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Put every test that needs Ray or the MLflow server into the ``cluster`` xdist group.
-
-    ``tryfirst``: xdist's worker reads the group marks in its own hook of the same name
-    (appending ``@cluster`` to the test's id); the marks must be on the items before it runs."""
-    for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
-        if (module in CLUSTER_MODULES or "ray_local" in item.fixturenames
-                or "mlflow_server" in item.fixturenames):
-            item.add_marker(pytest.mark.xdist_group("cluster"))
 
 
 # --- fixtures -------------------------------------------------------------------------
