@@ -49,10 +49,10 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
     games = pooled.rows.drop_duplicates(["study_id", "game_index"]).shape[0]
     print(f"{len(pooled.studies)} stud{'y' if len(pooled.studies) == 1 else 'ies'}, {games} games of "
-          f"{pooled.game.get('name')}" + (f" ({pooled.condition})" if pooled.condition else ""))
+          f"{pooled.game.name}" + (f" ({pooled.condition})" if pooled.condition else ""))
     print()
     print(ratings_markdown(table).rstrip())
-    files = write_ratings(table, args.out, title=f"Ratings: {pooled.game.get('name')}")
+    files = write_ratings(table, args.out, title=f"Ratings: {pooled.game.name}")
     print(f"\nfiles: {', '.join(str(f) for f in files)}")
     if not args.no_tracking:
         from cluster.tracking import TrackingUnavailable, bounded_http, probe_server
