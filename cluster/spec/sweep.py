@@ -92,7 +92,7 @@ import numpy as np
 from agents.registry import agent_class
 from cluster.spec.fields import (Name, NonNegativeInt, PositiveInt, Text, config_class, is_int, one_of, rule, section,
                                  table)
-from cluster.spec.study import SpecError, StudySpec, build_spec, check_scale, scale_groups, set_path
+from cluster.spec.study import SpecError, StudySpec, TrackingSpec, build_spec, check_scale, scale_groups, set_path
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
@@ -248,8 +248,8 @@ class SweepSpec:
     """Settings re-evaluated on fresh boards after the search."""
     reeval_games: int = 20
     """Games per re-evaluated setting."""
-    tracking: dict = field(default_factory=dict)
-    """MLflow ``uri``, ``experiment``, ``enabled`` of the sweep (default: the base spec's)."""
+    tracking: TrackingSpec = field(default_factory=TrackingSpec)
+    """Where the sweep is mirrored in MLflow (default: the base spec's uri and experiment, enabled)."""
     source: str = ""
     """Path of the sweep TOML."""
 
@@ -326,8 +326,9 @@ class SweepSpec:
         return {p.path: p.alias for p in self.search}
 
     def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("search", "base")}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("search", "base", "tracking")}
         out["base"] = self.base.to_dict()
+        out["tracking"] = asdict(self.tracking)
         out["search"] = [{"path": p.path, "kind": p.kind, "values": list(p.values), "alias": p.alias}
                          for p in self.search]
         return out
@@ -338,7 +339,8 @@ class SweepSpec:
         search = tuple(SearchParam(d["path"], d["kind"], tuple(d["values"]), d["alias"])
                        for d in data.pop("search"))
         base = StudySpec.from_dict({"source": data.get("source", ""), **data.pop("base")})
-        return cls(search=search, base=base, **data)
+        tracking = section(TrackingSpec, data.pop("tracking", {}), "tracking", error=SweepError)
+        return cls(search=search, base=base, tracking=tracking, **data)
 
 
 def plain(value):
@@ -517,10 +519,10 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         raise SweepError(f"reevaluate.games: must be a multiple of {group}, got {reeval_games}")
     reeval_games = _scale_games(reeval_games, scale, group)
 
-    tracking = {"uri": base_spec.tracking.uri, "experiment": base_spec.tracking.experiment}
     over = _section(_TrackingTable, data, "tracking")
-    tracking.update({k: v for k, v in asdict(over).items() if v is not None})
-    tracking.setdefault("enabled", True)
+    tracking = section(TrackingSpec, {"uri": base_spec.tracking.uri, "experiment": base_spec.tracking.experiment,
+                                      **{k: v for k, v in asdict(over).items() if v is not None}},
+                       "tracking", error=SweepError)
 
     spec = SweepSpec(
         name=name, seed=seed, base=base_spec, search=tuple(params), objective_label=label,
