@@ -1,9 +1,10 @@
 """Arena agents: one search core (``agents.search``) plus game drivers and agents.
 
 Imports go one way: ``agents -> games``. Agents use a game through the shared
-interface (``games.api``) and the game's public kernel module (e.g.
-``games.pommerman.kernels``), never its underscore modules; nothing in
-``agents`` imports ``cluster`` or ``jobs``.
+interface (``games.api``), the game's public kernel module (e.g.
+``games.pommerman.kernels``) and the kernels' toolkit (``games.lowlevel``), never
+an underscore module or name of another package (``tests/test_layers.py``
+checks); nothing in ``agents`` imports ``cluster`` or ``jobs``.
 
 Importing the package registers the built-in agents (each module registers
 its classes in the leaf :mod:`agents.registry`, which imports no agent).

@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Exit codes: 0 ok; 1 conformance mismatches found; 2 invalid input (spec, files,
 #: paths, stores: anything the user can fix); 3 a run failed; 130 interrupted.
+#: Commands that pass the arguments after ``--`` on to another program (``args.passthrough``).
+PASSTHROUGH_COMMANDS = ("bench",)
 EXIT_INVALID = 2
 EXIT_FAILED = 3
 EXIT_INTERRUPTED = 130
@@ -99,10 +101,19 @@ def main(argv=None) -> int:
     import os
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough = []
+    if "--" in argv:  # what follows is another program's (a probe script's) options
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1:]
     debug = "--debug" in argv or os.environ.get("ARENA_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]
     args = build_parser().parse_args(argv)
-    args.argv = argv
+    args.argv = argv + (["--", *passthrough] if passthrough else [])
+    args.passthrough = passthrough
+    if passthrough and args.command not in PASSTHROUGH_COMMANDS:
+        print(f"arena {args.command}: unexpected arguments after '--': {' '.join(passthrough)} (only "
+              f"`arena bench --against REV --script PROBE -- ...` passes options on)", file=sys.stderr)
+        return EXIT_INVALID
     if debug:
         import logging
 

@@ -105,6 +105,16 @@ def test_rate_refuses_bad_input_in_one_line(stores, tmp_path, capsys, case, extr
     assert not (tmp_path / "out").exists()
 
 
+def test_rate_names_out_when_it_is_a_file(stores, tmp_path, capsys):
+    taken = tmp_path / "ratings.txt"
+    taken.write_text("not a directory")
+    assert_one_line_error(arena(capsys, "rate", stores["good"], "--no-tracking", "--out", taken),
+                          f"--out {taken}: not a directory")
+    assert taken.read_text() == "not a directory"
+    assert_one_line_error(arena(capsys, "rate", stores["good"], "--no-tracking", "--out", taken / "inside"),
+                          f"--out {taken / 'inside'}: cannot write the ratings there")
+
+
 def test_rate_refuses_mixed_games_and_game_options(stores, tmp_path, capsys):
     out = ("--no-tracking", "--out", tmp_path / "out")
     assert_one_line_error(arena(capsys, "rate", stores["good"], stores["xcom"], *out),

@@ -188,16 +188,12 @@ def _private_part(module: str, name: str) -> str | None:
     return None
 
 
-def test_no_private_imports_across_packages():
-    """An underscore module or name is private to the package that holds it: nobody
-    outside that package (folder) imports it, e.g. ``jobs`` never imports
-    ``agents.pommerman._common`` and ``cluster.sweep`` never imports a ``_helper`` of
-    ``cluster.run``."""
-    modules = _modules()
+def private_imports_across_packages(modules: dict[str, Path] | None = None) -> list[str]:
+    """``"<importer>: <module>[.<name>]"`` for every import, in any of the four floors, of
+    an underscore module or name from outside the package (folder) that holds it."""
+    modules = modules or _modules()
     offences = []
     for name, pairs in imported_names(modules).items():
-        if name.split(".")[0] not in ("cluster", "jobs"):
-            continue  # games <- agents: agents/__init__ states its own rule (games._lowlevel is shared)
         importer = name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
         for module, imported in pairs:
             if module.split(".")[0] not in LAYERS:
@@ -212,4 +208,36 @@ def test_no_private_imports_across_packages():
                 module if module in modules and modules[module].name == "__init__.py" else module.rpartition(".")[0])
             if not (importer == owner or importer.startswith(owner + ".")):
                 offences.append(f"{name}: {module}{'.' + imported if imported else ''}")
-    assert not offences, "private imports across packages:\n" + "\n".join(sorted(offences))
+    return sorted(offences)
+
+
+def test_no_private_imports_across_packages():
+    """An underscore module or name is private to the package that holds it: nobody
+    outside that package (folder) imports it, in any floor: ``agents`` never imports
+    ``games._anything`` (the kernels' toolkit is the public ``games.lowlevel``),
+    ``jobs`` never imports ``agents.pommerman._common``, ``cluster.sweep`` never
+    imports a ``_helper`` of ``cluster.run``."""
+    offences = private_imports_across_packages()
+    assert not offences, "private imports across packages:\n" + "\n".join(offences)
+
+
+def test_the_private_import_check_catches_both_forms(tmp_path):
+    """The check itself: an underscore module of another top-level package, and an
+    underscore name from another package's public module, are both reported; a
+    package's own underscore module is not."""
+    files = {
+        "games/__init__.py": "",
+        "games/_kernel.py": "def _fast(): pass\n",
+        "games/api.py": "from games._kernel import _fast\n_private = 1\n",
+        "agents/__init__.py": "",
+        "agents/search.py": "import games._kernel\nfrom games.api import _private\nfrom games import api\n",
+    }
+    modules = {}
+    for relative, text in files.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        parts = list(Path(relative).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    assert private_imports_across_packages(modules) == ["agents.search: games._kernel",
+                                                        "agents.search: games.api._private"]

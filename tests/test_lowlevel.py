@@ -1,11 +1,11 @@
-"""The low-level helpers hot kernels rely on (games/_lowlevel.py): a borrowed view of a
+"""The low-level helpers hot kernels rely on (games/lowlevel.py): a borrowed view of a
 kernel's own array stays valid up to ``keep_alive``, and the Pommerman searches' in-frame
 set-up gives what ``prepare_search`` gives; an array rebuilt from ``data_pointer`` is the
 array itself."""
 import numba as nb
 import numpy as np
 
-from games._lowlevel import borrow, data_pointer, keep_alive
+from games.lowlevel import borrow, data_pointer, keep_alive
 
 
 @nb.njit(cache=True)

@@ -58,6 +58,18 @@ def test_summarise_pairs_rounds_and_separates_settings():
     ms = figures["ms_per_decision"]
     assert ms["ratio"] == 0.5 and ms["ratio_max"] == 0.75 and ms["better"] == "lower"
     assert ms["ratio_iqr"][0] <= ms["ratio"] <= ms["ratio_iqr"][1]
+    assert rate["speedup"] == 2.0 and ms["speedup"] == 2.0  # above 1: the tree is better either way
+
+
+def test_unit_suffixes_are_times_and_turn_the_speedup():
+    for key in ("step_ns", "decision_us", "median_ms", "warm_start_s", "mcts_decide_CPU_US"):
+        assert better_direction(key) == "lower", key
+    for key in ("ticks_per_s", "iters_per_cpu_s", "games", "nodes", "mean_depth_runs"):
+        assert better_direction(key) == "higher", key
+    figures, _ = summarise([{"step_ns": 80.0, "decision_us": 300.0}, {"step_ns": 90.0, "decision_us": 330.0}],
+                           [{"step_ns": 100.0, "decision_us": 200.0}, {"step_ns": 100.0, "decision_us": 220.0}])
+    assert figures["step_ns"]["ratio"] == 0.85 and figures["step_ns"]["speedup"] == 1.1806
+    assert figures["decision_us"]["ratio"] == 1.5 and figures["decision_us"]["speedup"] == 0.6667
 
 
 def test_better_direction_of_the_benches_keys():
@@ -100,6 +112,25 @@ def test_cli_against_prints_json(tmp_path, capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert "loops_per_s" in out["figures"] and out["rounds"] == 1
+
+
+@needs_git
+def test_cli_passes_options_after_double_dash_to_the_probe(tmp_path, capsys):
+    probe = tmp_path / "probe.py"
+    probe.write_text(PROBE)
+    assert main(["bench", "birds", "--against", "HEAD", "--rounds", "1", "--script", str(probe),
+                 "--json", "--", "--iterations", "50", "--rounds", "7"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["args"] == 4.0  # the probe got --iterations 50 --rounds 7, in both trees
+    assert out["rounds"] == 1 and out["command"][-4:] == ["--iterations", "50", "--rounds", "7"]
+
+
+def test_cli_refuses_double_dash_without_a_probe(capsys):
+    assert main(["bench", "birds", "--json", "--", "--iterations", "50"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena bench: arguments after '--' (--iterations 50): only a probe script")
+    assert main(["report", "somewhere", "--", "--x"]) == 2
+    assert "arena report: unexpected arguments after '--': --x" in capsys.readouterr().err
 
 
 @needs_git

@@ -254,7 +254,7 @@ def test_write_spec_refuses_result_changes(tmp_path):
     spec = make_spec(tmp_path)
     store = ResultStore(tmp_path / "study")
     store.write_spec(spec)
-    assert store.read_spec_dict()["design"]["seeds"] == 3
+    assert store.read_spec().design.seeds == 3
     store.write_spec(spec)  # resume with the same spec
     store.write_spec(make_spec(tmp_path, overrides=["tracking.experiment=other", "study.max_in_flight=2"]))
     with pytest.raises(SpecMismatchError, match=r"^design\.seeds: differs from the study .*stored '3', now '4'"):

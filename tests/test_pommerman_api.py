@@ -148,7 +148,7 @@ def test_heuristic_rewards_kills_wood_kick_and_blast():
 
 
 def test_copy_state_is_an_independent_equal_state_from_one_buffer():
-    """copy_state carves its six arrays out of one buffer (games._lowlevel.sub_array):
+    """copy_state carves its six arrays out of one buffer (games.lowlevel.sub_array):
     same types and values as the source, rows past the live counts zero, writes to
     one array touch neither the source nor the copy's other arrays, and the arrays
     outlive the tuple they came in."""

@@ -3,11 +3,14 @@ held-out re-evaluation and resume, on the fake ``count`` game and ``fake`` agent
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
 from cluster.spec.plan import board_seed_sequence, plan_study
-from cluster.spec.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, build_sweep
+from cluster.spec.study import StudySpec
+from cluster.spec.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, SweepSpec, build_sweep
+from cluster.sweep.driver import _check_same_sweep
 
 from conftest import PLUGINS
 
@@ -84,6 +87,35 @@ def test_trial_specs_seeds_and_scale(tmp_path):
     data["sweep"]["games_per_trial"] = 8
     scaled = build_sweep(copy.deepcopy(data), scale=0.5)
     assert scaled.grid_size == 1 * 1 * 2 and scaled.games_per_trial == 4 and scaled.reeval_games == 2
+
+
+def test_the_base_is_a_study_spec_and_an_older_sweep_json_still_matches(tmp_path):
+    data = sweep_data(tmp_path)
+    sweep = build_sweep(copy.deepcopy(data))
+    assert isinstance(sweep.base, StudySpec) and sweep.base.labels == ("A", "B")
+    assert sweep.results_dir == (tmp_path / "studies").resolve()
+    assert (sweep.games_per_board, sweep.group_name, sweep.boards_per_trial) == (2, "board", 2)
+
+    def plain(spec) -> dict:
+        return json.loads(json.dumps(spec.to_dict(), default=str))
+
+    again = SweepSpec.from_dict(plain(sweep))  # sweep.json and the MLflow callback's state
+    assert plain(again) == plain(sweep)
+    point = {"lineup.0.params.sleep_ms": 1.0, "lineup.1.params.spin_ms": 0.5}
+    assert again.trial_spec(point) == sweep.trial_spec(point)
+
+    # sweep.json as a release before the typed base wrote it (the base as raw TOML tables):
+    # a resumed sweep reads it back as the same sweep.
+    old = plain(sweep)
+    old["base"] = copy.deepcopy(data["base"])
+    old["base"]["study"]["results_dir"] = str(sweep.results_dir)
+    sweep_dir = tmp_path / "sweep"
+    (sweep_dir / "tune").mkdir(parents=True)
+    (sweep_dir / "sweep.json").write_text(json.dumps(old), encoding="utf-8")
+    _check_same_sweep(sweep, sweep_dir, sweep_dir / "tune")
+    changed = build_sweep(sweep_data(tmp_path, objective={"label": "B"}))
+    with pytest.raises(SweepError, match=r"differs in \['objective_label'\]"):
+        _check_same_sweep(changed, sweep_dir, sweep_dir / "tune")
 
 
 def board_entropies(spec) -> set:

@@ -90,7 +90,7 @@ def test_a_tie_ranks_the_same_on_every_run(ray_local, tmp_path):
     ranked = result.ranked
     assert ranked.iloc[0][METRIC] == ranked.iloc[1][METRIC]  # a true tie in the re-evaluation
     assert list(ranked["spin"]) == [0.0, 0.5]                 # broken by the documented rule
-    uri = first.tracking["uri"]
+    uri = first.tracking.uri
     assert _best_tag(uri, "tie-a") == {"spin": 0.0}
 
     # A plain re-run (resumes the finished experiment) and a sweep that lists the grid the other

@@ -70,7 +70,7 @@ from agents.search import (
     borrowed_tree, is_full, monotonic_ns, new_tree, recommend_root_action, reset_tree, sample_outcome,
     select_outcome_proportional, select_outcome_pw_ucb, select_ucb1_untried_first,
 )
-from games._lowlevel import borrow, keep_alive
+from games.lowlevel import borrow, keep_alive
 from games.rng import rng_integer
 from games.validation import Real, config_class, one_of
 from games.birds.kernels import (

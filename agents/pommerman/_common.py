@@ -43,7 +43,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._lowlevel import borrow, stack_alloca
+from games.lowlevel import borrow, stack_alloca
 from games.rng import rng_integer
 from games.pommerman.kernels import STATE_RULESET, count_wood, heuristic, step_under
 from games.pommerman.kernels import (
@@ -142,7 +142,7 @@ def prepare_search_in_frame(root, observation, rng, quirks, max_wood):
 
     Args: as :func:`prepare_search`, plus rng: uint64[2] (the kernel's argument).
     Returns: (hidden, joint, n_hidden, root_wood, rng): ``hidden`` uint8[4] and ``joint``
-    int64[4] are copies on the calling kernel's stack (``games._lowlevel.stack_alloca``;
+    int64[4] are copies on the calling kernel's stack (``games.lowlevel.stack_alloca``;
     inlined, so the frame is the caller's) and ``rng`` a borrowed view. None of them
     carries a reference count, so a search loop that hands them to :func:`advance` every
     tick makes no atomic ``NRT_incref`` / ``NRT_decref`` calls for them (they were ~17%

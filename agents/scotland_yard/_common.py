@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games._lowlevel import borrow
+from games.lowlevel import borrow
 from games.rng import rng_integer, rng_uniform
 from games.scotland_yard.kernels import (
     DOUBLE_MOVE, MAX_DETECTIVES, MRX, M_NUM_DETECTIVES, M_ROUND, M_TO_MOVE, M_TRACK_POSSIBLE,
@@ -407,7 +407,7 @@ __all__ = [
 
 @nb.njit(cache=True, inline="always")
 def borrowed_search_arguments(root, scratch, tree, node_player, rng):
-    """A search decision's arguments as borrowed views (``games._lowlevel.borrow``: no
+    """A search decision's arguments as borrowed views (``games.lowlevel.borrow``: no
     reference counts while an iteration hands them to kernel after kernel; the
     caller's arrays outlive the decision): (root, scratch, tree, node_player, rng)."""
     return (borrowed_state(root), borrowed_state(scratch), borrowed_tree(tree), borrow(node_player),

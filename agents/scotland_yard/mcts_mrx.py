@@ -22,7 +22,7 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games._lowlevel import keep_alive
+from games.lowlevel import keep_alive
 from games.rng import make_rng
 from games.validation import Real, config_class
 from games.scotland_yard.kernels import (

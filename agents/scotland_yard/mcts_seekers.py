@@ -76,7 +76,7 @@ import numba as nb
 import numpy as np
 from pydantic import Field, model_validator
 
-from games._lowlevel import keep_alive
+from games.lowlevel import keep_alive
 from games.rng import rng_uniform
 from games.validation import config_class, one_of
 from games.scotland_yard.kernels import (

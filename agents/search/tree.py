@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from games._lowlevel import borrow
+from games.lowlevel import borrow
 
 ROOT_INDEX = 0
 NO_PARENT = -1
@@ -156,7 +156,7 @@ def mean_value(tree, node):
 
 @nb.njit(cache=True, inline="always")
 def borrowed_tree(t):
-    """``t`` with every array a borrowed view (``games._lowlevel.borrow``: no
+    """``t`` with every array a borrowed view (``games.lowlevel.borrow``: no
     reference counts, which numba otherwise takes each time a kernel reads an
     array out of the tree, dozens of times per iteration). For a search kernel's
     own use while ``t`` itself is alive: never store or return it."""

@@ -51,7 +51,8 @@ import numpy as np
 import pandas as pd
 
 from cluster.analysis.tables import markdown_table
-from cluster.results.store import ResultStore
+from cluster.results.store import ResultStore, StoreError, read_stored_spec
+from cluster.spec.stored import StoredGame
 from cluster.tracking.client import (NOTE_TAG, arena_version, ensure_experiment, git_commit, log_batch, metric_key,
                                      normalize_uri, read_run_records)
 
@@ -91,8 +92,8 @@ class PooledRows:
     hold studies of one id."""
     studies: list[str]
     """Study directories, in the order read."""
-    game: dict
-    """The game table the studies share (``{"name": ..., options}``), condition applied."""
+    game: StoredGame
+    """The game the studies share, with its options (the condition's applied)."""
     condition: str
     """The condition label rated ('' for a study without ``design.vary``)."""
 
@@ -120,13 +121,17 @@ def _study_dirs(paths: Sequence) -> list[Path]:
     return unique
 
 
-def _game_of(study: Path) -> dict:
-    """The study's ``[game]`` table from its ``spec.json``."""
+def _game_of(study: Path) -> StoredGame:
+    """The study's game and its options, from its stored spec."""
     spec_path = study / "spec.json"
     try:
-        return dict(json.loads(spec_path.read_text(encoding="utf-8"))["game"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RatingError(f"{spec_path}: cannot read the study's game ({type(exc).__name__}: {exc})") from None
+        stored = read_stored_spec(study)
+    except StoreError as exc:
+        raise RatingError(f"{spec_path}: cannot read the study's game "
+                          f"({str(exc).removeprefix(f'{spec_path}: ')})") from None
+    if stored is None:
+        raise RatingError(f"{spec_path}: cannot read the study's game (no such file)")
+    return stored.game
 
 
 def load_rows(paths: Sequence, condition: str | None = None, game: str | None = None) -> PooledRows:
@@ -137,8 +142,8 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
     studies = _study_dirs(paths)
     frames, kept, reference = [], [], None
     for study in studies:
-        table = _game_of(study)
-        if game is not None and table.get("name") != game:
+        played = _game_of(study)
+        if game is not None and played.name != game:
             continue
         df = ResultStore(study).read()
         if not len(df):
@@ -153,18 +158,18 @@ def load_rows(paths: Sequence, condition: str | None = None, game: str | None = 
             raise RatingError(f"{study}: games of {len(conditions)} conditions {conditions}; rate one "
                               f"at a time with --condition (e.g. --condition {conditions[0]})")
         for column in (c for c in df.columns if c.startswith("vary.") and df[c].notna().any()):
-            value = df[column].dropna().iloc[0]  # the condition's option over the base game table
-            table[column[len("vary."):]] = value.item() if hasattr(value, "item") else value
+            value = df[column].dropna().iloc[0]  # the condition's option over the base game's
+            played = played.with_options(**{column[len("vary."):]: value.item() if hasattr(value, "item") else value})
         if reference is None:
-            reference = (study, table)
+            reference = (study, played)
         else:
-            ref_study, ref_table = reference
-            for key in sorted(set(ref_table) | set(table), key=lambda k: (k != "name", k)):
-                if ref_table.get(key) != table.get(key):
-                    what = "games" if key == "name" else f"game.{key}"
-                    hint = " (--game NAME keeps one game's studies)" if key == "name" else ""
-                    raise RatingError(f"{what}: {ref_study} has {ref_table.get(key)!r}, {study} has "
-                                      f"{table.get(key)!r}; rate studies of one game and condition{hint}")
+            ref_study, ref_game = reference
+            difference = ref_game.first_difference(played)
+            if difference is not None:
+                what, theirs, ours = difference
+                hint = " (--game NAME keeps one game's studies)" if what == "games" else ""
+                raise RatingError(f"{what}: {ref_study} has {theirs!r}, {study} has "
+                                  f"{ours!r}; rate studies of one game and condition{hint}")
         # games are told apart by study directory (two stores may hold studies of one id)
         frames.append(df.assign(study_name=df["study_id"], study_id=str(study)))
         kept.append(str(study))
@@ -449,7 +454,7 @@ def log_ratings(table: pd.DataFrame, files: Sequence[Path], pooled: PooledRows, 
     experiment_id = ensure_experiment(client, experiment, uri)
     names = [Path(s).name for s in pooled.studies]
     name = ("ratings: " + " + ".join(names))[:200]
-    tags = {"arena.kind": "ratings", "arena.game": str(pooled.game.get("name")),
+    tags = {"arena.kind": "ratings", "arena.game": pooled.game.name,
             "arena.git_commit": git_commit(), "arena.version": arena_version(),
             "mlflow.source.type": "LOCAL", "mlflow.source.name": "arena rate"}
     if command:
@@ -457,7 +462,7 @@ def log_ratings(table: pd.DataFrame, files: Sequence[Path], pooled: PooledRows, 
     run = client.create_run(experiment_id, run_name=name, tags=tags)
     run_id = run.info.run_id
     attrs = table.attrs
-    params = {"studies": ", ".join(pooled.studies)[:6000], "game": json.dumps(pooled.game, sort_keys=True)[:6000],
+    params = {"studies": ", ".join(pooled.studies)[:6000], "game": json.dumps(pooled.game.table(), sort_keys=True)[:6000],
               "condition": pooled.condition, "anchor": attrs.get("anchor") or "",
               "anchor_rating": attrs.get("anchor_rating"), "seed": attrs.get("seed"),
               "bootstrap": attrs.get("bootstrap"), "resample": attrs.get("resample"),
@@ -468,7 +473,7 @@ def log_ratings(table: pd.DataFrame, files: Sequence[Path], pooled: PooledRows, 
             metrics[metric_key(key, str(player))] = float(r[column])
     note = (f"**Ratings** of {len(table)} players over "
             f"{len(pooled.studies)} stud{'y' if len(pooled.studies) == 1 else 'ies'}"
-            f" of `{pooled.game.get('name')}`.\n\n" + ratings_markdown(table)
+            f" of `{pooled.game.name}`.\n\n" + ratings_markdown(table)
             + ("\n\nCommand:\n\n```\n" + command + "\n```" if command else ""))
     log_batch(client, run_id, metrics=metrics, params=params, tags={NOTE_TAG: note})
     for path in files:

@@ -24,7 +24,6 @@ the Markdown table shows it as ``<name>``).
 """
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from pathlib import Path
@@ -37,8 +36,7 @@ from cluster.analysis.sequential import sequential_markdown, sequential_of_study
 from cluster.analysis.summary import LabelSummary, label_order
 from cluster.analysis.tables import markdown_table
 from cluster.replay.view import write_study_replays
-from cluster.results.store import METRIC_PREFIX, ResultStore
-from cluster.spec.design import is_runs_design
+from cluster.results.store import METRIC_PREFIX, ResultStore, StoreError, read_stored_spec
 
 __all__ = ["result_table", "to_markdown", "write_tables", "win_rate_plot",
            "OUTCOMES", "TABLE_COLUMNS", "NotAStudyError", "report_study"]
@@ -58,10 +56,11 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Mean result", "Score diff",
 def _runs_design_segments(study_dir: Path) -> int | None:
     """SEGMENT when the study's stored spec is a runs x rounds design, else None."""
     try:
-        design = json.loads((Path(study_dir) / "spec.json").read_text()).get("design", {})
-    except (OSError, ValueError):
+        stored = read_stored_spec(study_dir)
+    except StoreError:
         return None
-    return SEGMENT if is_runs_design(design) else None
+    design = stored.design if stored is not None else None
+    return SEGMENT if design is not None and design.runs_design else None
 
 
 def _fmt(rate: float, lo: float, hi: float) -> str:

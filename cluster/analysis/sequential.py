@@ -51,7 +51,6 @@ for the bias of a sequential stop, like fishtest's plain estimate).
 """
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -61,8 +60,9 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import norm
 
+from cluster.results.store import StoreError, read_stored_spec
 from cluster.spec.plan import SeriesTask, plan_study
-from cluster.spec.study import SpecError, StudySpec
+from cluster.spec.study import SpecError
 from cluster.stats import Z95
 
 __all__ = ["elo_to_score", "score_to_elo", "gsprt_llr", "sprt_bounds", "SequentialMonitor",
@@ -471,13 +471,13 @@ def sequential_of_study(study_dir, rows) -> SequentialResult | None:
     its rows, None when it has no test (or its spec cannot be rebuilt here)."""
     spec_path = Path(study_dir) / "spec.json"
     try:
-        data = json.loads(spec_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stored = read_stored_spec(study_dir)
+    except StoreError:
         return None
-    if not (data.get("design") or {}).get("stop"):
+    if stored is None or stored.design is None or stored.design.stop is None:
         return None
     try:
-        spec = StudySpec.from_dict(data)
+        spec = stored.study_spec()
     except SpecError as exc:  # e.g. a game or agent registered by a plugin not imported here
         warnings.warn(f"{spec_path}: the sequential test is not reported ({exc})", RuntimeWarning, stacklevel=2)
         return None

@@ -2,8 +2,9 @@
 exported from it.
 
 Lives here: ``store`` (``ResultStore``: one row per seat and game, appended
-atomically, compacted at rest; the stored spec a resume is checked against;
-``atomic_write``, the one way the cluster replaces a file) and ``populations``
+atomically, compacted at rest; the stored spec, checked against on a resume and read
+back typed by ``read_stored_spec``; ``atomic_write``, the one way the cluster replaces a
+file) and ``populations``
 (the population an agent had in force during its longest winning streak, as a
 seed-population ``.npz``).
 
@@ -12,7 +13,7 @@ May import: ``agents`` (registry and public API), ``cluster.stats`` and
 """
 from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import (METRIC_PREFIX, RESULTS, SCHEMA, ResultStore, SpecMismatchError, StoreError,
-                                   atomic_write)
+                                   atomic_write, read_stored_spec)
 
 __all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX", "atomic_write",
-           "export_population", "PopulationExportError"]
+           "read_stored_spec", "export_population", "PopulationExportError"]

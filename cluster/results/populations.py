@@ -49,10 +49,11 @@ def _candidates(store: ResultStore, label: str, series: int | None, game: int | 
 
 def _agent_of(store: ResultStore, label: str):
     """The agent class of seat ``label`` in the study's stored spec (None if unknown)."""
-    for seat in (store.read_spec_dict() or {}).get("lineup", []):
-        if seat.get("label", seat.get("agent")) == label and seat.get("agent") in agent_names():
-            return agent_class(seat["agent"])
-    return None
+    stored = store.read_spec()
+    seat = stored.seat(label) if stored is not None else None
+    if seat is None or seat.agent not in agent_names():
+        return None
+    return agent_class(seat.agent)
 
 
 def select_population(study_dir, label: str, which: str = "best_streak", series: int | None = None,

@@ -2,7 +2,7 @@
 
 Layout of a study directory::
 
-    <study_dir>/spec.json                       the spec (StudySpec.to_dict())
+    <study_dir>/spec.json                       the spec (StudySpec.to_dict(); read back: read_spec)
     <study_dir>/results/part-<time>-<uuid>.parquet   one file per appended batch
                                                    (merged into one by compact())
     <study_dir>/learned/series-000003/000005--<label>.npz  learned state of a seat
@@ -46,8 +46,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cluster.spec.stored import StoredSpec
+
 __all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX",
-           "RESULT_RELEVANT_PREFIXES"]
+           "RESULT_RELEVANT_PREFIXES", "read_stored_spec"]
 
 #: Prefix of the extra columns that hold an agent's per-game figures (``Agent.game_metrics``).
 METRIC_PREFIX = "metric."
@@ -353,12 +355,14 @@ class ResultStore:
     # --- the spec ---------------------------------------------------------------
     def write_spec(self, spec) -> None:
         """Write ``spec.json``; if the study already has one (a resume), refuse a
-        spec that differs in anything that changes results, naming the field."""
+        spec that differs in anything that changes results, naming the field. The
+        stored spec is read back with this release's defaults (:meth:`read_spec`), so
+        a study begun before an upgrade that only added options resumes."""
         if self.spec_path.exists():
+            stored = self.read_spec()
             try:
-                stored = json.loads(self.spec_path.read_text(encoding="utf-8"))
-                stored_flat = type(spec).from_dict(stored).flat_params()
-            except Exception as exc:  # noqa: BLE001
+                stored_flat = stored.study_spec().flat_params()
+            except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
                 raise StoreError(f"{self.spec_path}: cannot read the stored spec "
                                  f"({type(exc).__name__}: {exc})") from None
             current = spec.flat_params()
@@ -375,8 +379,19 @@ class ResultStore:
         atomic_write(self.spec_path,
                       json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
 
-    def read_spec_dict(self) -> dict | None:
-        """The stored ``spec.json`` as a dict (None if absent)."""
-        if not self.spec_path.exists():
-            return None
-        return json.loads(self.spec_path.read_text(encoding="utf-8"))
+    def read_spec(self) -> StoredSpec | None:
+        """The stored ``spec.json``, typed (None if absent); see :func:`read_stored_spec`."""
+        return read_stored_spec(self.study_dir)
+
+
+def read_stored_spec(study_dir) -> StoredSpec | None:
+    """The ``spec.json`` of the study in ``study_dir`` as a :class:`StoredSpec` (None when
+    there is none; creates nothing). Raises StoreError naming the file when it cannot be
+    read or does not hold a spec."""
+    path = Path(study_dir) / "spec.json"
+    if not path.is_file():
+        return None
+    try:
+        return StoredSpec.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # SpecError and JSONDecodeError are ValueErrors
+        raise StoreError(f"{path}: cannot read the stored spec ({type(exc).__name__}: {exc})") from None

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,8 @@ def warm_units(spec) -> list[int]:
 def _marker(spec, plugins) -> Path:
     from games.numba_cache import cache_root, source_hash
 
-    data = spec.to_dict()
-    lineup = {"game": data["game"], "lineup": [(s["agent"], s["params"]) for s in data["lineup"]],
-              "plugins": sorted(plugins)}
+    lineup = {"game": {"name": spec.game, **asdict(spec.game_config)},
+              "lineup": [(seat.agent, dict(seat.params)) for seat in spec.lineup], "plugins": sorted(plugins)}
     key = hashlib.sha1(json.dumps(lineup, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return cache_root() / "warm" / f"{source_hash('games', 'agents', 'cluster')}-{key}"
 

@@ -7,11 +7,14 @@
   is a run.
 
 A design is runs x rounds when it names ``runs`` or ``rounds`` (validation then
-requires both). Everything that asks "is this runs x rounds?" asks here: the
-validated model (:attr:`cluster.spec.study.DesignSpec.runs_design`), its builder,
-``--scale`` (which scales the group count), sweeps (whose trials are whole groups)
-and the report (learning curves per run). The functions take the design table
-as a mapping: a raw one before validation, or a stored ``spec.json``'s.
+requires both). Everything that asks "is this runs x rounds?" asks here. The
+functions take the design table as a mapping, and only two callers have one: the
+builder (:func:`cluster.spec.study.build_design`, which also reads a stored
+``spec.json``'s design back) and ``--scale`` in the spec loader (``jobs.overrides``,
+which scales the group count before validation). Everyone after them asks the
+validated model: :class:`cluster.spec.study.DesignSpec`'s ``runs_design``,
+``group_key``, ``group_name`` and ``games_per_group`` (sweeps, whose trials are whole
+groups; the report, with learning curves per run; the driver and MLflow).
 """
 from __future__ import annotations
 

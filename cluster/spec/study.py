@@ -76,7 +76,7 @@ from typing import Annotated, Any, Mapping, Sequence
 
 from agents.api import Budget
 from agents.registry import agent_class, agent_names, make_agent_config
-from cluster.spec.design import default_seeds, is_runs_design
+from cluster.spec.design import default_seeds, games_per_group, group_key, group_name, is_runs_design
 from cluster.spec.fields import (Flag, Name, NonNegativeInt, Number, PositiveInt, SpecError, Text, config_class, one_of,
                                  rule, section, table)
 from cluster.spec.seed_populations import check_population_fits, resolve_population
@@ -84,7 +84,7 @@ from games.registry import check_game, game_names, make_config, make_game
 
 __all__ = [
     "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec", "build_spec",
-    "set_path", "scale_groups", "check_scale",
+    "set_path", "scale_groups", "check_scale", "build_design",
 ]
 
 SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
@@ -259,7 +259,27 @@ class DesignSpec:
     @property
     def runs_design(self) -> bool:
         """True for a runs x rounds design (:func:`cluster.spec.design.is_runs_design`)."""
-        return is_runs_design({"runs": self.runs, "rounds": self.rounds})
+        return is_runs_design(self._shape_table)
+
+    @property
+    def _shape_table(self) -> dict:
+        return {"runs": self.runs, "rounds": self.rounds, "games_per_seed": self.games_per_seed}
+
+    @property
+    def group_key(self) -> str:
+        """The field of the group count, ``runs`` or ``seeds`` (what ``--scale`` scales;
+        :func:`cluster.spec.design.group_key`)."""
+        return group_key(self._shape_table)
+
+    @property
+    def group_name(self) -> str:
+        """What one group is called in messages: ``run`` or ``board``."""
+        return group_name(self._shape_table)
+
+    @property
+    def games_per_group(self) -> int:
+        """Games of one group: ``rounds`` of a run, or ``games_per_seed`` of a board."""
+        return games_per_group(self._shape_table)
 
     @property
     def conditions(self) -> list[dict]:
@@ -588,7 +608,10 @@ def _build_budget(raw, where: str = "budget", exactly_one: bool = False) -> tupl
     return budget, getattr(parsed, "per_seat", True)
 
 
-def _build_design(raw) -> DesignSpec:
+def build_design(raw) -> DesignSpec:
+    """The ``[design]`` table as a :class:`DesignSpec` (raises SpecError naming the field).
+    Needs no registry: a stored spec's design reads back through it too
+    (:class:`cluster.spec.stored.StoredSpec`)."""
     values = table("design", raw)
     default_seeds(values)
     values.setdefault("series_by", "run" if is_runs_design(values) else "seed")
@@ -716,7 +739,7 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> Stu
     budget, seat_budgets = _build_budget(data.get("budget", {}))
     if "design" not in data:
         raise SpecError("design: required section is missing (design.seeds at least)")
-    design = _build_design(data["design"])
+    design = build_design(data["design"])
     condition_configs = _build_conditions(game, game_config, design)
     base_dir = Path(source).resolve().parent if source else Path.cwd()
     tracking = _build_tracking(data.get("tracking", {}))

@@ -79,22 +79,20 @@ its first ``ceil(n * F)`` values (at least one), and ``num_samples`` becomes
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Mapping
 
 import numpy as np
 
 from agents.registry import agent_class
-from cluster.spec.design import default_seeds, games_per_group, group_key, group_name
 from cluster.spec.fields import (Name, NonNegativeInt, PositiveInt, Text, config_class, is_int, one_of, rule, section,
                                  table)
-from cluster.spec.study import SpecError, StudySpec, build_spec, check_scale, scale_groups, set_path
+from cluster.spec.study import SpecError, StudySpec, TrackingSpec, build_spec, check_scale, scale_groups, set_path
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
@@ -218,8 +216,9 @@ class SweepSpec:
     """Sweep name: the Tune experiment, the MLflow parent run, the prefix of study ids."""
     seed: int
     """Sweep seed: the study seeds of the search and of the re-evaluation derive from it."""
-    base: dict
-    """The base study spec as a raw TOML-shaped dict (validated; results_dir absolute)."""
+    base: StudySpec
+    """The base study (validated; its results_dir absolute). A trial edits a dict derived
+    from it (:meth:`trial_data`) and validates that into its own spec."""
     search: tuple[SearchParam, ...]
     """The searched parameters."""
     objective_label: str
@@ -249,15 +248,15 @@ class SweepSpec:
     """Settings re-evaluated on fresh boards after the search."""
     reeval_games: int = 20
     """Games per re-evaluated setting."""
-    tracking: dict = field(default_factory=dict)
-    """MLflow ``uri``, ``experiment``, ``enabled`` of the sweep (default: the base spec's)."""
+    tracking: TrackingSpec = field(default_factory=TrackingSpec)
+    """Where the sweep is mirrored in MLflow (default: the base spec's uri and experiment, enabled)."""
     source: str = ""
     """Path of the sweep TOML."""
 
     # --- derived ---------------------------------------------------------------
     @property
     def results_dir(self) -> Path:
-        return Path(self.base["study"]["results_dir"])
+        return Path(self.base.results_dir)
 
     @property
     def sweep_dir(self) -> Path:
@@ -267,12 +266,12 @@ class SweepSpec:
     @property
     def games_per_board(self) -> int:
         """Games of one board of the base design (``games_per_seed``, or ``rounds``)."""
-        return games_per_group(self.base.get("design", {}))
+        return self.base.design.games_per_group
 
     @property
     def group_name(self) -> str:
         """What one board of the base design is called: ``run`` or ``board``."""
-        return group_name(self.base.get("design", {}))
+        return self.base.design.group_name
 
     @property
     def boards_per_trial(self) -> int:
@@ -299,19 +298,20 @@ class SweepSpec:
         return f"{self.name}-{kind}{self.param_key(params)}"
 
     def trial_data(self, params: Mapping, stream: int = SEARCH_STREAM, games: int | None = None) -> dict:
-        """The raw study dict of a trial with ``params`` ({path: value})."""
-        data = copy.deepcopy(self.base)
+        """The study dict of a trial with ``params`` ({path: value}): the base spec's
+        (:meth:`StudySpec.to_dict`) with the searched values set, the group count of
+        ``games`` (default ``games_per_trial``), the stream's study seed and the trial's id."""
+        data = self.base.to_dict()
+        data.pop("source")
         for path, value in params.items():
             set_path(data, path.split("."), plain(value))
-        design = data["design"]
+        design = self.base.design  # searched paths never touch the design
         games = self.games_per_trial if games is None else games
-        key = group_key(design)
-        design[key] = games // games_per_group(design)
-        default_seeds(design)
+        data["design"][design.group_key] = games // design.games_per_group
         study = data["study"]
         study["seed"] = self.study_seed(stream)
         study["id"] = self.trial_study_id(params, stream)
-        data.setdefault("tracking", {})["enabled"] = False  # the sweep mirrors trials into MLflow
+        data["tracking"]["enabled"] = False  # the sweep mirrors trials into MLflow
         return data
 
     def trial_spec(self, params: Mapping, stream: int = SEARCH_STREAM, games: int | None = None,
@@ -326,7 +326,9 @@ class SweepSpec:
         return {p.path: p.alias for p in self.search}
 
     def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "search"}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("search", "base", "tracking")}
+        out["base"] = self.base.to_dict()
+        out["tracking"] = asdict(self.tracking)
         out["search"] = [{"path": p.path, "kind": p.kind, "values": list(p.values), "alias": p.alias}
                          for p in self.search]
         return out
@@ -336,7 +338,9 @@ class SweepSpec:
         data = dict(data)
         search = tuple(SearchParam(d["path"], d["kind"], tuple(d["values"]), d["alias"])
                        for d in data.pop("search"))
-        return cls(search=search, **data)
+        base = StudySpec.from_dict({"source": data.get("source", ""), **data.pop("base")})
+        tracking = section(TrackingSpec, data.pop("tracking", {}), "tracking", error=SweepError)
+        return cls(search=search, base=base, tracking=tracking, **data)
 
 
 def plain(value):
@@ -452,12 +456,11 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         base_spec = build_spec(base, source=base_source or source, check_files=True)
     except SpecError as exc:
         raise SweepError(f"base.{exc}") from None
-    # Absolute paths: Tune runs trials in their own working directories.
-    base.setdefault("study", {})["results_dir"] = str(Path(base_spec.results_dir).resolve())
-    for i, seat in enumerate(base_spec.lineup):
-        if seat.seed_population:
-            base["lineup"][i]["seed_population"] = seat.seed_population
-    group, unit = games_per_group(base.get("design", {})), group_name(base.get("design", {}))
+    # Absolute paths: Tune runs trials in their own working directories (seed
+    # populations are resolved to absolute paths by the spec already).
+    results_dir = sweep.results_dir if sweep.results_dir is not None else base_spec.results_dir
+    base_spec = replace(base_spec, results_dir=str(Path(str(results_dir)).resolve()))
+    group, unit = base_spec.design.games_per_group, base_spec.design.group_name
 
     games = raw_games = (sweep.games_per_trial if sweep.games_per_trial is not None
                          else base_spec.design.games_per_condition)
@@ -466,8 +469,6 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
                          f"{'run' if unit == 'run' else 'board seed'} of the base design), got {games}")
     games = _scale_games(games, scale, group)
     num_samples = scale_groups(sweep.num_samples, scale)
-    if sweep.results_dir is not None:
-        base["study"]["results_dir"] = str(Path(str(sweep.results_dir)).resolve())
 
     objective = _section(_ObjectiveTable, data, "objective",
                          required={"label": f"one of {list(base_spec.labels)}"})
@@ -518,16 +519,13 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         raise SweepError(f"reevaluate.games: must be a multiple of {group}, got {reeval_games}")
     reeval_games = _scale_games(reeval_games, scale, group)
 
-    tracking = dict(base.get("tracking", {}))
-    tracking.pop("enabled", None)
     over = _section(_TrackingTable, data, "tracking")
-    tracking.update({k: v for k, v in asdict(over).items() if v is not None})
-    tracking.setdefault("uri", base_spec.tracking.uri)
-    tracking.setdefault("experiment", base_spec.tracking.experiment)
-    tracking.setdefault("enabled", True)
+    tracking = section(TrackingSpec, {"uri": base_spec.tracking.uri, "experiment": base_spec.tracking.experiment,
+                                      **{k: v for k, v in asdict(over).items() if v is not None}},
+                       "tracking", error=SweepError)
 
     spec = SweepSpec(
-        name=name, seed=seed, base=base, search=tuple(params), objective_label=label,
+        name=name, seed=seed, base=base_spec, search=tuple(params), objective_label=label,
         objective_metric=metric, games_per_trial=games, num_samples=num_samples,
         max_concurrent_trials=sweep.max_concurrent_trials, workers_per_trial=sweep.workers_per_trial,
         max_failures=sweep.max_failures,

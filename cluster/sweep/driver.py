@@ -215,7 +215,7 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
     _check_same_sweep(sweep, sweep_dir, exp_path)
 
     started = start_ray(address, None)
-    tracker = SweepTracker(sweep) if tracking and sweep.tracking.get("enabled", True) else None
+    tracker = SweepTracker(sweep) if tracking and sweep.tracking.enabled else None
     status = "FAILED"
     try:
         cpus = int(ray.cluster_resources().get("CPU", 1))

@@ -48,8 +48,8 @@ class SweepTracker(_get_tune_callback_base()):
 
     def __init__(self, sweep, flush_seconds: float = 10.0):
         self.sweep_dict = sweep.to_dict()
-        self.uri = sweep.tracking["uri"]
-        self.experiment = sweep.tracking["experiment"]
+        self.uri = sweep.tracking.uri
+        self.experiment = sweep.tracking.experiment
         self.flush_seconds = flush_seconds
         self._reset()
 

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .._lowlevel import borrow
+from ..lowlevel import borrow
 
 N_PLAYERS = 2
 TURNS_PER_PLAYER = 10
@@ -145,7 +145,7 @@ def card_class(cards, card):
 
 @nb.njit(cache=True, inline="always")
 def borrowed_state(s):
-    """``s`` with every array a borrowed view (``games._lowlevel.borrow``: no reference
+    """``s`` with every array a borrowed view (``games.lowlevel.borrow``: no reference
     counts, which numba otherwise takes each time a kernel reads an array out of the
     state); for a search kernel's own use while ``s`` itself is alive."""
     return BirdsState(borrow(s.cards), borrow(s.deck), borrow(s.hand), borrow(s.hand_public),

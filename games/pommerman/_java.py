@@ -29,7 +29,7 @@ from ._layout import (
     RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
     WOOD, PommermanState, empty_state,
 )
-from .._lowlevel import data_pointer, stack_alloca
+from ..lowlevel import data_pointer, stack_alloca
 
 BOMB_LIFE = 10
 FLAME_LIFE = 5

@@ -16,7 +16,7 @@ from ._layout import (
     N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_TIE, STATUS_WIN, WOOD, BOARD_SIZE,
     M_RULESET, RULESET_CANONICAL, RULESET_JAVA, borrowed_state, copy_state,
 )
-from .._lowlevel import borrow
+from ..lowlevel import borrow
 from ._canonical import step_canonical
 from ._java import step_java
 

@@ -51,7 +51,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .._lowlevel import borrow, sub_array
+from ..lowlevel import borrow, sub_array
 
 BOARD_SIZE = 11
 N_CELLS = BOARD_SIZE * BOARD_SIZE
@@ -223,7 +223,7 @@ def on_board(row, col):
 
 @nb.njit(cache=True, inline="always")
 def borrowed_state(s):
-    """``s`` with every array a borrowed view (``games._lowlevel.borrow``: no reference
+    """``s`` with every array a borrowed view (``games.lowlevel.borrow``: no reference
     counts); for a search kernel's own use while ``s`` itself is alive."""
     return PommermanState(borrow(s.board), borrow(s.items), borrow(s.agents), borrow(s.bombs),
                           borrow(s.flames), borrow(s.meta))

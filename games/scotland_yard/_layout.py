@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .._lowlevel import borrow
+from ..lowlevel import borrow
 from ._board import MAX_DEGREE, Board
 
 MAX_DETECTIVES = 5
@@ -145,7 +145,7 @@ def copy_dynamic_into(dst, src):
 
 @nb.njit(cache=True, inline="always")
 def borrowed_state(s):
-    """``s`` with every array a borrowed view (``games._lowlevel.borrow``: no reference
+    """``s`` with every array a borrowed view (``games.lowlevel.borrow``: no reference
     counts); for a search kernel's own use while ``s`` itself is alive."""
     return ScotlandYardState(
         borrow(s.positions), borrow(s.tickets), borrow(s.meta), borrow(s.ticket_log),

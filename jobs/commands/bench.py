@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
     p.add_argument("--rounds", type=positive_int, default=5, help="--against: paired rounds (default 5)")
     p.add_argument("--script", default=None,
                    help="--against: a probe script (prints one JSON object) run in both trees "
-                        "instead of the benchmark, e.g. jobs/probes/pommerman_search_cpu.py")
+                        "instead of the benchmark, e.g. jobs/probes/pommerman_search_cpu.py; its own "
+                        "options follow '--' (... --script PROBE -- --iterations 50)")
     p.set_defaults(func=run)
 
 
@@ -54,7 +55,7 @@ def _cmd_bench_paired(args) -> int:
     if args.script is not None:
         if not Path(args.script).is_file():
             raise UsageError(f"--script: file not found: {args.script}")
-        bench_args = ["--ruleset", args.ruleset] if args.target == "pommerman" else []
+        bench_args = (["--ruleset", args.ruleset] if args.target == "pommerman" else []) + args.passthrough
     else:
         bench_args = [args.target, "--seconds", str(args.seconds)]
         if args.target == "pommerman":
@@ -68,6 +69,9 @@ def _cmd_bench_paired(args) -> int:
 
 
 def run(args) -> int:
+    if args.passthrough and (args.against is None or args.script is None):
+        raise UsageError(f"arguments after '--' ({' '.join(args.passthrough)}): only a probe script takes "
+                         f"them (--against REV --script PROBE -- ...)")
     if args.against is not None:
         return _cmd_bench_paired(args)
     if args.target == "pommerman":

@@ -23,17 +23,15 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _game_table(study) -> dict | None:
-    """The study's ``[game]`` table from its ``spec.json`` (None without one)."""
-    import json
+def _game_of(study):
+    """The study's game and options from its stored spec (None without one)."""
+    from cluster.results.store import StoreError, read_stored_spec
 
-    path = Path(study) / "spec.json"
-    if not path.is_file():
-        return None
     try:
-        return dict(json.loads(path.read_text(encoding="utf-8"))["game"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: cannot read the study's game ({type(exc).__name__}: {exc})") from None
+        stored = read_stored_spec(study)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    return stored.game if stored is not None else None
 
 
 def run(args) -> int:
@@ -47,15 +45,14 @@ def run(args) -> int:
                 raise UsageError(f"{study}: no finished games (results/ is empty)")
             studies.append((Path(study).name, df, args.label or str(df["label"].iloc[0])))
         if args.diff:  # a board seed is the same board only in the same game with the same options
-            first = _game_table(args.studies[0])
+            first = _game_of(args.studies[0])
             for study in args.studies[1:]:
-                other = _game_table(study)
-                if first is not None and other is not None and first != other:
-                    key = next(k for k in sorted(set(first) | set(other), key=lambda k: (k != "name", k))
-                               if first.get(k) != other.get(k))
-                    what = "games" if key == "name" else f"game.{key}"
-                    raise UsageError(f"--diff: {what}: {args.studies[0]} has {first.get(key)!r}, {study} has "
-                                     f"{other.get(key)!r}; paired differences need the same boards of one game")
+                other = _game_of(study)
+                difference = first.first_difference(other) if first is not None and other is not None else None
+                if difference is not None:
+                    what, theirs, ours = difference
+                    raise UsageError(f"--diff: {what}: {args.studies[0]} has {theirs!r}, {study} has "
+                                     f"{ours!r}; paired differences need the same boards of one game")
         print(summary_table(studies, diff=args.diff))
     except ValueError as exc:
         raise UsageError(str(exc)) from None

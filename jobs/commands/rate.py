@@ -1,6 +1,7 @@
 """``arena rate``: Bradley-Terry ratings over studies of one game."""
 from __future__ import annotations
 
+from pathlib import Path
 
 from . import UsageError, command_line, non_negative_int
 
@@ -41,6 +42,10 @@ def run(args) -> int:
     from cluster.analysis.ratings import (RatingError, default_tracking_uri, load_rows, log_ratings, rate,
                                  ratings_markdown, write_ratings)
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: not a directory (the ratings are written into it: ratings.md, "
+                         f"ratings.csv, ratings.png)")
     try:
         pooled = load_rows(args.studies, condition=args.condition, game=args.game)
         table = rate(pooled.rows, anchor=args.anchor, anchor_rating=args.anchor_rating, seed=args.seed,
@@ -49,10 +54,13 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
     games = pooled.rows.drop_duplicates(["study_id", "game_index"]).shape[0]
     print(f"{len(pooled.studies)} stud{'y' if len(pooled.studies) == 1 else 'ies'}, {games} games of "
-          f"{pooled.game.get('name')}" + (f" ({pooled.condition})" if pooled.condition else ""))
+          f"{pooled.game.name}" + (f" ({pooled.condition})" if pooled.condition else ""))
     print()
     print(ratings_markdown(table).rstrip())
-    files = write_ratings(table, args.out, title=f"Ratings: {pooled.game.get('name')}")
+    try:
+        files = write_ratings(table, out, title=f"Ratings: {pooled.game.name}")
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write the ratings there ({exc.strerror or exc})") from None
     print(f"\nfiles: {', '.join(str(f) for f in files)}")
     if not args.no_tracking:
         from cluster.tracking import TrackingUnavailable, bounded_http, probe_server

@@ -53,5 +53,5 @@ def run(args) -> int:
         print(f"best population: {result.population}  (use as seed_population)")
     if result.parent_run_id:
         print(f"MLflow: parent run {result.parent_run_id} in experiment "
-              f"{sweep.tracking['experiment']!r} at {sweep.tracking['uri']}")
+              f"{sweep.tracking.experiment!r} at {sweep.tracking.uri}")
     return 0

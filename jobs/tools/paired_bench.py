@@ -28,10 +28,16 @@ How it works:
 - every numeric figure both sides report is compared: per-side medians over
   the rounds, ``ratio`` = the median of the per-round ratios tree / revision
   (paired: each round's two runs are close in time), their ``min`` / ``max``
-  and interquartile range, and ``better``: ``higher`` for rates, ``lower`` for
-  times (keys with ``ms`` or ``_s`` at the end or ``_s_``, ``us_per``). Figures
-  that are equal in every run (settings such as ``games``) are listed under
-  ``settings`` instead.
+  and interquartile range, ``better``: ``higher`` for rates (``*_per_s``,
+  ``*_per_40ms`` ...), ``lower`` for times (a unit suffix ``_ns``, ``_us``, ``_ms``
+  or ``_s``, or ``ns_per`` / ``us_per`` / ``ms_per``, or ``_s_`` inside), and
+  ``speedup``: the median of the per-round ratios turned so that above 1 means
+  the tree is better (tree / revision for a rate, revision / tree for a time).
+  Figures that are equal in every run (settings such as ``games``) are listed
+  under ``settings`` instead.
+- with ``--script``, the probe's own options follow ``--`` on the command line
+  (``arena bench pommerman --against main --script PROBE -- --iterations 50``)
+  and reach the probe in both trees.
 
 The benchmarks themselves decide what they time (wall or process CPU time);
 the ratios are only as good as the figures, so prefer the CPU-time figures
@@ -132,12 +138,19 @@ def _numeric(figures: dict) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
+#: Unit suffixes of a time: a figure ending in one is better lower (``step_ns``,
+#: ``decision_us``, ``median_ms``, ``warm_start_s``).
+TIME_SUFFIXES = ("_ns", "_us", "_ms", "_s")
+
+
 def better_direction(key: str) -> str:
-    """``lower`` for a time (``*_ms*``, ``ms_per_*``, ``*_s``, ``*_s_*``, ``us_per_*``, ``ns_per_*``), else ``higher``."""
+    """``higher`` for a rate (``*_per_s``, ``*_per_cpu_s``, ``*_per_40ms`` ...); ``lower`` for a
+    time (a unit suffix of :data:`TIME_SUFFIXES`, ``ms`` as a word, ``ns_per_*`` /
+    ``us_per_*`` / ``ms_per_*``, ``*_s_*``); else ``higher``."""
     k = key.lower()
     if "per_s" in k or "per_cpu_s" in k or "per_wall_s" in k or "per_40ms" in k:
         return "higher"
-    if ("ms" in k.split("_") or k.startswith("ms_per") or k.endswith("_s") or "_s_" in k
+    if (k.endswith(TIME_SUFFIXES) or "ms" in k.split("_") or "_s_" in k
             or "us_per" in k or "ns_per" in k or "ms_per" in k):
         return "lower"
     return "higher"
@@ -155,7 +168,8 @@ def summarise(tree_runs: list[dict], rev_runs: list[dict]) -> tuple[dict, dict]:
 
     ``figures[key]`` = ``{"tree": median, "rev": median, "ratio": median of the
     per-round ratios tree / rev, "ratio_min", "ratio_max", "ratio_iqr": [q1, q3],
-    "better": "higher" | "lower"}`` for every numeric key both sides report in
+    "better": "higher" | "lower", "speedup": the median of the per-round ratios
+    turned so that above 1 favours the tree}`` for every numeric key both sides report in
     every round and that differs somewhere; ``settings`` holds the others that
     are constant (key: value).
     """
@@ -172,12 +186,15 @@ def summarise(tree_runs: list[dict], rev_runs: list[dict]) -> tuple[dict, dict]:
             settings[key] = t[0]
             continue
         ratios = [a / b for a, b in zip(t, v) if b != 0]
-        entry = {"tree": statistics.median(t), "rev": statistics.median(v),
-                 "better": better_direction(key)}
+        better = better_direction(key)
+        entry = {"tree": statistics.median(t), "rev": statistics.median(v), "better": better}
         if ratios:
             q1, q3 = _quartiles(ratios)
             entry.update(ratio=round(statistics.median(ratios), 4), ratio_min=round(min(ratios), 4),
                          ratio_max=round(max(ratios), 4), ratio_iqr=[round(q1, 4), round(q3, 4)])
+            speedups = ratios if better == "higher" else [1 / r for r in ratios if r != 0]
+            if speedups:
+                entry["speedup"] = round(statistics.median(speedups), 4)
         figures[key] = entry
     return figures, settings
 

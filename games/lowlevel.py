@@ -1,7 +1,10 @@
-"""Low-level numba helpers for hot kernels (shared by every game).
+"""Low-level numba helpers for hot kernels: the kernels' toolkit, for games and agents.
 
-Both remove costs numba adds to tight loops; both are unsafe if misused, so
-their rules are in their docstrings:
+Public on purpose: every game's kernels use these helpers, and so do the agents'
+search kernels that call them (``agents.search.tree``, the Pommerman, Scotland Yard
+and bird-game searches), which may import nothing private of ``games``. They
+remove costs numba adds to tight loops; all are unsafe if misused, so their rules
+are in their docstrings:
 
 - :func:`stack_alloca` -- scratch memory on the caller's stack (no heap
   allocation per call; must not escape the function);
