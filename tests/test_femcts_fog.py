@@ -266,8 +266,9 @@ def test_mcts_switches_change_play_only_when_on():
 
 
 # --------------------------------------------------------------------- games unchanged
-def _game_hash(view_range, seed, params):
-    """The joint actions of one short java game (two FEMCTS seats, MCTS, RHEA), hashed."""
+def _game_hash(view_range, seed, params, metrics=False):
+    """The joint actions of one short java game (two FEMCTS seats, MCTS, RHEA), hashed
+    (``metrics``: and the two FEMCTS seats' ``game_metrics()``)."""
     cfg = PommermanConfig(ruleset="java", max_steps=120, view_range=view_range)
     b = Budget(iterations=60)
     agents = [make_agent("femcts", {"n_effective": 2, "mutation_variant": "shared", **params}, b, cfg),
@@ -284,7 +285,8 @@ def _game_hash(view_range, seed, params):
         joint = [int(a.act(game.observation(i))) for i, a in enumerate(seated)]
         actions.append(joint)
         game.step(joint)
-    return hashlib.sha1(json.dumps(actions).encode()).hexdigest()[:16]
+    digest = hashlib.sha1(json.dumps(actions).encode()).hexdigest()[:16]
+    return (digest, [agents[0].game_metrics(), agents[2].game_metrics()]) if metrics else digest
 
 
 #: Recorded on main at 69cbfb1, before the fog options (the same function).
