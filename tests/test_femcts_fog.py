@@ -449,4 +449,9 @@ def test_fog_readings_table(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[2].startswith("| x | 0 | 3 | 2/0/1 | 1 | 67% (21-94) |")
     assert out[3].startswith("| x | 4 | 1 | 0/1/0 | 0 | 0% (0-79) |")
+    # the trend: 0/1 at range 4 minus 2/3 blind, Newcombe's interval from the two Wilson ones
+    assert out[-1] == "| x | 67% (2/3) | 0% (0/1) | -67 (-94 to +25) |"
+    with pytest.raises(SystemExit, match="x: no games at view range 2 \\(has 0, 4\\)"):
+        main([f"x={tmp_path}", "--trend", "0,2"])
+    assert main([f"x={tmp_path}", "--trend", "4"]) == 2
     assert main(["no-equals-sign"]) == 2
