@@ -10,7 +10,7 @@ import textwrap
 
 from conftest import PLUGINS, TESTS_DIR
 from cluster.spec import build_spec
-from cluster.run.warm import warm_units, warm_up_parallel
+from cluster.run.warm import warm_groups, warm_units, warm_up_parallel
 from games.numba_cache import merge_cache, seed_private_cache
 
 KERNEL = textwrap.dedent("""
@@ -81,6 +81,13 @@ def test_warm_units_one_per_distinct_entry(tmp_path):
     assert warm_units(spec) == [0, 2]
 
 
+def test_warm_groups_deal_the_units_round_robin_one_group_per_core():
+    assert warm_groups([0, 1, 2, 3], 2) == [[0, 2], [1, 3]]  # mcts+osla, rhea+rule_based
+    assert warm_groups([0, 1, 2], 8) == [[0], [1], [2]]
+    assert warm_groups([4, 5, 6], 1) == [[4, 5, 6]]
+    assert warm_groups([], 2) == []
+
+
 def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([TESTS_DIR, os.environ.get("PYTHONPATH", "")]))
@@ -92,4 +99,8 @@ def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch
     failing = _spec(tmp_path, [{"agent": "fake", "label": "A"}, boom])
     result = warm_up_parallel(failing, PLUGINS)
     assert result["failed"] == ["Boom"]
+    failing_first = _spec(tmp_path, [boom, {"agent": "fake", "label": "A"}])
+    one_process = warm_up_parallel(failing_first, PLUGINS, workers=1)
+    assert (one_process["units"], one_process["processes"]) == (2, 1)
+    assert one_process["failed"] == ["Boom"], "the entry after a failing one in its group is still warmed"
     assert not warm_up_parallel(failing, PLUGINS)["skipped"], "a failed warm-up is tried again"

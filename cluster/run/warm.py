@@ -2,22 +2,22 @@
 
 On a fresh numba cache (a new install, a new node, any edit to ``games/`` or
 ``agents/``, see :mod:`games.numba_cache`) the first decision of each agent
-compiles its search kernel, tens of seconds each, one after the other in one
-process. :func:`warm_up_parallel` compiles them side by side instead: one
-subprocess per distinct lineup entry (up to the number of cores at a time),
-each building the game and that one agent and making it decide once. Each
+compiles its search kernel, seconds to tens of seconds each, one after the other in one
+process. :func:`warm_up_parallel` compiles them side by side instead: the distinct
+lineup entries (:func:`warm_units`) are dealt round-robin into one group per core
+(:func:`warm_groups`), and each group's subprocess builds the game and makes each of
+its agents decide once, in turn, so kernels its agents share (the game's step) compile
+once per group and no core waits for a process of its own to start. Each
 subprocess compiles into a private cache directory, merged into the shared
 one afterwards (:func:`games.numba_cache.merge_cache`: numba's own cache
 files are not safe to fill from several processes at once); a private cache
-starts as hard links to the shared one, so what is cached already is loaded. The game's own
-kernels are compiled in every subprocess; the agents' search kernels, the bulk
-of the time, once each.
+starts as hard links to the shared one, so what is cached already is loaded.
 
 A marker file in the shared cache, keyed by the sources and the lineup, makes
 a second call with the same lineup return at once. If a subprocess fails,
 nothing breaks: its kernels are compiled on first use, as without a warm-up.
 
-    python -m cluster.run.warm < job.json    # one subprocess: {"spec": ..., "index": i, "plugins": [...]}
+    python -m cluster.run.warm < job.json    # one group: {"spec": ..., "indices": [i, ...], "plugins": [...]}
 """
 from __future__ import annotations
 
@@ -55,6 +55,15 @@ def warm_units(spec) -> list[int]:
     return units
 
 
+def warm_groups(units: list[int], workers: int) -> list[list[int]]:
+    """``units`` dealt round-robin into ``min(workers, len(units))`` groups, one subprocess
+    each: lineups list their search agents first as a rule, so the costly ones spread
+    over the cores (``[mcts, rhea, osla, rule_based]`` on 2 cores: ``[[mcts, osla],
+    [rhea, rule_based]]``)."""
+    n = max(1, min(workers, len(units)))
+    return [units[g::n] for g in range(n)] if units else []
+
+
 def _marker(spec, plugins) -> Path:
     from games.numba_cache import cache_root, source_hash
 
@@ -66,10 +75,11 @@ def _marker(spec, plugins) -> Path:
 
 def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 3600.0,
                      force: bool = False) -> dict[str, Any]:
-    """Compile the kernels of ``spec``'s lineup into the shared numba cache, one
-    subprocess per :func:`warm_units` entry, ``workers`` (default: the cores) at a time.
+    """Compile the kernels of ``spec``'s lineup into the shared numba cache, the
+    :func:`warm_units` entries in :func:`warm_groups`, one subprocess per group, ``workers``
+    (default: the cores) groups at once.
 
-    Returns ``{"seconds", "units", "skipped", "failed", "entries"}``: ``skipped`` when the
+    Returns ``{"seconds", "units", "processes", "skipped", "failed", "entries"}``: ``skipped`` when the
     marker says this lineup was warmed with these sources already (``force`` ignores
     it), ``failed`` the lineup labels whose subprocess failed or ran past ``timeout``
     seconds (their kernels compile on first use), ``entries`` the cache entries merged.
@@ -84,63 +94,84 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     marker = _marker(spec, plugins)
     units = warm_units(spec)
     if marker.exists() and not force:
-        return {"seconds": time.perf_counter() - t0, "units": len(units), "skipped": True,
-                "failed": [], "entries": 0}
+        return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": 0,
+                "skipped": True, "failed": [], "entries": 0}
     workers = max(1, min(len(units), workers or os.cpu_count() or 1))
+    groups = warm_groups(units, workers)
     spec_data = spec.to_dict()
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
     failed, entries = [], 0
     try:
-        pending = list(units)
         running: dict[int, tuple[subprocess.Popen, Path, float]] = {}
-        while pending or running:
-            while pending and len(running) < workers:
-                index = pending.pop(0)
-                private = scratch / f"unit{index}"
-                seed_private_cache(private)  # what is cached already is loaded, not compiled again
-                env = private_cache_env(private)
-                env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
-                proc = subprocess.Popen([sys.executable, "-m", "cluster.run.warm"], env=env,
-                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, text=True)
-                proc.stdin.write(json.dumps({"spec": spec_data, "index": index, "plugins": list(plugins)}))
-                proc.stdin.close()
-                running[index] = (proc, private, time.perf_counter())
+        for g, group in enumerate(groups):
+            private = scratch / f"group{g}"
+            seed_private_cache(private)  # what is cached already is loaded, not compiled again
+            env = private_cache_env(private)
+            env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+            proc = subprocess.Popen([sys.executable, "-m", "cluster.run.warm"], env=env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True)
+            proc.stdin.write(json.dumps({"spec": spec_data, "indices": group, "plugins": list(plugins)}))
+            proc.stdin.close()
+            running[g] = (proc, private, time.perf_counter())
+        while running:
             time.sleep(0.05)
-            for index, (proc, private, started) in list(running.items()):
+            for g, (proc, private, started) in list(running.items()):
                 code = proc.poll()
                 if code is None and time.perf_counter() - started < timeout:
                     continue
                 if code is None:
                     proc.kill()
                     proc.wait()
-                if code != 0:
-                    failed.append(spec.lineup[index].label)
+                warmed = _warmed_indices(proc.stdout.read())
+                failed += [spec.lineup[i].label for i in groups[g] if i not in warmed]
                 entries += merge_cache(private, cache_root())  # what it compiled is sound either way
-                proc.stderr.close()
-                del running[index]
+                proc.stdout.close()
+                del running[g]
         if not failed:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return {"seconds": time.perf_counter() - t0, "units": len(units), "skipped": False,
-            "failed": failed, "entries": entries}
+    return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": len(groups),
+            "skipped": False, "failed": failed, "entries": entries}
 
 
-def _warm_one(spec_data: dict, index: int, plugins) -> None:
-    """In a subprocess: build the game and lineup entry ``index`` and let it decide once
-    (compiling its kernels), then step the game once."""
-    import numpy as np
+_WARMED = "warmed: "
 
-    from agents.registry import make_agent
+
+def _warmed_indices(stdout: str) -> set[int]:
+    """The lineup indices a group's subprocess reported warmed (a ``warmed: i`` line each)."""
+    return {int(line[len(_WARMED):]) for line in stdout.splitlines() if line.startswith(_WARMED)}
+
+
+def _warm_group(spec_data: dict, indices: list[int], plugins) -> None:
+    """In a subprocess: warm each lineup entry of ``indices`` in turn (:func:`_warm_one`),
+    printing ``warmed: i`` for each that succeeded; one that fails does not stop the rest
+    (its kernels compile on first use, as without a warm-up)."""
     from cluster.spec import StudySpec
-    from games.registry import make_game
 
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
         importlib.import_module(module)
     spec = StudySpec.from_dict(spec_data)
+    for index in indices:
+        try:
+            _warm_one(spec, index)
+        except Exception as exc:
+            print(f"lineup entry {index}: {exc!r}", file=sys.stderr)
+            continue
+        print(f"{_WARMED}{index}", flush=True)
+
+
+def _warm_one(spec, index: int) -> None:
+    """Build the game and lineup entry ``index`` and let it decide once (compiling its
+    kernels), then step the game once."""
+    import numpy as np
+
+    from agents.registry import make_agent
+    from games.registry import make_game
+
     seat = spec.lineup[index]
     game = make_game(spec.game, spec.game_config)
     game.reset(np.random.SeedSequence(spec.seed))
@@ -190,4 +221,4 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
 
 if __name__ == "__main__":
     job = json.loads(sys.stdin.read())
-    _warm_one(job["spec"], int(job["index"]), job.get("plugins", ()))
+    _warm_group(job["spec"], [int(i) for i in job["indices"]], job.get("plugins", ()))
