@@ -58,6 +58,11 @@ def bench_cold_start(ruleset: str = "canonical") -> dict:
 
 
 if __name__ == "__main__":  # python -m jobs.tools.cold_start [RULESET]: the figures as JSON
+    import argparse
     import json
 
-    print(json.dumps(bench_cold_start(*sys.argv[1:2])))
+    parser = argparse.ArgumentParser(prog="python -m jobs.tools.cold_start",
+                                     description="Time `arena " + " ".join(PLAY_ARGS) + "` from an empty "
+                                     "numba cache and again warm; prints JSON.")
+    parser.add_argument("ruleset", nargs="?", default="canonical", choices=("canonical", "java"))
+    print(json.dumps(bench_cold_start(parser.parse_args().ruleset)))
