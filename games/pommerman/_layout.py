@@ -244,7 +244,11 @@ def copy_into(dst, src):
     this is the cheap way to reset a scratch state inside a search loop. Two states
     laid out in one buffer each (``is_packed``) are copied with one ``memcpy`` of
     everything before the bombs, then the live bomb rows; other states array by array.
+    Both are borrowed (``borrowed_state``): binding their arrays inside takes no atomic
+    reference counts.
     """
+    src = borrowed_state(src)
+    dst = borrowed_state(dst)
     if is_packed(src) and is_packed(dst):
         copy_bytes(dst.meta, src.meta, _OFF_BOMBS)
     else:
@@ -259,10 +263,13 @@ def copy_state(src):
 
     The six arrays are views into ONE new buffer (one heap allocation and one
     reference-count store instead of six of each), with the same array types as
-    ``empty_state``'s, so kernels see no difference.
+    ``empty_state``'s, so kernels see no difference. ``src`` and the new arrays are
+    used through borrowed views (no atomic reference counts for binding them).
     """
+    src = borrowed_state(src)
     buf = np.empty(_STATE_BYTES, dtype=np.uint8)
-    dst = _carve_state(buf)
+    new = _carve_state(buf)
+    dst = borrowed_state(new)
     if is_packed(src):
         copy_bytes(dst.meta, src.meta, _OFF_BOMBS)
     else:
@@ -274,7 +281,7 @@ def copy_state(src):
     for k in range(n, MAX_BOMBS):
         for f in range(BOMB_FIELDS):
             bombs[k, f] = 0
-    return dst
+    return new
 
 
 _BYTE = np.uint64(0xFF)
