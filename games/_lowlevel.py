@@ -15,7 +15,8 @@ their rules are in their docstrings:
 - :func:`carve` / :func:`add_references` -- several arrays over one new buffer
   with one reference-count store instead of one atomic increment per array;
 - :func:`data_address` / :func:`copy_bytes` -- a state laid out in one buffer
-  is recognised by its arrays' addresses and copied by one ``memcpy``.
+  is recognised by its arrays' addresses and copied by one ``memcpy``;
+- :func:`zero_bytes` -- one ``memset`` over a stretch of an array's bytes.
 """
 from __future__ import annotations
 
@@ -248,3 +249,28 @@ def copy_bytes(typingctx, dst, src, nbytes):
         return context.get_dummy_value()
 
     return types.none(dst, src, nbytes), codegen
+
+
+@intrinsic
+def zero_bytes(typingctx, arr, start, stop):
+    """``memset`` to zero of the bytes ``start`` (inclusive) to ``stop`` (exclusive) of
+    array ``arr``'s data (integers; nothing when ``stop <= start``). The caller guarantees
+    that they lie inside the array's memory. An element loop over a 2-D slice compiles to
+    scalar stores with a negative-index check each; this is one ``memset``.
+    """
+    if not (isinstance(arr, types.Array) and isinstance(start, types.Integer)
+            and isinstance(stop, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import make_array
+        ary = make_array(sig.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        lo = context.cast(builder, args[1], sig.args[1], types.intp)
+        hi = context.cast(builder, args[2], sig.args[2], types.intp)
+        with builder.if_then(builder.icmp_signed(">", hi, lo)):
+            ptr = cgutils.pointer_add(builder, builder.bitcast(ary.data, cgutils.voidptr_t), lo)
+            cgutils.memset(builder, ptr, builder.sub(hi, lo), 0)
+        return context.get_dummy_value()
+
+    return types.none(arr, start, stop), codegen

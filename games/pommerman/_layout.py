@@ -68,7 +68,7 @@ import numpy as np
 
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .._lowlevel import add_references, borrow, carve, copy_bytes, data_address
+from .._lowlevel import add_references, borrow, carve, copy_bytes, data_address, zero_bytes
 
 BOARD_SIZE = 11
 N_CELLS = BOARD_SIZE * BOARD_SIZE
@@ -142,6 +142,7 @@ _OFF_BOARD = _OFF_FLAMES + 8 * FLAME_WORDS
 _OFF_ITEMS = _OFF_BOARD + 8 * ((N_CELLS + 7) // 8)
 _OFF_BOMBS = _OFF_ITEMS + 8 * ((N_CELLS + 7) // 8)
 _STATE_BYTES = _OFF_BOMBS + 8 * ((2 * MAX_BOMBS * BOMB_FIELDS + 7) // 8)
+_BOMB_ROW_BYTES = 2 * BOMB_FIELDS
 #: Arrays per state (each carved view holds one reference to the buffer).
 _N_ARRAYS = 6
 
@@ -277,10 +278,7 @@ def copy_state(src):
             buf[j] = 0
         _copy_arrays(dst, src)
     n = _copy_live_bombs(dst, src)
-    bombs = dst.bombs
-    for k in range(n, MAX_BOMBS):
-        for f in range(BOMB_FIELDS):
-            bombs[k, f] = 0
+    zero_bytes(buf, _OFF_BOMBS + n * _BOMB_ROW_BYTES, _STATE_BYTES)  # the rows past the count
     return new
 
 
