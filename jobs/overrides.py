@@ -1,12 +1,17 @@
-"""The command line's ways to change a spec before it is validated: ``--set`` and ``--scale``.
+"""The command line's ways to change a spec before it is validated: ``--set``, ``--unset`` and ``--scale``.
 
     >>> data = {"design": {"seeds": 8, "games_per_seed": 4}, "lineup": [{"agent": "mcts"}]}
     >>> apply_overrides(data, ["design.seeds=4", "lineup.0.params.exploration=0.5"])["lineup"]
     [{'agent': 'mcts', 'params': {'exploration': 0.5}}]
     >>> apply_scale(data, 0.25)["design"]
     {'seeds': 1, 'games_per_seed': 4}
+    >>> apply_unsets(data, ["design.games_per_seed"])["design"]
+    {'seeds': 1}
 
-Both work on the raw TOML-shaped dict; :func:`cluster.spec.study.build_spec` validates
+``--unset`` removes a key (the spec's default then applies, e.g. ``--unset
+design.seeds_per_set --set design.series_by="game"``: one series per game); it
+applies after every ``--set``, and a key that is not there is refused, naming
+it. All three work on the raw TOML-shaped dict; :func:`cluster.spec.study.build_spec` validates
 the result (values keep their TOML types, so ``--set design.seeds=2.5`` is refused
 there as a non-int, naming the field).
 """
@@ -18,7 +23,7 @@ from typing import Any, Sequence
 from cluster.spec.design import group_key
 from cluster.spec.study import SpecError, check_scale, scale_groups, set_path
 
-__all__ = ["parse_value", "parse_overrides", "apply_overrides", "apply_scale"]
+__all__ = ["parse_value", "parse_overrides", "apply_overrides", "apply_unsets", "apply_scale"]
 
 
 def parse_value(text: str):
@@ -50,6 +55,40 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
     :func:`cluster.spec.study.set_path`."""
     for parts, value in parse_overrides(overrides):
         set_path(data, parts, value)
+    return data
+
+
+def apply_unsets(data: dict, keys: Sequence[str]) -> dict:
+    """Remove ``--unset`` dotted keys from the raw TOML dict (in place; returns it). A table
+    key or a list entry (``lineup.3``) is removed; a key that is not there is a SpecError
+    naming it and what its table holds."""
+    for item in keys:
+        key = item.strip() if isinstance(item, str) else ""
+        parts = [p.strip() for p in key.split(".")]
+        if "=" in key:
+            raise SpecError(f"--unset {item!r}: expected a dotted key without a value, e.g. "
+                            f"design.seeds_per_set (--set gives a key a value)")
+        if not key or any(not p for p in parts):
+            raise SpecError(f"--unset {item!r}: expected a dotted key like design.seeds_per_set")
+        node: Any = data
+        for depth, part in enumerate(parts):
+            here, parent = ".".join(parts[:depth + 1]), ".".join(parts[:depth]) or "the spec"
+            if isinstance(node, dict):
+                if part not in node:
+                    known = ", ".join(map(str, node)) or "nothing"
+                    raise SpecError(f"--unset {key}: {here}: no such key ({parent} has: {known})")
+                index = part
+            elif isinstance(node, list):
+                if not part.isdigit() or int(part) >= len(node):
+                    raise SpecError(f"--unset {key}: {here}: no such entry ({parent} has "
+                                    f"{len(node)} entries, 0..{len(node) - 1})")
+                index = int(part)
+            else:
+                raise SpecError(f"--unset {key}: {parent} is not a table (it is {node!r})")
+            if depth == len(parts) - 1:
+                del node[index]
+            else:
+                node = node[index]
     return data
 
 

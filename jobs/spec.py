@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 from cluster.spec.study import SpecError, StudySpec, build_spec
 from cluster.spec.sweep import SweepError, SweepSpec, build_sweep
 
-from .overrides import apply_overrides, apply_scale
+from .overrides import apply_overrides, apply_scale, apply_unsets
 
 __all__ = ["load_spec", "load_sweep", "SpecError", "SweepError"]
 
@@ -37,11 +37,14 @@ def _read_toml(path: Path, what: str, error: type[SpecError]) -> dict:
         raise error(f"{path}: malformed TOML: {exc}") from None
 
 
-def load_spec(path, overrides: Sequence[str] = (), scale: float | None = None) -> StudySpec:
-    """Read a study spec from TOML, apply ``--set`` overrides and ``--scale``, validate."""
+def load_spec(path, overrides: Sequence[str] = (), scale: float | None = None,
+              unsets: Sequence[str] = ()) -> StudySpec:
+    """Read a study spec from TOML, apply ``--set`` overrides, then ``--unset`` removals,
+    then ``--scale``, validate."""
     path = Path(path)
     data = _read_toml(path, "spec", SpecError)
     apply_overrides(data, overrides)
+    apply_unsets(data, unsets)
     apply_scale(data, scale)
     return build_spec(data, source=str(path), check_files=True)
 
@@ -82,10 +85,12 @@ def _resolve_base(data: dict, base_dir: Path) -> str:
     return source
 
 
-def load_sweep(path, overrides: Sequence[str] = (), scale: float | None = None) -> SweepSpec:
+def load_sweep(path, overrides: Sequence[str] = (), scale: float | None = None,
+               unsets: Sequence[str] = ()) -> SweepSpec:
     """Read a sweep TOML and its base study, apply ``--set`` overrides (dotted keys
-    into the sweep file, e.g. ``sweep.games_per_trial=8`` or ``base.budget.ms=10``)
-    and ``--scale``, validate."""
+    into the sweep file, e.g. ``sweep.games_per_trial=8`` or ``base.budget.ms=10``),
+    then ``--unset`` removals (into the sweep file with its base study resolved, e.g.
+    ``base.design.seeds_per_set``) and ``--scale``, validate."""
     path = Path(path)
     data = _read_toml(path, "sweep", SweepError)
     try:
@@ -93,4 +98,8 @@ def load_sweep(path, overrides: Sequence[str] = (), scale: float | None = None) 
     except SpecError as exc:
         raise SweepError(str(exc)) from None
     base_source = _resolve_base(data, path.resolve().parent)
+    try:
+        apply_unsets(data, unsets)
+    except SpecError as exc:
+        raise SweepError(str(exc)) from None
     return build_sweep(data, source=str(path), scale=scale, base_source=base_source)

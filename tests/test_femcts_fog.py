@@ -266,8 +266,9 @@ def test_mcts_switches_change_play_only_when_on():
 
 
 # --------------------------------------------------------------------- games unchanged
-def _game_hash(view_range, seed, params):
-    """The joint actions of one short java game (two FEMCTS seats, MCTS, RHEA), hashed."""
+def _game_hash(view_range, seed, params, metrics=False):
+    """The joint actions of one short java game (two FEMCTS seats, MCTS, RHEA), hashed
+    (``metrics``: and the two FEMCTS seats' ``game_metrics()``)."""
     cfg = PommermanConfig(ruleset="java", max_steps=120, view_range=view_range)
     b = Budget(iterations=60)
     agents = [make_agent("femcts", {"n_effective": 2, "mutation_variant": "shared", **params}, b, cfg),
@@ -284,7 +285,8 @@ def _game_hash(view_range, seed, params):
         joint = [int(a.act(game.observation(i))) for i, a in enumerate(seated)]
         actions.append(joint)
         game.step(joint)
-    return hashlib.sha1(json.dumps(actions).encode()).hexdigest()[:16]
+    digest = hashlib.sha1(json.dumps(actions).encode()).hexdigest()[:16]
+    return (digest, [agents[0].game_metrics(), agents[2].game_metrics()]) if metrics else digest
 
 
 #: Recorded on main at 69cbfb1, before the fog options (the same function).
@@ -447,4 +449,9 @@ def test_fog_readings_table(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[2].startswith("| x | 0 | 3 | 2/0/1 | 1 | 67% (21-94) |")
     assert out[3].startswith("| x | 4 | 1 | 0/1/0 | 0 | 0% (0-79) |")
+    # the trend: 0/1 at range 4 minus 2/3 blind, Newcombe's interval from the two Wilson ones
+    assert out[-1] == "| x | 67% (2/3) | 0% (0/1) | -67 (-94 to +25) |"
+    with pytest.raises(SystemExit, match="x: no games at view range 2 \\(has 0, 4\\)"):
+        main([f"x={tmp_path}", "--trend", "0,2"])
+    assert main([f"x={tmp_path}", "--trend", "4"]) == 2
     assert main(["no-equals-sign"]) == 2

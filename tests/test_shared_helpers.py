@@ -10,7 +10,7 @@ import pytest
 from cluster.analysis.tables import markdown_table
 from cluster.spec.study import build_spec
 from cluster.spec.fields import PositiveInt, SpecError, config_class, one_of, section
-from cluster.stats import two_proportion_z_test, welch_z_test, wilson_interval
+from cluster.stats import difference_interval, two_proportion_z_test, welch_z_test, wilson_interval
 from cluster.spec.sweep import SweepError, build_sweep
 from cluster.run.tracker import agent_params
 from cluster.tracking import log_batch
@@ -55,6 +55,12 @@ def test_tests_and_intervals_match_hand_computed_values():
     assert all(math.isnan(v) for v in two_proportion_z_test(1, 0, 1, 2))  # an empty sample
     assert welch_z_test(0.5, 0.0, 4, 0.5, 0.0, 4) == (0.0, 1.0)
     assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == 1.0
+    # Newcombe (1998), Table II, method 10: 56/70 - 48/80 and 9/10 - 3/10
+    assert difference_interval(56, 70, 48, 80) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    assert difference_interval(9, 10, 3, 10) == pytest.approx((0.1705, 0.8090), abs=1e-4)
+    lo, hi = difference_interval(0, 10, 10, 10)  # the extreme: within [-1, 1]
+    assert -1.0 <= lo < hi < 0
+    assert all(math.isnan(v) for v in difference_interval(1, 0, 1, 2))
 
 
 @config_class

@@ -142,11 +142,11 @@ class GameFace:
         return {"observation": observation, "action_mask": mask}
 
 
-class ArenaAECEnv(AECEnv):
-    """An Arena game as a PettingZoo AEC env (see the module docstring)."""
+class _FacedEnv:
+    """What the AEC and the Parallel env share: the face of the game, its spaces,
+    the metadata, rendering. ``_open_face`` is called from each env's ``__init__``."""
 
-    def __init__(self, game_name: str, render_mode: str | None = None, **game_options):
-        super().__init__()
+    def _open_face(self, game_name: str, render_mode: str | None, game_options: dict) -> None:
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode: expected one of {RENDER_MODES} or None, got {render_mode!r}")
         self.face = GameFace(game_name, game_options)
@@ -156,8 +156,6 @@ class ArenaAECEnv(AECEnv):
         self.observation_spaces = self.face.observation_spaces
         self.action_spaces = self.face.action_spaces
         self.agents: list[str] = []
-        self._pending: list[int] = []
-        self._joint: list[Any] = [0] * self.face.game.num_players
 
     @property
     def game(self) -> Game:
@@ -169,6 +167,24 @@ class ArenaAECEnv(AECEnv):
 
     def action_space(self, agent: str) -> gymnasium.spaces.Space:
         return self.action_spaces[agent]
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        return self.face.game.render()
+
+    def close(self) -> None:
+        """Nothing to release (no window, no process)."""
+
+
+class ArenaAECEnv(_FacedEnv, AECEnv):
+    """An Arena game as a PettingZoo AEC env (see the module docstring)."""
+
+    def __init__(self, game_name: str, render_mode: str | None = None, **game_options):
+        super().__init__()
+        self._open_face(game_name, render_mode, game_options)
+        self._pending: list[int] = []
+        self._joint: list[Any] = [0] * self.face.game.num_players
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start the game Arena's ``reset(seed)`` starts (``options`` is unused:
@@ -213,39 +229,12 @@ class ArenaAECEnv(AECEnv):
         else:
             self._begin_step()
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        return self.face.game.render()
 
-    def close(self) -> None:
-        """Nothing to release (no window, no process)."""
-
-
-class ArenaParallelEnv(ParallelEnv):
+class ArenaParallelEnv(_FacedEnv, ParallelEnv):
     """An Arena game as a PettingZoo Parallel env (see the module docstring)."""
 
     def __init__(self, game_name: str, render_mode: str | None = None, **game_options):
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode: expected one of {RENDER_MODES} or None, got {render_mode!r}")
-        self.face = GameFace(game_name, game_options)
-        self.metadata = {"name": f"arena_{game_name}_v0", "render_modes": list(RENDER_MODES)}
-        self.render_mode = render_mode
-        self.possible_agents = list(self.face.names)
-        self.observation_spaces = self.face.observation_spaces
-        self.action_spaces = self.face.action_spaces
-        self.agents: list[str] = []
-
-    @property
-    def game(self) -> Game:
-        """The Arena game being played (its state, outcomes, pictures)."""
-        return self.face.game
-
-    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> gymnasium.spaces.Space:
-        return self.action_spaces[agent]
+        self._open_face(game_name, render_mode, game_options)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start the game Arena's ``reset(seed)`` starts; (observations, infos)."""
@@ -273,11 +262,3 @@ class ArenaParallelEnv(ParallelEnv):
         if done:
             self.agents = []
         return observations, step_rewards, terminations, truncations, infos
-
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        return self.face.game.render()
-
-    def close(self) -> None:
-        """Nothing to release (no window, no process)."""

@@ -159,8 +159,16 @@ def closeness_or_far(best_sq, absent=0.0):
     return absent if best_sq == FAR_SQ else CLOSENESS[best_sq]
 
 
-#: ``FeatureCache.counts`` slots.
-C_N_WOOD, C_N_POWER, C_FULL_SCAN, C_NEED_WOOD, C_NEED_FLAME = range(5)
+#: ``FeatureCache.counts`` slots (``C_GHOSTS``: the decision's features also count
+#: the remembered objects of ``ghost_sq``; 0 unless FEMCTS's ``features_from = "memory"``).
+C_N_WOOD, C_N_POWER, C_FULL_SCAN, C_NEED_WOOD, C_NEED_FLAME, C_GHOSTS = range(6)
+
+#: ``FeatureCache.ghost_sq`` rows: remembered objects out of view, by kind.
+G_BOMB, G_POWER, G_ENEMY, G_RIGID, G_WOOD = range(5)
+N_GHOST_KINDS = 5
+#: The feature each ``G_*`` row stands in for.
+GHOST_FEATURE = np.array([F_NEAR_BOMB, F_NEAR_POWERUP, F_NEAR_ENEMY, F_NEAR_RIGID, F_NEAR_WOOD],
+                         dtype=np.int64)
 
 
 class FeatureCache(NamedTuple):
@@ -172,7 +180,14 @@ class FeatureCache(NamedTuple):
     the first ``counts[C_N_POWER]`` entries are the cells where a power-up can
     be during the decision; nearest_wood, nearest_power: int64[121] the nearest
     of those cells to each cell (-1: none); counts: int64[5] (``C_FULL_SCAN`` = 1: cache off;
-    ``C_NEED_WOOD`` / ``C_NEED_FLAME``: whether those features are computed).
+    ``C_NEED_WOOD`` / ``C_NEED_FLAME``: whether those features are computed;
+    ``C_GHOSTS`` = 1: ``ghost_sq`` is in use); ghost_sq: int64[5, 121], row
+    ``G_*``: the squared distance from each cell to the nearest remembered object
+    of that kind that the decision's observation does not show (-1: none; filled
+    by :func:`agents.pommerman.fog_memory.remember`, which sets ``C_GHOSTS``).
+    A remembered object is a fixed point for the whole decision: a closeness
+    feature is that of the nearer of the searched state's nearest object and
+    the nearest remembered one.
     """
 
     nearest_rigid: np.ndarray
@@ -181,15 +196,33 @@ class FeatureCache(NamedTuple):
     counts: np.ndarray
     nearest_wood: np.ndarray
     nearest_power: np.ndarray
+    ghost_sq: np.ndarray
 
 
 def new_feature_cache() -> FeatureCache:
-    """An empty cache (its ``C_FULL_SCAN`` is set until :func:`prepare_feature_cache`)."""
-    counts = np.zeros(5, dtype=np.int64)
+    """An empty cache (its ``C_FULL_SCAN`` is set until :func:`prepare_feature_cache`; no ghosts)."""
+    counts = np.zeros(6, dtype=np.int64)
     counts[C_FULL_SCAN] = 1
     return FeatureCache(np.full(N_CELLS, -1, dtype=np.int64), np.zeros(N_CELLS, dtype=np.int64),
                         np.zeros(N_CELLS, dtype=np.int64), counts,
-                        np.full(N_CELLS, -1, dtype=np.int64), np.full(N_CELLS, -1, dtype=np.int64))
+                        np.full(N_CELLS, -1, dtype=np.int64), np.full(N_CELLS, -1, dtype=np.int64),
+                        np.full((N_GHOST_KINDS, N_CELLS), -1, dtype=np.int64))
+
+
+@nb.njit(cache=True)
+def merge_ghosts(features, ghost_sq, here, absent):
+    """Fold the remembered objects into ``features`` (float64[8]) computed for the
+    cell ``here`` with an absent value of 0 (so 0 means "none"): each ``G_*``
+    feature becomes the closeness of the nearer of the two; then 0 becomes
+    ``absent``. The full-scan path of a decision with ghosts."""
+    for k in range(N_GHOST_KINDS):
+        g = ghost_sq[k, here]
+        if g >= 0:
+            f = GHOST_FEATURE[k]
+            features[f] = max(features[f], CLOSENESS[g])
+    for f in range(F_NEAR_BOMB, N_FEATURES):
+        if features[f] == 0.0:
+            features[f] = absent
 
 
 @nb.njit(cache=True)

@@ -76,11 +76,13 @@ from ._common import (
 )
 from .mcts import tree_policy
 from .features import (
-    ALL_FEATURES, C_FULL_SCAN, C_N_POWER, C_N_WOOD, C_NEED_FLAME, C_NEED_WOOD, F_BOMB_STRENGTH,
-    F_CAN_KICK, F_NEAR_BOMB, F_NEAR_ENEMY, F_NEAR_FLAME, F_NEAR_POWERUP, F_NEAR_RIGID, F_NEAR_WOOD,
-    FAR_SQ, MAX_BLAST, N_FEATURES, SUBSET_NEA2, closeness_or_far, closeness_or_none,
-    new_feature_cache, prepare_feature_cache, state_features,
+    ALL_FEATURES, C_FULL_SCAN, C_GHOSTS, C_N_POWER, C_N_WOOD, C_NEED_FLAME, C_NEED_WOOD,
+    F_BOMB_STRENGTH, F_CAN_KICK, F_NEAR_BOMB, F_NEAR_ENEMY, F_NEAR_FLAME, F_NEAR_POWERUP,
+    F_NEAR_RIGID, F_NEAR_WOOD, FAR_SQ, G_BOMB, G_ENEMY, G_POWER, G_RIGID, G_WOOD, MAX_BLAST,
+    N_FEATURES, SUBSET_NEA2, closeness_or_far, closeness_or_none, merge_ghosts, new_feature_cache,
+    prepare_feature_cache, state_features,
 )
+from .fog_memory import GHOST_KINDS, new_fog_memory, remember
 
 
 @nb.njit(cache=True, inline="always")
@@ -192,7 +194,10 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
     The features come from the decision's ``feature_cache`` (see
     :mod:`agents.pommerman.features`; the same values as
     :func:`~agents.pommerman.features.state_features`, which runs instead when
-    the cache is off). Their code is written out in the loop, over arrays taken
+    the cache is off), and from the remembered objects of the cache's
+    ``ghost_sq`` when its ``C_GHOSTS`` is set (FEMCTS's ``features_from =
+    "memory"``: each closeness feature is that of the nearer of the state's
+    object and the remembered one). Their code is written out in the loop, over arrays taken
     out of ``state`` and the cache once per rollout: Numba updates an array's
     reference count whenever one is bound to a (even inlined) function's
     argument, and at eleven arrays per step that cost more than the features.
@@ -205,6 +210,8 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
     nearest_wood, nearest_power = feature_cache.nearest_wood, feature_cache.nearest_power
     need_wood = counts[C_NEED_WOOD] != 0
     need_flame = counts[C_NEED_FLAME] != 0
+    ghosts = counts[C_GHOSTS] != 0
+    ghost_sq = feature_cache.ghost_sq
     team = meta[M_MODE] == MODE_TEAM
     mate = (player + 2) % 4 if team else -1
     n_actions, features_per_action = weights.shape
@@ -261,14 +268,37 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
                 if i != player and i != mate and agents[i, A_ALIVE] and agents[i, A_VISIBLE]:
                     dr, dc = np.int64(agents[i, A_ROW]) - pr, np.int64(agents[i, A_COL]) - pc
                     best_enemy = min(best_enemy, dr * dr + dc * dc)
+            best_rigid = nearest_rigid[here]
+            if ghosts:  # remembered objects out of view (-1: none of that kind)
+                g = ghost_sq[G_BOMB, here]
+                if g >= 0:
+                    best_bomb = min(best_bomb, g)
+                g = ghost_sq[G_POWER, here]
+                if g >= 0:
+                    best_power = min(best_power, g)
+                g = ghost_sq[G_ENEMY, here]
+                if g >= 0:
+                    best_enemy = min(best_enemy, g)
+                g = ghost_sq[G_WOOD, here]
+                if g >= 0 and need_wood:
+                    best_wood = min(best_wood, g)
+                g = ghost_sq[G_RIGID, here]
+                if g >= 0 and (best_rigid < 0 or g < best_rigid):
+                    best_rigid = g
             all_features[F_NEAR_BOMB] = closeness_or_far(best_bomb, absent)
             all_features[F_NEAR_POWERUP] = closeness_or_far(best_power, absent)
             all_features[F_NEAR_ENEMY] = closeness_or_far(best_enemy, absent)
-            all_features[F_NEAR_RIGID] = closeness_or_none(nearest_rigid[here], absent)
+            all_features[F_NEAR_RIGID] = closeness_or_none(best_rigid, absent)
             all_features[F_NEAR_FLAME] = closeness_or_far(best_flame, absent)
             all_features[F_NEAR_WOOD] = closeness_or_far(best_wood, absent)
         elif n_features > 0:
-            state_features(state, player, all_features, absent)
+            if ghosts:
+                state_features(state, player, all_features, 0.0)
+                merge_ghosts(all_features, ghost_sq,
+                             np.int64(agents[player, A_ROW]) * BOARD_SIZE + np.int64(agents[player, A_COL]),
+                             absent)
+            else:
+                state_features(state, player, all_features, absent)
         if features_only:
             return depth
         # the policy: softmax over effective actions of scale * W f + offset, then
@@ -447,6 +477,8 @@ MCTS_SWITCHES = ("off", "java")
 RECOMMENDATIONS = ("most_visited", "best_mean")
 #: How "move" / "movement" treats unseen (FOG) cells (``FEMCTSConfig.fog_moves``).
 FOG_MOVES = ("auto", "blocked", "open")
+#: What the rollout features see under fog (``FEMCTSConfig.features_from``).
+FEATURE_SOURCES = ("observation", "memory")
 
 
 def resolve_fog_moves(fog_moves: str, profile: str) -> str:
@@ -525,6 +557,20 @@ class FEMCTSConfig(PommermanSearchConfig, SearchConfig):
     (the child with the best mean backed-up value; ties broken by the same
     noise). The study does not say which its FEMCTS took; jobs/femcts/README.md
     ("FEMCTS under fog, second round") measures both under fog."""
+
+    features_from: Annotated[str, one_of(FEATURE_SOURCES)] = "observation"
+    """Where the rollout features' objects come from under partial observability:
+    ``observation`` (default: the searched state, i.e. what the decision's
+    observation shows) or ``memory`` (also what the agent remembers out of view,
+    :mod:`agents.pommerman.fog_memory`: rigid walls for good, wood and power-ups
+    until seen gone, enemies and bombs for ``memory_ticks`` ticks). No effect at
+    full observability."""
+    memory_ticks: Annotated[int, Field(ge=1, le=1000)] = 10
+    """With ``features_from = "memory"``: ticks an enemy or a bomb out of view is
+    remembered (a bomb also only until its timer, as last seen, runs out).
+    Default 10: a bomb's whole life (the java ruleset's ``BOMB_LIFE``), so a
+    seen bomb is remembered until it must have exploded; an enemy is then at
+    most 10 cells from where it was seen, under the rollout horizon (12)."""
 
     @model_validator(mode="after")
     def _cross_field_rules(self):
@@ -624,6 +670,11 @@ class FEMCTSAgent(PommermanSearchAgent):
         self.search_quirks = ((QUIRK_STOP_AT_OWN_END | QUIRK_TIE_DEATH_SCORED)
                               if config.mcts_switches == "java" else 0)
         """The ``QUIRK_*`` bits FEMCTS's tree, rollouts and value take (``mcts_switches``)."""
+        self._remembers = config.features_from == "memory"
+        self.memory = new_fog_memory()
+        """This game's :class:`~agents.pommerman.fog_memory.FogMemory` (``features_from = "memory"``)."""
+        self.remembered = np.zeros(len(GHOST_KINDS), dtype=np.int64)
+        """Remembered objects out of view summed over this game's decisions, by kind (``GHOST_KINDS``)."""
         self.games_played = 0
         self.streak = 0
         self.best_streak = 0
@@ -632,11 +683,19 @@ class FEMCTSAgent(PommermanSearchAgent):
         self.ticks = 0
         """Forward-model ticks simulated in all decisions so far (budget calibration)."""
 
+    def begin_game(self, seat, seed):
+        super().begin_game(seat, seed)
+        self.memory = new_fog_memory()
+        self.remembered[:] = 0
+
     def decide(self, observation):
         if not can_act(observation, self.seat):
             return STOP, 0
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
+        if self._remembers:
+            self.remembered += remember(self.memory, observation, self.seat, int(c.memory_ticks),
+                                        self._feature_cache)
         action, iterations, generations, ticks = femcts_decide(
             observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
             float(c.exploration), float(c.epsilon), int(c.rollout_depth),
@@ -659,6 +718,14 @@ class FEMCTSAgent(PommermanSearchAgent):
         out = super().resolved_params(config, game_config)
         out["fog_moves"] = resolve_fog_moves(config.fog_moves, out.get("profile", ""))
         return out
+
+    def game_metrics(self) -> dict[str, float]:
+        """With ``features_from = "memory"``: the remembered objects out of view per
+        decision, by kind (``remembered_bomb`` ... ``remembered_wood``); else none."""
+        if not self._remembers:
+            return {}
+        decisions = max(self.decisions, 1)
+        return {f"remembered_{kind}": float(n) / decisions for kind, n in zip(GHOST_KINDS, self.remembered)}
 
     def end_game(self, observation, returns):
         """Count the game; on a win that makes the current streak the longest so

@@ -100,6 +100,8 @@ class RunContext:
     """The ``--set key=value`` overrides."""
     scale: float | None = None
     """``--scale`` (None: not scaled)."""
+    unsets: tuple[str, ...] = ()
+    """The ``--unset key`` removals."""
 
 
 def run_name(spec, context: RunContext | None) -> str:
@@ -112,6 +114,7 @@ def run_name(spec, context: RunContext | None) -> str:
             key = item.partition("=")[0].strip()
             if key.startswith(NAMING_PREFIXES):
                 parts.append(item.strip().replace(" ", ""))
+        parts.extend(f"-{key.strip()}" for key in context.unsets if key.strip().startswith(NAMING_PREFIXES))
     return " ".join(parts)[:MAX_RUN_NAME]
 
 

@@ -14,6 +14,9 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=positive_int, help="game-hosting actors (default: one per CPU)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a spec field, e.g. --set design.seeds=2 (repeatable)")
+    p.add_argument("--unset", action="append", metavar="KEY",
+                   help="remove a spec field (its default applies; after every --set), e.g. "
+                        "--unset design.seeds_per_set --set design.series_by='\"game\"' (repeatable)")
     p.add_argument("--scale", type=float, metavar="F",
                    help="quick try: play ceil(F x boards) boards (design.seeds, or design.runs in a "
                         "runs x rounds design), at least one; each board keeps all its games and seat "
@@ -29,7 +32,7 @@ def _load_spec_or_exit(args):
     from jobs.spec import SpecError, load_spec
 
     try:
-        return load_spec(args.spec, overrides=args.set or (), scale=args.scale)
+        return load_spec(args.spec, overrides=args.set or (), scale=args.scale, unsets=args.unset or ())
     except SpecError as exc:
         print(f"arena: invalid spec {args.spec}: {exc}", file=sys.stderr)
         raise SystemExit(2)
@@ -56,7 +59,8 @@ def run(args) -> int:
     from cluster.run.driver import run_study
     from cluster.run.tracker import RunContext, counts_text
 
-    context = RunContext(command=command_line(args), overrides=tuple(args.set or ()), scale=args.scale)
+    context = RunContext(command=command_line(args), overrides=tuple(args.set or ()), scale=args.scale,
+                         unsets=tuple(args.unset or ()))
     result = run_study(spec, address=args.address, num_workers=args.workers,
                        progress=not args.no_progress, tracking=not args.no_tracking, context=context)
     from cluster.analysis.report import to_markdown

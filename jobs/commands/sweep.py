@@ -12,6 +12,9 @@ def add_parser(sub) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a sweep field, e.g. --set sweep.games_per_trial=8 or "
                         "--set base.budget.ms=10 (repeatable)")
+    p.add_argument("--unset", action="append", metavar="KEY",
+                   help="remove a sweep field, its base study's included (its default applies; after "
+                        "every --set), e.g. --unset base.design.seeds_per_set (repeatable)")
     p.add_argument("--scale", type=float, metavar="F",
                    help="quick try: boards per trial, re-evaluation boards and the ASHA grace period "
                         "scaled as in `arena run --scale` (whole boards, at least one); each grid axis "
@@ -29,7 +32,7 @@ def run(args) -> int:
     from jobs.spec import SweepError, load_sweep
 
     try:
-        sweep = load_sweep(args.sweep, overrides=args.set or (), scale=args.scale)
+        sweep = load_sweep(args.sweep, overrides=args.set or (), scale=args.scale, unsets=args.unset or ())
     except SweepError as exc:
         print(f"arena: invalid sweep {args.sweep}: {exc}", file=sys.stderr)
         return 2
