@@ -18,7 +18,7 @@ are in their docstrings:
 - :func:`carve` / :func:`add_references` -- several arrays over one new buffer
   with one reference-count store instead of one atomic increment per array;
 - :func:`data_address` / :func:`copy_bytes` -- a state laid out in one buffer
-  is recognised by its arrays' addresses and copied by one ``memcpy``;
+  is recognised by its arrays' addresses and copied by ``memcpy`` over byte spans;
 - :func:`zero_bytes` -- one ``memset`` over a stretch of an array's bytes.
 """
 from __future__ import annotations
@@ -231,27 +231,31 @@ def data_address(typingctx, arr):
 
 
 @intrinsic
-def copy_bytes(typingctx, dst, src, nbytes):
-    """``memcpy`` of ``nbytes`` (a compile-time constant, so LLVM emits the moves inline)
-    from the data of array ``src`` to the data of array ``dst``, which need not be of
-    that size: the caller guarantees that both regions are valid memory (for instance
-    the one buffer several arrays were carved from, addressed through its first array)
-    and do not overlap.
+def copy_bytes(typingctx, dst, src, start, stop):
+    """``memcpy`` of the bytes ``start`` (inclusive) to ``stop`` (exclusive) of array
+    ``src``'s data onto the same bytes of array ``dst``'s data (integers; nothing when
+    ``stop <= start``). The arrays need not be of that size: the caller guarantees that
+    both regions are valid memory (for instance the one buffer several arrays were carved
+    from, addressed through its first array) and do not overlap. Constant bounds (after
+    inlining) let LLVM emit the moves inline.
     """
     if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
-            and isinstance(nbytes, types.IntegerLiteral)):
+            and isinstance(start, types.Integer) and isinstance(stop, types.Integer)):
         return None
-    n = nbytes.literal_value
 
     def codegen(context, builder, sig, args):
         from numba.np.arrayobj import make_array
         d = make_array(sig.args[0])(context, builder, args[0])
         s = make_array(sig.args[1])(context, builder, args[1])
-        intp = context.get_value_type(types.intp)
-        cgutils.raw_memcpy(builder, d.data, s.data, intp(n), 1)
+        lo = context.cast(builder, args[2], sig.args[2], types.intp)
+        hi = context.cast(builder, args[3], sig.args[3], types.intp)
+        with builder.if_then(builder.icmp_signed(">", hi, lo)):
+            dp = cgutils.pointer_add(builder, builder.bitcast(d.data, cgutils.voidptr_t), lo)
+            sp = cgutils.pointer_add(builder, builder.bitcast(s.data, cgutils.voidptr_t), lo)
+            cgutils.raw_memcpy(builder, dp, sp, builder.sub(hi, lo), 1)
         return context.get_dummy_value()
 
-    return types.none(dst, src, nbytes), codegen
+    return types.none(dst, src, start, stop), codegen
 
 
 @intrinsic
