@@ -146,26 +146,29 @@ def test_record_keeps_its_fingerprint_version(tmp_path):
 
 
 def test_pommerman_fingerprint_is_of_the_content_not_the_layout():
-    """Equal states fingerprint equally however their arrays lie: a state read back from
-    JSON (fresh bomb rows past the count), one assembled from separate arrays; bytes
-    outside the content (bomb rows past the count) do not count, the content does."""
+    """Equal states fingerprint equally however their arrays lie: a copy (fresh bomb rows
+    past the count, where the played state keeps the rows of bombs gone), a state assembled
+    from separate arrays, the initial state read back from JSON; bytes outside the content
+    (bomb rows past the count) do not count, the content does."""
     config = PommermanConfig(ruleset="java")
     game = Pommerman(config)
     game.reset(np.random.SeedSequence(11))
+    assert Pommerman.from_json(game.to_json()).fingerprint() == game.fingerprint()
     rng = np.random.default_rng(0)
-    seen_flames = False
+    seen_flames = seen_stale_rows = False
     for _ in range(60):
         if game.done:
             break
         game.step([int(a) for a in rng.integers(0, 6, 4)])
         s = game.state
         seen_flames |= bool(s.meta[2])
-        back = Pommerman.from_json(game.to_json())
-        assert back.fingerprint() == game.fingerprint()
+        seen_stale_rows |= bool(s.bombs[int(s.meta[1]):].any())
+        copy = game.copy()
+        assert copy.fingerprint() == game.fingerprint()
         loose = Pommerman(config)
         loose.state = type(s)(*(np.array(a, copy=True) for a in s))  # six separate arrays
         assert loose.fingerprint() == game.fingerprint()
-    assert seen_flames
+    assert seen_flames and seen_stale_rows
     s = game.state
     before = game.fingerprint()
     s.bombs[int(s.meta[1]):] = 7  # past the live count: not part of the state
