@@ -207,6 +207,34 @@ def test_copies_of_a_state_of_separate_arrays_equal_the_packed_copies():
         assert np.array_equal(a, c) and np.array_equal(b, c)
 
 
+def test_copy_into_packed_states_moves_only_marked_flame_words_and_stays_exact():
+    """copy_into between two one-buffer states copies the flame words of the cells marked
+    in either state: a cell flaming only in the destination is cleared, one flaming in
+    both takes the source's counts, and the result equals a full copy in every array
+    (bomb rows past the source's count aside, which the destination keeps)."""
+    import numpy as np
+
+    game = Pommerman(PommermanConfig(ruleset="java"))
+    game.reset(np.random.SeedSequence(8))
+    src = copy_state(game.state)
+    set_flames(src, [(0, 0, 2), (5, 5, 1), (5, 5, 4), (10, 10, 3)])  # cells 0, 60, 120
+    src.bombs[0] = (1, 3, 0, 4, 2, 0)
+    src.meta[M_N_BOMBS] = 1
+    dst = copy_state(game.state)
+    set_flames(dst, [(5, 5, 2), (6, 0, 1), (9, 9, 5), (9, 9, 5)])  # cells 60, 66, 108
+    dst.bombs[:3] = 9
+    dst.meta[M_N_BOMBS] = 3
+    dst.board[:] = 2
+    copy_into(dst, src)
+    for name in ("board", "items", "agents", "flames", "meta"):
+        assert np.array_equal(getattr(dst, name), getattr(src, name)), name
+    assert flame_list(dst) == [(0, 0, 2), (5, 5, 1), (5, 5, 4), (10, 10, 3)]
+    assert np.array_equal(dst.bombs[0], src.bombs[0]) and (dst.bombs[1:3] == 9).all()
+    set_flames(src, [])
+    copy_into(dst, src)
+    assert not dst.flames.any() and dst.meta[M_N_FLAMES] == 0
+
+
 def test_flames_round_trip_through_json_per_cell():
     """Overlapping flames (one cell, equal and different lives) survive the JSON round
     trip, and a life the layout cannot hold is refused naming the field."""
