@@ -34,10 +34,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..lowlevel import borrow, stack_alloca
+from ..lowlevel import data_pointer, stack_alloca
 from ._layout import (
-    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
-    AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
+    AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
     DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAME_MASK, FLAMES, INCR_RANGE, KICK,
     LAY_BOMB, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS, M_N_FLAMES,
     M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_FFA, MODE_TEAM,
@@ -598,7 +598,7 @@ def _finish(agents, meta):
                 agents[a, A_STATUS] = STATUS_LOSS
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def step_canonical(state, actions):
     """Advance a canonical-ruleset state by one tick in place.
 
@@ -606,16 +606,48 @@ def step_canonical(state, actions):
         state: PommermanState (modified in place); a finished game is left alone.
         actions: int64[4] per agent id; values outside 0..5 count as STOP;
             dead agents' actions are ignored.
+
+    Inlined into its callers (only these checks and a call), as ``step_java``: the rules
+    run in :func:`_step_at`, which takes the seven arrays as data pointers (seven
+    registers instead of ~55 words of array structs pushed per simulated tick) and
+    rebuilds them with the layout's fixed shapes, so a state whose arrays have other
+    shapes is refused (ValueError) instead of read out of bounds.
     """
     if state.meta[M_DONE] != 0:
         return
-    meta = borrow(state.meta)
-    board = borrow(state.board)
-    items = borrow(state.items)
-    agents = borrow(state.agents)
-    bombs = borrow(state.bombs)
-    flames = borrow(state.flames)
+    if (state.board.shape[0] != N_CELLS or state.items.shape[0] != N_CELLS
+            or state.agents.shape[0] != N_AGENTS or state.agents.shape[1] != AGENT_FIELDS
+            or state.bombs.shape[0] != MAX_BOMBS or state.bombs.shape[1] != BOMB_FIELDS
+            or state.flames.shape[0] != FLAME_WORDS
+            or state.meta.shape[0] != META_FIELDS or actions.shape[0] != N_AGENTS):
+        raise ValueError("step_canonical: the state's arrays must have the layout's shapes "
+                         "(_layout.py), and actions one entry per agent")
+    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout
+    for i in range(N_AGENTS):
+        joint[i] = actions[i]
+    _step_at(data_pointer(state.board), data_pointer(state.items), data_pointer(state.agents),
+             data_pointer(state.bombs), data_pointer(state.flames), data_pointer(state.meta),
+             data_pointer(joint))
 
+
+@nb.njit(cache=True)
+def _step_at(board, items, agents, bombs, flames, meta, actions):
+    """:func:`_step` on the state's arrays given as data pointers (``data_pointer``),
+    rebuilt here with the layout's fixed shapes (no reference counts).
+
+    Args: pointers to int8[121] board and items, int16[4, AGENT_FIELDS] agents,
+        int16[MAX_BOMBS, BOMB_FIELDS] bombs, uint64[FLAME_WORDS] flames,
+        int32[META_FIELDS] meta (all C-contiguous), int64[4] actions.
+    """
+    _step(nb.carray(board, N_CELLS), nb.carray(items, N_CELLS),
+          nb.carray(agents, (N_AGENTS, AGENT_FIELDS)), nb.carray(bombs, (MAX_BOMBS, BOMB_FIELDS)),
+          nb.carray(flames, FLAME_WORDS), nb.carray(meta, META_FIELDS),
+          nb.carray(actions, N_AGENTS))
+
+
+@nb.njit(cache=True, inline="always")
+def _step(board, items, agents, bombs, flames, meta, actions):
+    """The body of ``step_canonical`` on the unpacked state arrays (see PommermanState)."""
     s = nb.carray(stack_alloca(_S_SIZE, np.int16), _S_SIZE)
     for i in range(_S_ADES):
         s[i] = 0
