@@ -83,6 +83,11 @@ class Game(ABC):
     #: at least ``legal_actions(observation, player) -> bool[num_actions]`` (what
     #: ``random`` calls). Default: None (only agents written for the game play it).
     kernels: ClassVar[Any] = None
+    #: The scheme of :meth:`fingerprint`, stored in every game record
+    #: (:mod:`cluster.replay.records`): a game raises it when what its fingerprint
+    #: covers changes (say a new state layout under a raw-array fingerprint), so that a
+    #: record written before says why it cannot be checked instead of failing at step 0.
+    fingerprint_version: ClassVar[int] = 1
 
     def __init__(self, config: Any):
         self.config = config

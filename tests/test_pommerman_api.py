@@ -10,7 +10,7 @@ from games.pommerman.kernels import state_from_dict, state_to_dict
 from games.pommerman.kernels import heuristic, observe
 from games.pommerman.kernels import (
     A_AMMO, A_BLAST, A_KICK, A_VISIBLE, AGENT0, BOMB, FLAMES, FOG, M_N_BOMBS, M_N_FLAMES,
-    NO_OWNER, RIGID, WOOD, copy_state,
+    NO_OWNER, RIGID, WOOD, PommermanState, copy_into, copy_state, flame_list, set_flames,
 )
 
 BOARD = """
@@ -129,7 +129,7 @@ def test_full_observability_hides_only_bomb_owners():
     # drop them from their model unless their java profile keeps them
     assert state.items.any() and (obs.items == state.items).all()
     assert obs.bombs[0, 2] == NO_OWNER and obs.bombs[0, 5] == 0  # owner and movement dropped
-    assert obs.flames[0, 2] == 2  # canonical flames get their full life in the model
+    assert flame_list(obs) == [(4, 5, 2)]  # canonical flames get their full life in the model
 
 
 def test_heuristic_rewards_kills_wood_kick_and_blast():
@@ -148,8 +148,8 @@ def test_heuristic_rewards_kills_wood_kick_and_blast():
 
 
 def test_copy_state_is_an_independent_equal_state_from_one_buffer():
-    """copy_state carves its six arrays out of one buffer (games.lowlevel.sub_array):
-    same types and values as the source, rows past the live counts zero, writes to
+    """copy_state carves its six arrays out of one buffer (games.lowlevel.carve):
+    same types and values as the source, bomb rows past the live count zero, writes to
     one array touch neither the source nor the copy's other arrays, and the arrays
     outlive the tuple they came in."""
     import gc
@@ -161,23 +161,90 @@ def test_copy_state_is_an_independent_equal_state_from_one_buffer():
     src.reset(np.random.SeedSequence(3))
     s = src.state
     s.bombs[:] = 7  # stale rows past the counts (as in a reused scratch state)
-    s.flames[:] = 9
     s.meta[M_N_BOMBS] = 1
-    s.meta[M_N_FLAMES] = 2
+    set_flames(s, [(4, 5, 1), (4, 5, 3), (4, 5, 3), (10, 10, 2)])
     c = copy_state(s)
     assert nb.typeof(c) == nb.typeof(s)
-    for name in ("board", "items", "agents", "meta"):
+    for name in ("board", "items", "agents", "flames", "meta"):
         assert np.array_equal(getattr(c, name), getattr(s, name)), name
         assert getattr(c, name).flags.c_contiguous and getattr(c, name).flags.writeable, name
     assert (c.bombs[:1] == 7).all() and not c.bombs[1:].any()
-    assert (c.flames[:2] == 9).all() and not c.flames[2:].any()
+    assert flame_list(c) == [(4, 5, 1), (4, 5, 3), (4, 5, 3), (10, 10, 2)] and c.meta[M_N_FLAMES] == 4
     before = [a.copy() for a in c]
-    c.flames[:] = -1
+    c.flames[:] = 0
     c.meta[:] = -1
     assert np.array_equal(c.board, before[0]) and np.array_equal(c.items, before[1])
     assert np.array_equal(c.agents, before[2]) and np.array_equal(c.bombs, before[3])
-    assert (s.flames == 9).all() and s.meta[M_N_FLAMES] == 2
+    assert len(flame_list(s)) == 4 and s.meta[M_N_FLAMES] == 4
     board = c.board
     del c
     gc.collect()
     assert np.array_equal(board, before[0])
+
+
+def test_copies_of_a_state_of_separate_arrays_equal_the_packed_copies():
+    """A state assembled from separate arrays (not one buffer) is copied array by array,
+    to and from packed states, with the same result as the one-block copy."""
+    import numpy as np
+
+    src = Pommerman(PommermanConfig(ruleset="java"))
+    src.reset(np.random.SeedSequence(5))
+    s = src.state
+    set_flames(s, [(1, 2, 5), (1, 2, 5), (3, 3, 1)])
+    s.bombs[0] = (1, 3, 0, 4, 2, 0)
+    s.meta[M_N_BOMBS] = 1
+    loose = PommermanState(*(a.copy() for a in s))
+    packed = copy_state(s)
+    from_loose = copy_state(loose)
+    for a, b, c in zip(packed, from_loose, s):
+        assert np.array_equal(a, c) and np.array_equal(b, c)
+    into_loose = PommermanState(*(np.zeros_like(a) for a in s))
+    copy_into(into_loose, packed)
+    into_packed = copy_state(copy_state(s))
+    into_packed.flames[:] = 0
+    copy_into(into_packed, loose)
+    for a, b, c in zip(into_loose, into_packed, s):
+        assert np.array_equal(a, c) and np.array_equal(b, c)
+
+
+def test_copy_into_packed_states_moves_only_marked_flame_words_and_stays_exact():
+    """copy_into between two one-buffer states copies the flame words of the cells marked
+    in either state: a cell flaming only in the destination is cleared, one flaming in
+    both takes the source's counts, and the result equals a full copy in every array
+    (bomb rows past the source's count aside, which the destination keeps)."""
+    import numpy as np
+
+    game = Pommerman(PommermanConfig(ruleset="java"))
+    game.reset(np.random.SeedSequence(8))
+    src = copy_state(game.state)
+    set_flames(src, [(0, 0, 2), (5, 5, 1), (5, 5, 4), (10, 10, 3)])  # cells 0, 60, 120
+    src.bombs[0] = (1, 3, 0, 4, 2, 0)
+    src.meta[M_N_BOMBS] = 1
+    dst = copy_state(game.state)
+    set_flames(dst, [(5, 5, 2), (6, 0, 1), (9, 9, 5), (9, 9, 5)])  # cells 60, 66, 108
+    dst.bombs[:3] = 9
+    dst.meta[M_N_BOMBS] = 3
+    dst.board[:] = 2
+    copy_into(dst, src)
+    for name in ("board", "items", "agents", "flames", "meta"):
+        assert np.array_equal(getattr(dst, name), getattr(src, name)), name
+    assert flame_list(dst) == [(0, 0, 2), (5, 5, 1), (5, 5, 4), (10, 10, 3)]
+    assert np.array_equal(dst.bombs[0], src.bombs[0]) and (dst.bombs[1:3] == 9).all()
+    set_flames(src, [])
+    copy_into(dst, src)
+    assert not dst.flames.any() and dst.meta[M_N_FLAMES] == 0
+
+
+def test_flames_round_trip_through_json_per_cell():
+    """Overlapping flames (one cell, equal and different lives) survive the JSON round
+    trip, and a life the layout cannot hold is refused naming the field."""
+    d = board_state()
+    d["flames"] = [{"position": [4, 5], "life": 1}, {"position": [4, 5], "life": 2},
+                   {"position": [4, 5], "life": 2}]
+    s = state_from_dict(d)
+    assert s.meta[M_N_FLAMES] == 3
+    assert sorted((f["position"][0], f["position"][1], f["life"]) for f in state_to_dict(s)["flames"]) \
+        == [(4, 5, 1), (4, 5, 2), (4, 5, 2)]
+    d["flames"] = [{"position": [4, 5], "life": 9}]
+    with pytest.raises(StateFormatError, match=r"flames\[0\]\.life"):
+        state_from_dict(d)

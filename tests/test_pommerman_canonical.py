@@ -14,11 +14,11 @@ from games.pommerman.kernels import (
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
     AGENT0, BOARD_SIZE, BOMB,
-    DEFAULT_MAX_STEPS, DOWN, EXTRA_BOMB, F_LIFE, FLAMES, INCR_RANGE, KICK, LAY_BOMB,
+    DEFAULT_MAX_STEPS, DOWN, EXTRA_BOMB, FLAMES, INCR_RANGE, KICK, LAY_BOMB,
     LEFT, M_DONE, M_INITIAL_WOOD, M_N_BOMBS, M_N_FLAMES, M_RESULT, M_STEP, MODE_FFA,
     MODE_TEAM, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN, RIGHT, RIGID,
     RULESET_CANONICAL, STATUS_LOSS, STATUS_TIE, STATUS_WIN, STOP, UP, WOOD,
-    empty_state,
+    empty_state, flame_list,
 )
 
 GOLDEN = GOLDEN_ROOT
@@ -179,7 +179,7 @@ def test_chain_explosion():
     assert at(s, 3, 2) == FLAMES and at(s, 2, 2) == PASSAGE
     assert s.meta[M_N_FLAMES] == len(set(
         [(5, c) for c in range(6)] + [(3, 2), (4, 2), (6, 2), (7, 2), (4, 4), (6, 4)]))
-    assert all(s.flames[k, F_LIFE] == 2 for k in range(s.meta[M_N_FLAMES]))
+    assert all(life == 2 for _, _, life in flame_list(s))
 
 
 def test_two_agents_into_same_cell_bounce():

@@ -11,9 +11,10 @@ from golden_data import POMMERMAN_JAVA, golden, skip_reason
 from games.pommerman.kernels import generate_java, step_java
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT0, BOARD_SIZE, BOMB,
-    DEFAULT_MAX_STEPS, EXTRA_BOMB, F_LIFE, FLAMES, INCR_RANGE, KICK, LEFT, M_COLLAPSE,
+    DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAMES, INCR_RANGE, KICK, LEFT, M_COLLAPSE,
     M_DONE, M_INITIAL_WOOD, M_N_BOMBS, M_N_FLAMES, M_STEP, MODE_FFA, MODE_TEAM, PASSAGE,
     RIGHT, RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STOP, WOOD, empty_state,
+    flame_list, set_flames,
 )
 
 GOLDEN = POMMERMAN_JAVA
@@ -58,9 +59,7 @@ def add_bomb(s, r, c, owner, life=9, blast=2, direction=0):
 
 
 def add_flame(s, r, c, life=5):
-    n = s.meta[M_N_FLAMES]
-    s.flames[n] = (r, c, life)
-    s.meta[M_N_FLAMES] = n + 1
+    set_flames(s, flame_list(s) + [(r, c, life)])
     s.board[r * BOARD_SIZE + c] = FLAMES
 
 
@@ -77,7 +76,7 @@ def bombs_of(s):
 
 
 def flames_of(s):
-    return sorted(tuple(int(v) for v in f) for f in s.flames[: s.meta[M_N_FLAMES]])
+    return sorted(flame_list(s))
 
 
 OPEN = """
@@ -136,7 +135,7 @@ def test_flame_lethal_on_step_after_last_visible():
     lives = []
     for _ in range(4):
         act(s, STOP, STOP, STOP, STOP)
-        lives.append(int(s.flames[0, F_LIFE]))
+        lives.append(flames_of(s)[0][2])
         assert at(s, 4, 5) == FLAMES
     assert lives == [4, 3, 2, 1]  # visible for 5 states: 5, 4, 3, 2, 1
     act(s, LEFT, STOP, STOP, STOP)  # the flame's life reaches 0 now: still lethal
@@ -154,6 +153,39 @@ def test_flame_harmless_once_removed():
     act(s, LEFT, STOP, STOP, STOP)
     assert s.agents[0, A_ALIVE] == 1
     assert (s.agents[0, A_ROW], s.agents[0, A_COL]) == (4, 5)
+
+
+def test_overlapping_flames_keep_their_own_lives():
+    """Two flames on one cell (two blasts, two ticks apart) age apart: when the older
+    dies its reveal takes the hidden item, and the younger one still burns there."""
+    s = make_state(FLAME_PIC)
+    s.items[4 * BOARD_SIZE + 5] = KICK
+    add_flame(s, 4, 5, life=1)
+    add_flame(s, 4, 5, life=3)
+    assert s.meta[M_N_FLAMES] == 2
+    act(s, STOP, STOP, STOP, STOP)
+    assert flames_of(s) == [(4, 5, 2)] and s.meta[M_N_FLAMES] == 1
+    assert at(s, 4, 5) == FLAMES and s.items[4 * BOARD_SIZE + 5] == 0  # the kick is lost
+    act(s, STOP, STOP, STOP, STOP)
+    act(s, STOP, STOP, STOP, STOP)
+    assert s.meta[M_N_FLAMES] == 0 and at(s, 4, 5) == PASSAGE
+
+
+def test_two_flames_dying_together_leave_a_passage():
+    """Two flames of one life on a cell (two bombs' blasts in one tick) die together:
+    the first reveal shows the item, the second finds it taken and leaves a passage."""
+    s = make_state(FLAME_PIC)
+    s.items[4 * BOARD_SIZE + 5] = EXTRA_BOMB
+    add_flame(s, 4, 5, life=1)
+    add_flame(s, 4, 5, life=1)
+    assert flames_of(s) == [(4, 5, 1), (4, 5, 1)]
+    act(s, STOP, STOP, STOP, STOP)
+    assert s.meta[M_N_FLAMES] == 0 and at(s, 4, 5) == PASSAGE and s.items[4 * BOARD_SIZE + 5] == 0
+    s = make_state(FLAME_PIC)
+    s.items[4 * BOARD_SIZE + 5] = EXTRA_BOMB
+    add_flame(s, 4, 5, life=1)
+    act(s, STOP, STOP, STOP, STOP)
+    assert at(s, 4, 5) == EXTRA_BOMB  # one flame: the item shows
 
 
 def test_bomb_flames_timeline():

@@ -116,6 +116,67 @@ def test_fingerprint_is_of_the_whole_state():
     assert 0 <= fold16(before) < 1 << 16
 
 
+FLAME_LIST_RECORDS = Path(__file__).parent / "data" / "pommerman_flame_list_records"
+
+
+@pytest.mark.parametrize("name", ["rule_based_java_seed5.npz", "rule_based_canonical_seed5.npz"])
+def test_record_of_the_flame_list_layout_says_why_it_cannot_be_checked(name, tmp_path):
+    """A record written before the per-cell flames (fingerprint version 1, absent from its
+    meta) is refused before the first step with the reason, by the API and by the CLI."""
+    record = load_record(FLAME_LIST_RECORDS / name)
+    assert record.fingerprint_version == 1 and record.length > 100
+    with pytest.raises(RecordError, match="fingerprints are version 1, this Arena's pommerman "
+                                          "fingerprints are version 2"):
+        verify(record)
+    cli = subprocess.run([sys.executable, "-m", "jobs.cli", "replay", str(FLAME_LIST_RECORDS / name)],
+                         capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert cli.returncode == 2
+    assert "cannot be checked here" in cli.stderr and "Traceback" not in cli.stderr
+
+
+def test_record_keeps_its_fingerprint_version(tmp_path):
+    config = PommermanConfig(ruleset="java", max_steps=30)
+    record, states, _ = play_recorded(config, ["rule_based"] * 4, Budget(iterations=1), seed=4)
+    assert record.fingerprint_version == Pommerman.fingerprint_version == 2
+    loaded = load_record(save_record(tmp_path / "v.npz", record))
+    assert loaded.fingerprint_version == 2 and verify(loaded) == len(states) - 1
+    loaded.fingerprint_version = 1
+    with pytest.raises(RecordError, match="version 1"):
+        next(replay(loaded))
+
+
+def test_pommerman_fingerprint_is_of_the_content_not_the_layout():
+    """Equal states fingerprint equally however their arrays lie: a copy (fresh bomb rows
+    past the count, where the played state keeps the rows of bombs gone), a state assembled
+    from separate arrays, the initial state read back from JSON; bytes outside the content
+    (bomb rows past the count) do not count, the content does."""
+    config = PommermanConfig(ruleset="java")
+    game = Pommerman(config)
+    game.reset(np.random.SeedSequence(11))
+    assert Pommerman.from_json(game.to_json()).fingerprint() == game.fingerprint()
+    rng = np.random.default_rng(0)
+    seen_flames = seen_stale_rows = False
+    for _ in range(60):
+        if game.done:
+            break
+        game.step([int(a) for a in rng.integers(0, 6, 4)])
+        s = game.state
+        seen_flames |= bool(s.meta[2])
+        seen_stale_rows |= bool(s.bombs[int(s.meta[1]):].any())
+        copy = game.copy()
+        assert copy.fingerprint() == game.fingerprint()
+        loose = Pommerman(config)
+        loose.state = type(s)(*(np.array(a, copy=True) for a in s))  # six separate arrays
+        assert loose.fingerprint() == game.fingerprint()
+    assert seen_flames and seen_stale_rows
+    s = game.state
+    before = game.fingerprint()
+    s.bombs[int(s.meta[1]):] = 7  # past the live count: not part of the state
+    assert game.fingerprint() == before
+    s.flames[0] += np.uint64(1) << np.uint64(8 * 3)  # one more flame of life 3 at (0, 0)
+    assert game.fingerprint() != before
+
+
 def test_gif_has_one_frame_per_state_and_png_frames(tmp_path):
     config = PommermanConfig(ruleset="java", max_steps=25)
     record, _, _ = play_recorded(config, ["random"] * 4, Budget(iterations=1), seed=4)

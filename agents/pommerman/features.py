@@ -33,8 +33,8 @@ import numpy as np
 
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE,
-    COLLAPSE_START, COLLAPSE_STEP, EXTRA_BOMB, F_COL, F_ROW, INCR_RANGE, KICK, M_COLLAPSE, M_MODE, M_N_BOMBS,
-    M_N_FLAMES, M_STEP, MODE_TEAM, N_AGENTS, N_CELLS, RIGID, WOOD,
+    COLLAPSE_START, COLLAPSE_STEP, EXTRA_BOMB, FLAME_MASK, INCR_RANGE, KICK, M_COLLAPSE, M_MODE, M_N_BOMBS,
+    M_STEP, MODE_TEAM, N_AGENTS, N_CELLS, RIGID, WOOD, drop_lowest, first_cell,
 )
 
 
@@ -91,12 +91,16 @@ def state_features(state, player, out, absent=0.0):
         if best_bomb < 0 or d2 < best_bomb:
             best_bomb = d2
     best_flame = -1
-    for f in range(state.meta[M_N_FLAMES]):
-        dr = state.flames[f, F_ROW] - pr
-        dc = state.flames[f, F_COL] - pc
-        d2 = dr * dr + dc * dc
-        if best_flame < 0 or d2 < best_flame:
-            best_flame = d2
+    for w in range(2):  # the cells holding flames (their marks)
+        bits = state.flames[FLAME_MASK + w]
+        while bits:
+            fc = w * 64 + first_cell(bits)
+            bits = drop_lowest(bits)
+            dr = fc // BOARD_SIZE - pr
+            dc = fc % BOARD_SIZE - pc
+            d2 = dr * dr + dc * dc
+            if best_flame < 0 or d2 < best_flame:
+                best_flame = d2
     best_enemy = -1
     team = state.meta[M_MODE] == MODE_TEAM
     for i in range(N_AGENTS):

@@ -54,9 +54,9 @@ from games.rng import rng_integer, rng_uniform
 from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
-    B_ROW, BOARD_SIZE, EXTRA_BOMB, F_COL, F_ROW, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
-    M_N_BOMBS, M_N_FLAMES, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, borrowed_state,
-    copy_into,
+    B_ROW, BOARD_SIZE, EXTRA_BOMB, FLAME_MASK, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
+    M_N_BOMBS, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, borrowed_state,
+    copy_into, drop_lowest, first_cell,
 )
 
 from ..api import Budget
@@ -256,9 +256,13 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
                 best_bomb = min(best_bomb, dr * dr + dc * dc)
             best_flame = FAR_SQ
             if need_flame:
-                for f in range(meta[M_N_FLAMES]):
-                    dr, dc = np.int64(flames[f, F_ROW]) - pr, np.int64(flames[f, F_COL]) - pc
-                    best_flame = min(best_flame, dr * dr + dc * dc)
+                for w in range(2):  # the cells holding flames (their marks)
+                    bits = flames[FLAME_MASK + w]
+                    while bits:
+                        fc = w * 64 + first_cell(bits)
+                        bits = drop_lowest(bits)
+                        dr, dc = fc // BOARD_SIZE - pr, fc % BOARD_SIZE - pc
+                        best_flame = min(best_flame, dr * dr + dc * dc)
             best_enemy = FAR_SQ
             for i in range(N_AGENTS):
                 if i != player and i != mate and agents[i, A_ALIVE] and agents[i, A_VISIBLE]:

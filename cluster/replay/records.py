@@ -8,6 +8,8 @@ A record is small and self-contained (one compressed ``.npz``, loaded with
     board_entropy   str                 SeedSequence entropy of the initial state (decimal)
     board_spawn_key list[int]           its spawn key: reset(SeedSequence(entropy, spawn_key))
     labels          list[str]           who sat at each seat (for display)
+    fingerprint_version int             the game's ``fingerprint_version`` when written
+                                        (absent in older records: 1)
 
 and four arrays (``[T, n]`` in memory; on disk seat-major, ``[n, T]``, which
 compresses better)::
@@ -25,7 +27,11 @@ learned state and seed; under time budgets it is not, so the record holds the
 actions themselves. :func:`replay` re-simulates from the initial state and the
 recorded actions and checks the state's fingerprint at every step: a record
 that does not reproduce (tampered, or a changed engine) raises
-:class:`ReplayMismatch` naming the first step that differs.
+:class:`ReplayMismatch` naming the first step that differs. A record whose
+fingerprints are of another version than the game's
+(:attr:`games.api.Game.fingerprint_version`, e.g. a Pommerman record written
+before the per-cell flame layout) cannot be checked: :func:`replay` raises
+:class:`RecordError` saying so before the first step.
 
 A study writes one record per finished game to ``<study_dir>/records/``
 (atomically, before the game's rows). ``arena replay STUDY GAME`` and
@@ -90,6 +96,7 @@ class GameRecord:
     iterations: np.ndarray
     values: np.ndarray
     fingerprints: np.ndarray
+    fingerprint_version: int = 1
 
     @property
     def length(self) -> int:
@@ -103,7 +110,8 @@ class GameRecord:
         meta = {"game": self.game, "config": json.loads(self.config_json),
                 "board_entropy": self.board_entropy,
                 "board_spawn_key": [int(k) for k in self.board_spawn_key],
-                "labels": [str(x) for x in self.labels]}
+                "labels": [str(x) for x in self.labels],
+                "fingerprint_version": int(self.fingerprint_version)}
         return {"meta": np.array(json.dumps(meta, sort_keys=True)),
                 "actions": np.ascontiguousarray(self.actions.T),
                 "iterations": np.ascontiguousarray(self.iterations.T),
@@ -124,10 +132,11 @@ class GameRecord:
                 board_spawn_key=np.asarray(meta["board_spawn_key"], dtype=np.int64),
                 labels=np.asarray(meta["labels"], dtype=str), actions=np.asarray(arrays["actions"]).T,
                 iterations=np.asarray(arrays["iterations"]).T, values=np.asarray(arrays["values"]).T,
-                fingerprints=np.asarray(arrays["fingerprints"]))
+                fingerprints=np.asarray(arrays["fingerprints"]),
+                fingerprint_version=int(meta.get("fingerprint_version", 1)))
         except KeyError as exc:
             raise RecordError(f"not a game record: field {exc.args[0]!r} is missing") from None
-        except (json.JSONDecodeError, TypeError) as exc:
+        except (json.JSONDecodeError, TypeError, ValueError) as exc:
             raise RecordError(f"not a game record: unreadable meta ({exc})") from None
         t, n = record.actions.shape if record.actions.ndim == 2 else (-1, -1)
         if t < 0 or record.iterations.shape != (t, n) or record.values.shape != (t, n) \
@@ -167,9 +176,11 @@ class GameRecorder:
         self._pending_iterations = [-1] * n
         self._pending_values = [math.nan] * n
         self._fingerprints: list[int] = []
+        self._fingerprint_version = 1
 
     def start(self, game) -> None:
         """After ``game.reset``: fingerprint the initial state."""
+        self._fingerprint_version = int(game.fingerprint_version)
         self._fingerprints = [fold16(fingerprint(game))]
 
     def decision(self, seat: int, agent) -> None:
@@ -197,7 +208,8 @@ class GameRecorder:
             iterations=np.asarray(self._iterations, dtype=np.int32).reshape(-1, n),
             # Three decimals are what a page shows; rounding first compresses better.
             values=np.round(np.asarray(self._values, dtype=np.float64), 3).astype(np.float16).reshape(-1, n),
-            fingerprints=np.asarray(self._fingerprints, dtype=np.uint16))
+            fingerprints=np.asarray(self._fingerprints, dtype=np.uint16),
+            fingerprint_version=self._fingerprint_version)
 
 
 def record_path(study_dir, game_index: int) -> Path:
@@ -235,9 +247,17 @@ def replay(record: GameRecord) -> Iterator[tuple[int, object]]:
     state) to ``record.length``, checking the state's fingerprint at every step.
 
     Raises:
+        RecordError: the record's fingerprints are of another version than the game's
+            (nothing is replayed).
         ReplayMismatch: at the first step whose state differs from the record's.
     """
     game = make_game(record.game, record.config())
+    if record.fingerprint_version != game.fingerprint_version:
+        raise RecordError(
+            f"the record's state fingerprints are version {record.fingerprint_version}, this Arena's "
+            f"{record.game} fingerprints are version {game.fingerprint_version}: the record cannot be "
+            "checked here (the game's state fingerprint changed since it was written); replay it with "
+            "the Arena version that wrote it")
     game.reset(record.board_seed())
     _check(record, 0, game)
     yield 0, game

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from dataclasses import asdict
 from typing import Annotated
 
@@ -32,7 +33,7 @@ from ._java import step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._layout import (
     A_ALIVE, A_COL, A_ROW, A_STATUS, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE, DEFAULT_MAX_STEPS,
-    FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, M_RESULT, M_RULESET, M_STEP, MODES, N_ACTIONS, N_AGENTS,
+    FLAME_MASK, FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, MAX_FLAME_LIFE, M_RESULT, M_RULESET, M_STEP, MODES, N_ACTIONS, N_AGENTS,
     RESULT_TIE, RULESET_CANONICAL, RULESET_JAVA, RULESETS, STATUS_LOSS, STATUS_TIE, STATUS_WIN, PommermanState, copy_state,
 )
 
@@ -276,6 +277,25 @@ class Pommerman(Game):
         other._died_at = self._died_at.copy()
         return other
 
+    #: 2 (since the per-cell flames of issue 37): layout-free, see :meth:`fingerprint`;
+    #: 1: the CRC of the raw state arrays of the flame-list layout (the list's capacity,
+    #: rows past the live counts and all), which no later layout can reproduce.
+    fingerprint_version = 2
+
+    def fingerprint(self) -> int:
+        """CRC-32 of the state's content, independent of how it is laid out in memory:
+        ``board``, ``items`` (int8[121]), ``agents`` (int16[4, 9]), the live bomb rows
+        (int16[n, 6]), the flames as int16 (row, col, life) rows in cell-then-life order
+        (as the JSON lists them) and ``meta`` (int32[12]), in that order."""
+        s = self.state
+        n_bombs = int(s.meta[M_N_BOMBS])
+        crc = zlib.crc32(np.ascontiguousarray(s.board, dtype=np.int8))
+        crc = zlib.crc32(np.ascontiguousarray(s.items, dtype=np.int8), crc)
+        crc = zlib.crc32(np.ascontiguousarray(s.agents, dtype=np.int16), crc)
+        crc = zlib.crc32(np.ascontiguousarray(s.bombs[:n_bombs], dtype=np.int16), crc)
+        crc = zlib.crc32(flame_rows(s.flames), crc)
+        return zlib.crc32(np.ascontiguousarray(s.meta, dtype=np.int32), crc)
+
     def to_json(self) -> str:
         d = state_to_dict(self.state)
         d["config"] = asdict(self.config)
@@ -302,6 +322,19 @@ class Pommerman(Game):
 
 
 _GLYPHS = {0: ".", 1: "#", 2: "+", 3: "b", 4: "*", 5: "?", 6: "a", 7: "r", 8: "k", 9: "@"}
+
+
+_LIFE_SHIFTS = np.arange(MAX_FLAME_LIFE + 1, dtype=np.uint64) * np.uint64(8)
+
+
+def flame_rows(flames: np.ndarray) -> np.ndarray:
+    """The flames of a state's per-cell words (uint64[FLAME_WORDS], see ``_layout``) as
+    int16[n, 3] (row, col, life) rows, by cell then life (numpy, no Python loop per cell)."""
+    cells = np.flatnonzero(flames[:FLAME_MASK])
+    counts = ((flames[cells][:, None] >> _LIFE_SHIFTS) & np.uint64(0xFF)).astype(np.int64)
+    per_cell = np.repeat(cells, counts.sum(axis=1))
+    lives = np.repeat(np.tile(np.arange(MAX_FLAME_LIFE + 1), len(cells)), counts.ravel())
+    return np.stack([per_cell // BOARD_SIZE, per_cell % BOARD_SIZE, lives], axis=1).astype(np.int16)
 
 
 def render_state(state: PommermanState) -> str:

@@ -34,16 +34,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..lowlevel import borrow, stack_alloca
+from ..lowlevel import data_pointer, stack_alloca
 from ._layout import (
-    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS,
-    AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
-    DEFAULT_MAX_STEPS, EXTRA_BOMB, F_COL, F_LIFE, F_ROW, FLAMES, INCR_RANGE, KICK,
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
+    AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
+    DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAME_MASK, FLAMES, INCR_RANGE, KICK,
     LAY_BOMB, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS, M_N_FLAMES,
-    M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MAX_FLAMES, MODE_FFA, MODE_TEAM,
+    M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_FFA, MODE_TEAM,
     N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN, RIGID,
     RULESET_CANONICAL, STATUS_LOSS, STATUS_TIE, STATUS_WIN, STOP, WOOD,
-    PommermanState, empty_state,
+    PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
 )
 
 #: Life of a freshly laid bomb (the reference's DEFAULT_BOMB_LIFE + 1; it is
@@ -120,33 +120,44 @@ def _border(p, q):
     return N_CELLS + lo
 
 
+_EIGHT = np.uint64(8)
+_BYTE = np.uint64(0xFF)
+
+
 @nb.njit(cache=True, inline="always")
 def _tick_flames(board, items, flames, meta):
-    """Tick the flames (int16[MAX_FLAMES, 3], first meta[M_N_FLAMES] live).
+    """Tick the flames (uint64[FLAME_WORDS], per cell: see ``_layout``).
 
     Dead flames (life 0) are removed, their cell becomes the hidden item of
-    ``items`` (int8[121], then cleared) or passage; the others lose one life
-    and are redrawn as flames on ``board`` (int8[121]). Order is kept.
+    ``items`` (int8[121], then cleared) or passage (a second dead flame on the
+    cell finds the item taken: passage); the others lose one life and are
+    redrawn as flames on ``board`` (int8[121]). Cells are independent, so one
+    pass per marked cell does all of it.
     """
-    nf = meta[M_N_FLAMES]
-    k = 0
-    for i in range(nf):
-        p = flames[i, F_ROW] * BOARD_SIZE + flames[i, F_COL]
-        if flames[i, F_LIFE] == 0:
-            v = items[p]
-            if v != 0:
-                items[p] = 0
-                board[p] = v
+    n_dead = 0
+    for w in range(2):
+        bits = flames[FLAME_MASK + w]
+        while bits:
+            p = w * 64 + first_cell(bits)
+            bits = drop_lowest(bits)
+            v = flames[p]
+            dead = np.int64(v & _BYTE)
+            if dead:
+                it = items[p]
+                if it != 0 and dead == 1:
+                    items[p] = 0
+                    board[p] = it
+                else:
+                    items[p] = 0
+                    board[p] = PASSAGE
+                n_dead += dead
+            v = v >> _EIGHT
+            if v == 0:
+                clear_flame_cell(flames, p)
             else:
-                board[p] = PASSAGE
-        else:
-            flames[k, F_ROW] = flames[i, F_ROW]
-            flames[k, F_COL] = flames[i, F_COL]
-            flames[k, F_LIFE] = flames[i, F_LIFE] - 1
-            k += 1
-    meta[M_N_FLAMES] = k
-    for i in range(k):
-        board[flames[i, F_ROW] * BOARD_SIZE + flames[i, F_COL]] = FLAMES
+                flames[p] = v
+                board[p] = FLAMES
+    meta[M_N_FLAMES] -= n_dead
 
 
 @nb.njit(cache=True, inline="always")
@@ -493,20 +504,20 @@ def _draw(board, agents, bombs, flames, meta, expl, lo, hi, alive_before, explod
     """
     for b in range(meta[M_N_BOMBS]):
         board[bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]] = BOMB
-    nf = meta[M_N_FLAMES]
     if exploded:
+        nf = meta[M_N_FLAMES]
         for p in range(lo, hi + 1):
             if expl[p] != 0:
-                if nf >= MAX_FLAMES:
+                if not add_flames(flames, p, FLAME_LIFE, 1):
                     meta[M_OVERFLOW] = 1
                     break
-                flames[nf, F_ROW] = p // BOARD_SIZE
-                flames[nf, F_COL] = p % BOARD_SIZE
-                flames[nf, F_LIFE] = FLAME_LIFE
                 nf += 1
         meta[M_N_FLAMES] = nf
-    for i in range(nf):
-        board[flames[i, F_ROW] * BOARD_SIZE + flames[i, F_COL]] = FLAMES
+    for w in range(2):
+        bits = flames[FLAME_MASK + w]
+        while bits:
+            board[w * 64 + first_cell(bits)] = FLAMES
+            bits = drop_lowest(bits)
     for a in range(N_AGENTS):
         if alive_before[a] == 0:
             continue
@@ -587,7 +598,7 @@ def _finish(agents, meta):
                 agents[a, A_STATUS] = STATUS_LOSS
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def step_canonical(state, actions):
     """Advance a canonical-ruleset state by one tick in place.
 
@@ -595,16 +606,48 @@ def step_canonical(state, actions):
         state: PommermanState (modified in place); a finished game is left alone.
         actions: int64[4] per agent id; values outside 0..5 count as STOP;
             dead agents' actions are ignored.
+
+    Inlined into its callers (only these checks and a call), as ``step_java``: the rules
+    run in :func:`_step_at`, which takes the seven arrays as data pointers (seven
+    registers instead of ~55 words of array structs pushed per simulated tick) and
+    rebuilds them with the layout's fixed shapes, so a state whose arrays have other
+    shapes is refused (ValueError) instead of read out of bounds.
     """
     if state.meta[M_DONE] != 0:
         return
-    meta = borrow(state.meta)
-    board = borrow(state.board)
-    items = borrow(state.items)
-    agents = borrow(state.agents)
-    bombs = borrow(state.bombs)
-    flames = borrow(state.flames)
+    if (state.board.shape[0] != N_CELLS or state.items.shape[0] != N_CELLS
+            or state.agents.shape[0] != N_AGENTS or state.agents.shape[1] != AGENT_FIELDS
+            or state.bombs.shape[0] != MAX_BOMBS or state.bombs.shape[1] != BOMB_FIELDS
+            or state.flames.shape[0] != FLAME_WORDS
+            or state.meta.shape[0] != META_FIELDS or actions.shape[0] != N_AGENTS):
+        raise ValueError("step_canonical: the state's arrays must have the layout's shapes "
+                         "(_layout.py), and actions one entry per agent")
+    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout
+    for i in range(N_AGENTS):
+        joint[i] = actions[i]
+    _step_at(data_pointer(state.board), data_pointer(state.items), data_pointer(state.agents),
+             data_pointer(state.bombs), data_pointer(state.flames), data_pointer(state.meta),
+             data_pointer(joint))
 
+
+@nb.njit(cache=True)
+def _step_at(board, items, agents, bombs, flames, meta, actions):
+    """:func:`_step` on the state's arrays given as data pointers (``data_pointer``),
+    rebuilt here with the layout's fixed shapes (no reference counts).
+
+    Args: pointers to int8[121] board and items, int16[4, AGENT_FIELDS] agents,
+        int16[MAX_BOMBS, BOMB_FIELDS] bombs, uint64[FLAME_WORDS] flames,
+        int32[META_FIELDS] meta (all C-contiguous), int64[4] actions.
+    """
+    _step(nb.carray(board, N_CELLS), nb.carray(items, N_CELLS),
+          nb.carray(agents, (N_AGENTS, AGENT_FIELDS)), nb.carray(bombs, (MAX_BOMBS, BOMB_FIELDS)),
+          nb.carray(flames, FLAME_WORDS), nb.carray(meta, META_FIELDS),
+          nb.carray(actions, N_AGENTS))
+
+
+@nb.njit(cache=True, inline="always")
+def _step(board, items, agents, bombs, flames, meta, actions):
+    """The body of ``step_canonical`` on the unpacked state arrays (see PommermanState)."""
     s = nb.carray(stack_alloca(_S_SIZE, np.int16), _S_SIZE)
     for i in range(_S_ADES):
         s[i] = 0

@@ -20,14 +20,15 @@ import numpy as np
 
 from ._layout import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
-    BOMB_FIELDS, FLAME_FIELDS, META_FIELDS,
+    BOMB_FIELDS, FLAME_MASK, FLAME_WORDS, META_FIELDS,
     AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
-    DEFAULT_MAX_STEPS, EXTRA_BOMB, F_COL, F_LIFE, F_ROW, FLAMES, INCR_RANGE, KICK,
+    DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAMES, INCR_RANGE, KICK,
     LAY_BOMB, M_COLLAPSE, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS,
-    M_N_FLAMES, M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MAX_FLAMES, MODE_FFA,
+    M_N_FLAMES, M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_FFA,
     N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN,
     RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
-    WOOD, PommermanState, empty_state,
+    WOOD, PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
+    flames_in_word, has_flames,
 )
 from ..lowlevel import data_pointer, stack_alloca
 
@@ -175,11 +176,11 @@ def _process_dead(agents, dying, mode):
 
 
 @nb.njit(cache=True, inline="always")
-def _add_flame(board, flames, meta, occ, r, c):
-    """Bomb.tryToAddFlame at (r, c): append a flame of life 5 unless off board or rigid.
+def _add_flame(board, flames, meta, r, c):
+    """Bomb.tryToAddFlame at (r, c): add a flame of life 5 unless off board or rigid.
 
-    board: int8[121]; flames: int16[MAX_FLAMES, 3]; meta: int32[12];
-    occ: int64[121] flame occupancy (incremented). Returns (added, keep_going).
+    board: int8[121]; flames: uint64[FLAME_WORDS] (per cell, see _layout); meta: int32[12].
+    Returns (added, keep_going).
     """
     if r < 0 or r >= BOARD_SIZE or c < 0 or c >= BOARD_SIZE:
         return False, False
@@ -187,46 +188,41 @@ def _add_flame(board, flames, meta, occ, r, c):
     t = board[p]
     if t == RIGID:
         return False, False
-    n = meta[M_N_FLAMES]
-    if n >= MAX_FLAMES:
-        meta[M_OVERFLOW] = 1
+    if add_flames(flames, p, FLAME_LIFE, 1):
+        meta[M_N_FLAMES] += 1
     else:
-        flames[n, F_ROW] = r
-        flames[n, F_COL] = c
-        flames[n, F_LIFE] = FLAME_LIFE
-        meta[M_N_FLAMES] = n + 1
+        meta[M_OVERFLOW] = 1
     board[p] = FLAMES
-    occ[p] += 1
     return True, t != WOOD
 
 
 @nb.njit(cache=True, inline="always")
-def _explode(board, flames, meta, occ, r, c, blast):
+def _explode(board, flames, meta, r, c, blast):
     """Bomb.explode of a bomb at (r, c) with ``blast``; returns the number of flames made.
 
     Flames go on the centre, then i = 1..blast-1 alternating +col / -col, then
     +row / -row; a direction stops at the edge or rigid, or just after wood.
     """
     made = 0
-    added, _ = _add_flame(board, flames, meta, occ, r, c)
+    added, _ = _add_flame(board, flames, meta, r, c)
     made += added
     go_p = True
     go_m = True
     for i in range(1, blast):
         if go_p:
-            added, go_p = _add_flame(board, flames, meta, occ, r, c + i)
+            added, go_p = _add_flame(board, flames, meta, r, c + i)
             made += added
         if go_m:
-            added, go_m = _add_flame(board, flames, meta, occ, r, c - i)
+            added, go_m = _add_flame(board, flames, meta, r, c - i)
             made += added
     go_p = True
     go_m = True
     for i in range(1, blast):
         if go_p:
-            added, go_p = _add_flame(board, flames, meta, occ, r + i, c)
+            added, go_p = _add_flame(board, flames, meta, r + i, c)
             made += added
         if go_m:
-            added, go_m = _add_flame(board, flames, meta, occ, r - i, c)
+            added, go_m = _add_flame(board, flames, meta, r - i, c)
             made += added
     return made
 
@@ -320,7 +316,7 @@ def _collapse(board, bombs, flames, agents, meta, tick, dying):
     """Collapse the ring of stage (tick - 500) / 75 (Java's tile order); flags agents killed.
 
     dying: int64[4] flags (output). Bombs on a tile showing 3 are removed with an ammo
-    refund, flames on a tile showing 4 are removed; every ring tile becomes rigid.
+    refund, the flames of a tile showing 4 are removed; every ring tile becomes rigid.
     """
     stage = (tick - COLLAPSE_START) // COLLAPSE_STEP
     lo = stage
@@ -353,16 +349,8 @@ def _collapse_tile(board, bombs, flames, agents, meta, r, c, dying):
             w += 1
         meta[M_N_BOMBS] = w
     elif t == FLAMES:
-        n = meta[M_N_FLAMES]
-        w = 0
-        for k in range(n):
-            if flames[k, F_ROW] == r and flames[k, F_COL] == c:
-                continue
-            if w != k:
-                for f in range(flames.shape[1]):
-                    flames[w, f] = flames[k, f]
-            w += 1
-        meta[M_N_FLAMES] = w
+        meta[M_N_FLAMES] -= flames_in_word(flames[p])
+        clear_flame_cell(flames, p)
     elif _is_agent(t):
         for i in range(N_AGENTS):
             if agents[i, A_ALIVE] and not dying[i] and agents[i, A_ROW] == r and agents[i, A_COL] == c:
@@ -393,7 +381,7 @@ def step_java(state, actions):
     if (state.board.shape[0] != N_CELLS or state.items.shape[0] != N_CELLS
             or state.agents.shape[0] != N_AGENTS or state.agents.shape[1] != AGENT_FIELDS
             or state.bombs.shape[0] != MAX_BOMBS or state.bombs.shape[1] != BOMB_FIELDS
-            or state.flames.shape[0] != MAX_FLAMES or state.flames.shape[1] != FLAME_FIELDS
+            or state.flames.shape[0] != FLAME_WORDS
             or state.meta.shape[0] != META_FIELDS or actions.shape[0] != N_AGENTS):
         raise ValueError("step_java: the state's arrays must have the layout's shapes "
                          "(_layout.py), and actions one entry per agent")
@@ -411,19 +399,22 @@ def _step_at(board, items, agents, bombs, flames, meta, actions):
     the arrays are rebuilt here with the layout's fixed shapes (no reference counts).
 
     Args: pointers to int8[121] board and items, int16[4, AGENT_FIELDS] agents,
-        int16[MAX_BOMBS, BOMB_FIELDS] bombs, int16[MAX_FLAMES, FLAME_FIELDS] flames,
+        int16[MAX_BOMBS, BOMB_FIELDS] bombs, uint64[FLAME_WORDS] flames,
         int32[META_FIELDS] meta (all C-contiguous), int64[4] actions.
     """
     _step(nb.carray(board, N_CELLS), nb.carray(items, N_CELLS),
           nb.carray(agents, (N_AGENTS, AGENT_FIELDS)), nb.carray(bombs, (MAX_BOMBS, BOMB_FIELDS)),
-          nb.carray(flames, (MAX_FLAMES, FLAME_FIELDS)), nb.carray(meta, META_FIELDS),
+          nb.carray(flames, FLAME_WORDS), nb.carray(meta, META_FIELDS),
           nb.carray(actions, N_AGENTS))
 
 
 #: Sizes of the per-tick scratch of ``_step`` (on the stack, see ``stack_alloca``): int64
 #: positions (agents, bombs; written before they are read) and flags, int16 cell counts.
 _SCRATCH_SIZE = 2 * N_AGENTS + 2 * MAX_BOMBS + 2 * N_AGENTS
-_COUNTS_SIZE = 2 * N_CELLS
+_COUNTS_SIZE = N_CELLS
+_EIGHT = np.uint64(8)
+_BYTE = np.uint64(0xFF)
+_ONE = np.uint64(1)
 assert MAX_BOMBS <= 64, "step 10 keeps the bombs' death flags in one uint64"
 
 
@@ -436,9 +427,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
 
     # Scratch on the stack. int64: agent pos/desired, bomb pos/desired (filled below and
     # when a bomb is laid), agent flags. int16 (zeroed): the bomb grid (then overlap
-    # counts, always re-zeroed) and the flame occupancy; counts stay far below 2**15
-    # (at most MAX_FLAMES listed flames plus 41 new ones per bomb). Zeroing only what is
-    # read keeps the per-tick memset at ~0.5 KB instead of 2.5 KB.
+    # counts, always re-zeroed). The flames' occupancy is their cell marks (_layout).
     scratch = nb.carray(stack_alloca(_SCRATCH_SIZE, np.int64), _SCRATCH_SIZE)
     counts = nb.carray(stack_alloca(_COUNTS_SIZE, np.int16), _COUNTS_SIZE)
     for j in range(_COUNTS_SIZE):
@@ -458,7 +447,6 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     for i in range(N_AGENTS):
         dying[i] = 0
     grid = counts[0:N_CELLS]
-    occ = counts[N_CELLS:2 * N_CELLS]
 
     for k in range(nb_):
         p = bombs[k, B_ROW] * BOARD_SIZE + bombs[k, B_COL]
@@ -503,11 +491,14 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         grid[bpos[k]] = 0
     meta[M_N_BOMBS] = nb_
 
-    # 2. flames tick (their cells never change, so the step-10 occupancy is built here)
-    nf_old = meta[M_N_FLAMES]
-    for k in range(nf_old):
-        flames[k, F_LIFE] -= 1
-        occ[flames[k, F_ROW] * BOARD_SIZE + flames[k, F_COL]] += 1
+    # 2. flames tick: every life one lower (a cell's word one byte down); the ones now at
+    # life 0 stay (byte 0) until step 11, so the cell marks are the occupancy of step 10
+    for w in range(2):
+        bits = flames[FLAME_MASK + w]
+        while bits:
+            c = w * 64 + first_cell(bits)
+            bits = drop_lowest(bits)
+            flames[c] = flames[c] >> _EIGHT
 
     # 3. bombs tick
     any_moving = False
@@ -618,15 +609,15 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         elif v == KICK:
             agents[i, A_KICK] = 1
 
-    # 10. explosions (occ already counts every listed flame, the dying ones too); ``bdead``
+    # 10. explosions (the marks count every flame, the dying ones too); ``bdead``
     # has bit k for bomb k (MAX_BOMBS == 64 bits: no per-tick zeroing of a flag array)
     again = True
     while again and nb_ > 0:
         again = False
         bdead = np.uint64(0)
         for k in range(nb_):
-            if bombs[k, B_LIFE] == 0 or occ[bpos[k]] > 0:
-                made = _explode(board, flames, meta, occ, bombs[k, B_ROW], bombs[k, B_COL],
+            if bombs[k, B_LIFE] == 0 or has_flames(flames, bpos[k]):
+                made = _explode(board, flames, meta, bombs[k, B_ROW], bombs[k, B_COL],
                                 bombs[k, B_BLAST])
                 if made > 0:
                     again = True
@@ -647,29 +638,40 @@ def _step(board, items, agents, bombs, flames, meta, actions):
             nb_ = _remove_bombs(bombs, bpos, bdes, bdead, nb_)
     meta[M_N_BOMBS] = nb_
 
-    # 11. dead flames reveal their cell, and leave the list
-    nf = meta[M_N_FLAMES]
-    w = 0
-    for k in range(nf):
-        if k < nf_old and flames[k, F_LIFE] == 0:
-            _reveal(board, items, flames[k, F_ROW] * BOARD_SIZE + flames[k, F_COL])
-            continue
-        if w != k:
-            flames[w, F_ROW] = flames[k, F_ROW]
-            flames[w, F_COL] = flames[k, F_COL]
-            flames[w, F_LIFE] = flames[k, F_LIFE]
-        w += 1
-    meta[M_N_FLAMES] = w
-    # 12. remaining flames show
-    for k in range(w):
-        board[flames[k, F_ROW] * BOARD_SIZE + flames[k, F_COL]] = FLAMES
+    # 11. dead flames (life 0: byte 0) reveal their cell, one reveal each (a second one
+    # finds the item taken and leaves a passage), and go; 12. remaining flames show.
+    # Cells are independent, so one pass per cell does both. The marks as they stand
+    # before are the occupancy of step 13 (every flame of the tick, the dead ones too).
+    occ_lo = flames[FLAME_MASK]
+    occ_hi = flames[FLAME_MASK + 1]
+    n_dead = 0
+    for w in range(2):
+        bits = flames[FLAME_MASK + w]
+        while bits:
+            c = w * 64 + first_cell(bits)
+            bits = drop_lowest(bits)
+            v = flames[c]
+            dead = np.int64(v & _BYTE)
+            if dead:
+                _reveal(board, items, c)
+                if dead > 1:
+                    board[c] = PASSAGE
+                n_dead += dead
+                v = v & ~_BYTE
+                if v == 0:
+                    clear_flame_cell(flames, c)
+                    continue
+                flames[c] = v
+            board[c] = FLAMES
+    meta[M_N_FLAMES] -= n_dead
 
     # 13. kill or move agents
     n_dying = 0
     for i in range(N_AGENTS):
         if not alive[i]:
             continue
-        if occ[ades[i]] > 0:
+        p = ades[i]
+        if ((occ_lo if p < 64 else occ_hi) >> np.uint64(p & 63)) & _ONE:
             dying[i] = 1
             n_dying += 1
             c = board[apos[i]]

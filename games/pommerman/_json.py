@@ -12,11 +12,11 @@ import numpy as np
 from ._layout import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, A_VISIBLE,
     B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, DEFAULT_MAX_STEPS,
-    F_COL, F_LIFE, F_ROW, M_COLLAPSE, M_DONE, M_N_BOMBS, M_N_FLAMES,
-    M_RESULT, M_RULESET, M_STEP, MAX_BOMBS, MAX_FLAMES, MODES, N_AGENTS,
+    M_COLLAPSE, M_DONE, M_N_BOMBS, MAX_FLAME_LIFE,
+    M_RESULT, M_RULESET, M_STEP, MAX_BOMBS, MODES, N_AGENTS,
     RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN, RULESET_JAVA, RULESETS,
     STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN, M_INITIAL_WOOD, WOOD,
-    M_VIEW_RANGE, FULL_VIEW, empty_state,
+    M_VIEW_RANGE, FULL_VIEW, empty_state, flame_list, set_flames,
 )
 
 STATUS_NAMES = ("INCOMPLETE", "WIN", "TIE", "LOSS")
@@ -105,12 +105,18 @@ def state_from_dict(d: dict, mode: str = "ffa", ruleset: str = "canonical",
     s.meta[M_N_BOMBS] = len(bombs)
 
     flames = d.get("flames") or []
-    if len(flames) > MAX_FLAMES:
-        _fail("flames", f"{len(flames)} flames exceed the capacity {MAX_FLAMES}")
+    lowest_life = 1 if RULESETS[ruleset] == RULESET_JAVA else 0  # java flames at 0 are gone
+    listed = []
     for k, f in enumerate(flames):
         r, c = _pos(f.get("position"), f"flames[{k}].position")
-        s.flames[k] = (r, c, int(f["life"]))
-    s.meta[M_N_FLAMES] = len(flames)
+        life = f.get("life")
+        if not isinstance(life, int) or not lowest_life <= life <= MAX_FLAME_LIFE:
+            _fail(f"flames[{k}].life", f"expected an int in {lowest_life}..{MAX_FLAME_LIFE}, got {life!r}")
+        listed.append((r, c, life))
+    try:
+        set_flames(s, listed)
+    except ValueError as e:
+        _fail("flames", str(e))
 
     for k, item in enumerate(d.get("items") or []):
         if not (isinstance(item, list) and len(item) == 3):
@@ -156,8 +162,7 @@ def state_to_dict(s) -> dict:
               "life": int(b[B_LIFE]), "blast_strength": int(b[B_BLAST]),
               "moving_direction": None if b[B_DIR] == 0 else int(b[B_DIR])}
              for b in s.bombs[: s.meta[M_N_BOMBS]]]
-    flames = [{"position": [int(f[F_ROW]), int(f[F_COL])], "life": int(f[F_LIFE])}
-              for f in s.flames[: s.meta[M_N_FLAMES]]]
+    flames = [{"position": [r, c], "life": life} for r, c, life in flame_list(s)]
     items = [[int(c // BOARD_SIZE), int(c % BOARD_SIZE), int(s.items[c])]
              for c in np.flatnonzero(s.items)]
     done = bool(s.meta[M_DONE])

@@ -11,10 +11,11 @@ import numpy as np
 
 from ._layout import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_STATUS, A_VISIBLE, A_REWARD,
-    B_COL, B_DIR, B_OWNER, B_ROW, F_COL, F_LIFE, F_ROW, FOG, M_DONE,
-    M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
+    B_COL, B_DIR, B_OWNER, B_ROW, FLAME_COUNT_MAX, FLAME_MASK, FOG, M_DONE,
+    M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_OVERFLOW, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
     N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_TIE, STATUS_WIN, WOOD, BOARD_SIZE,
-    M_RULESET, RULESET_CANONICAL, RULESET_JAVA, borrowed_state, copy_state,
+    M_RULESET, RULESET_CANONICAL, RULESET_JAVA, borrowed_state, clear_flame_cell, copy_state,
+    drop_lowest, first_cell, flames_in_word,
 )
 from ..lowlevel import borrow
 from ._canonical import step_canonical
@@ -172,14 +173,23 @@ def observe(state, player, view_range):
         nb_ += 1
     obs.meta[M_N_BOMBS] = nb_
     nf = 0
-    for f in range(state.meta[M_N_FLAMES]):
-        r = state.flames[f, F_ROW]
-        k = state.flames[f, F_COL]
-        if partial and (abs(r - prow) > view_range or abs(k - pcol) > view_range):
-            continue
-        obs.flames[nf, :] = state.flames[f, :]
-        obs.flames[nf, F_LIFE] = full_flame
-        nf += 1
+    full_shift = np.uint64(8 * full_flame)
+    for w in range(2):
+        bits = state.flames[FLAME_MASK + w]
+        while bits:
+            c = w * 64 + first_cell(bits)
+            bits = drop_lowest(bits)
+            r = c // BOARD_SIZE
+            k = c % BOARD_SIZE
+            if partial and (abs(r - prow) > view_range or abs(k - pcol) > view_range):
+                clear_flame_cell(obs.flames, c)
+                continue
+            n = flames_in_word(state.flames[c])
+            if n > FLAME_COUNT_MAX:
+                n = FLAME_COUNT_MAX
+                obs.meta[M_OVERFLOW] = 1
+            obs.flames[c] = np.uint64(n) << full_shift
+            nf += n
     obs.meta[M_N_FLAMES] = nf
     return obs
 

@@ -35,14 +35,34 @@ columns ``B_ROW, B_COL, B_OWNER, B_LIFE, B_BLAST, B_DIR`` where ``B_DIR`` is
 -1 when unknown (in an agent's model of the world built from an observation:
 no ammo refund).
 
-Flames (``flames``): ``int16[MAX_FLAMES, FLAME_FIELDS]``, the first
-``meta[M_N_FLAMES]`` rows; columns ``F_ROW, F_COL, F_LIFE``. Several flames
-may share a cell; their order carries no meaning.
+Flames (``flames``): ``uint64[FLAME_WORDS]``, held per cell. Word ``c``
+(``c < N_CELLS``) counts the flames at cell ``c`` by life: byte ``l`` (bits
+``8 l .. 8 l + 7``) is the number of flames there with life ``l``
+(``0 <= l <= MAX_FLAME_LIFE``; several flames may share a cell, with equal or
+different lives, as in the java ruleset where overlapping blasts each add a
+flame). Words ``FLAME_MASK`` and ``FLAME_MASK + 1`` mark the cells holding any
+flame (bit ``c % 64`` of word ``FLAME_MASK + c // 64``), so that a step visits
+only those cells. A tick ages every flame by shifting its cell's word one byte
+down. ``meta[M_N_FLAMES]`` is the total number of flames. The JSON list of
+flames (``_json.py``) is read and written from this; ``flame_list`` gives it as
+``(row, col, life)`` tuples in cell order.
 
-Meta (``meta``): ``int32[META_FIELDS]``: step count, list lengths, done flag,
+Meta (``meta``): ``int32[META_FIELDS]``: step count, bomb count, flame count, done flag,
 result, game mode, ruleset, collapse switch, max steps, wood at the start
 (for the heuristic), and an overflow flag set by a kernel that ran out of
 bomb or flame capacity (the state is then invalid).
+
+All six arrays are carved out of ONE buffer (``empty_state``, ``copy_state``),
+in the order flames (cell words, then the two mark words), meta, agents, board,
+items, bombs (offsets ``_OFF_*``), so that ``copy_into`` copies the marks, meta,
+agents, board, items and the live bomb rows with one ``memcpy`` of a contiguous
+span, and of the 121 cell words only those of cells marked in either state (a
+search's per-iteration reset moves ~0.4 KB instead of 1.4 KB: games hold a few
+flames). A cell word is zero whenever its cell is unmarked (every kernel adds and
+removes flames through ``add_flames`` / ``clear_flame_cell`` or keeps the word
+and the mark together), which is what makes skipping the unmarked words exact.
+A state assembled from separate arrays (a ``PommermanState(...)`` built by hand)
+still works: the copies then go array by array.
 """
 from __future__ import annotations
 
@@ -51,14 +71,21 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from ..lowlevel import borrow, sub_array
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from ..lowlevel import add_references, borrow, carve, copy_bytes, data_address, zero_bytes
 
 BOARD_SIZE = 11
 N_CELLS = BOARD_SIZE * BOARD_SIZE
 N_AGENTS = 4
 N_ACTIONS = 6
 MAX_BOMBS = 64
-MAX_FLAMES = 1024
+#: Flames per cell: one uint64 word per cell, one byte per life 0..MAX_FLAME_LIFE
+#: holding the number of flames with that life, then two words of cell bits.
+MAX_FLAME_LIFE = 7
+FLAME_COUNT_MAX = 255
+FLAME_MASK = N_CELLS
+FLAME_WORDS = N_CELLS + 2
 DEFAULT_MAX_STEPS = 800
 
 # Cell codes (FORMAT.md).
@@ -79,9 +106,6 @@ AGENT_FIELDS = 9
 B_ROW, B_COL, B_OWNER, B_LIFE, B_BLAST, B_DIR = range(6)
 BOMB_FIELDS = 6
 NO_OWNER = -1
-# Flame columns.
-F_ROW, F_COL, F_LIFE = range(3)
-FLAME_FIELDS = 3
 
 # Meta slots.
 (M_STEP, M_N_BOMBS, M_N_FLAMES, M_DONE, M_RESULT, M_MODE, M_RULESET,
@@ -110,8 +134,38 @@ class PommermanState(NamedTuple):
     items: np.ndarray   # int8[121]
     agents: np.ndarray  # int16[4, AGENT_FIELDS]
     bombs: np.ndarray   # int16[MAX_BOMBS, BOMB_FIELDS]
-    flames: np.ndarray  # int16[MAX_FLAMES, FLAME_FIELDS]
+    flames: np.ndarray  # uint64[FLAME_WORDS]
     meta: np.ndarray    # int32[META_FIELDS]
+
+
+# Byte offsets of the arrays in the single buffer of a state (each a multiple of 8).
+# ``copy_into`` copies ``_OFF_MARKS`` .. the end of the live bomb rows as one span (the
+# flame marks, meta, agents, board, items, bombs) and the marked cell words apart.
+_OFF_FLAMES = 0
+_OFF_MARKS = _OFF_FLAMES + 8 * FLAME_MASK
+_OFF_META = _OFF_FLAMES + 8 * FLAME_WORDS
+_OFF_AGENTS = _OFF_META + 8 * ((4 * META_FIELDS + 7) // 8)
+_OFF_BOARD = _OFF_AGENTS + 8 * ((2 * N_AGENTS * AGENT_FIELDS + 7) // 8)
+_OFF_ITEMS = _OFF_BOARD + 8 * ((N_CELLS + 7) // 8)
+_OFF_BOMBS = _OFF_ITEMS + 8 * ((N_CELLS + 7) // 8)
+_STATE_BYTES = _OFF_BOMBS + 8 * ((2 * MAX_BOMBS * BOMB_FIELDS + 7) // 8)
+_BOMB_ROW_BYTES = 2 * BOMB_FIELDS
+#: Arrays per state (each carved view holds one reference to the buffer).
+_N_ARRAYS = 6
+
+
+@nb.njit(cache=True, inline="always")
+def _carve_state(buf):
+    """The six arrays of a state over ``buf`` (uint8[_STATE_BYTES], just allocated by the
+    caller): one reference-count store for the six views (``add_references``)."""
+    add_references(buf, _N_ARRAYS)
+    return PommermanState(
+        carve(buf, _OFF_BOARD, np.int8, N_CELLS, 0),
+        carve(buf, _OFF_ITEMS, np.int8, N_CELLS, 0),
+        carve(buf, _OFF_AGENTS, np.int16, N_AGENTS, AGENT_FIELDS),
+        carve(buf, _OFF_BOMBS, np.int16, MAX_BOMBS, BOMB_FIELDS),
+        carve(buf, _OFF_FLAMES, np.uint64, FLAME_WORDS, 0),
+        carve(buf, _OFF_META, np.int32, META_FIELDS, 0))
 
 
 @nb.njit(cache=True)
@@ -119,37 +173,43 @@ def empty_state(mode, ruleset, collapse, max_steps):
     """An all-passage board with no agents placed, bombs or flames.
 
     Args: mode (MODE_*), ruleset (RULESET_*), collapse (0/1), max_steps (int).
-    Returns: PommermanState with every agent alive, ammo 1, blast 2, no kick,
-    visible, at (0, 0) (callers place them).
+    Returns: PommermanState (one zeroed buffer, see the module docstring) with every
+    agent alive, ammo 1, blast 2, no kick, visible, at (0, 0) (callers place them).
     """
-    board = np.zeros(N_CELLS, dtype=np.int8)
-    items = np.zeros(N_CELLS, dtype=np.int8)
-    agents = np.zeros((N_AGENTS, AGENT_FIELDS), dtype=np.int16)
+    s = _carve_state(np.zeros(_STATE_BYTES, dtype=np.uint8))
+    agents = s.agents
     for i in range(N_AGENTS):
         agents[i, A_ALIVE] = 1
         agents[i, A_AMMO] = 1
         agents[i, A_BLAST] = 2
         agents[i, A_VISIBLE] = 1
-    bombs = np.zeros((MAX_BOMBS, BOMB_FIELDS), dtype=np.int16)
-    flames = np.zeros((MAX_FLAMES, FLAME_FIELDS), dtype=np.int16)
-    meta = np.zeros(META_FIELDS, dtype=np.int32)
+    meta = s.meta
     meta[M_MODE] = mode
     meta[M_RULESET] = ruleset
     meta[M_COLLAPSE] = collapse
     meta[M_MAX_STEPS] = max_steps
     meta[M_VIEW_RANGE] = FULL_VIEW
-    return PommermanState(board, items, agents, bombs, flames, meta)
+    return s
 
 
-@nb.njit(cache=True)
-def copy_into(dst, src):
-    """Copy ``src`` into the preallocated ``dst`` (both PommermanState), in place.
+@nb.njit(cache=True, inline="always")
+def is_packed(s):
+    """True when the six arrays of ``s`` lie in one buffer at the layout's offsets
+    (``empty_state`` / ``copy_state`` made it), with the layout's shapes."""
+    f = data_address(s.flames)
+    return (data_address(s.meta) == f + _OFF_META and data_address(s.agents) == f + _OFF_AGENTS
+            and data_address(s.board) == f + _OFF_BOARD and data_address(s.items) == f + _OFF_ITEMS
+            and data_address(s.bombs) == f + _OFF_BOMBS
+            and s.meta.shape[0] == META_FIELDS and s.agents.shape[0] == N_AGENTS
+            and s.agents.shape[1] == AGENT_FIELDS and s.flames.shape[0] == FLAME_WORDS
+            and s.board.shape[0] == N_CELLS and s.items.shape[0] == N_CELLS
+            and s.bombs.shape[0] == MAX_BOMBS and s.bombs.shape[1] == BOMB_FIELDS)
 
-    Only the live prefix of the bomb and flame lists is copied, so this is the
-    cheap way to reset a scratch state inside a search loop. Explicit element
-    loops: numba's slice assignment (``a[:] = b``) checks for overlap and
-    broadcasting and costs ~100 ns per array.
-    """
+
+@nb.njit(cache=True, inline="always")
+def _copy_arrays(dst, src):
+    """Copy ``src`` into ``dst`` array by array (states not laid out in one buffer):
+    everything but the bomb rows past ``src``'s count."""
     db = dst.board
     sb = src.board
     di = dst.items
@@ -162,51 +222,185 @@ def copy_into(dst, src):
     for i in range(N_AGENTS):
         for f in range(AGENT_FIELDS):
             da[i, f] = sa[i, f]
-    dbo = dst.bombs
-    sbo = src.bombs
-    for k in range(src.meta[M_N_BOMBS]):
-        for f in range(BOMB_FIELDS):
-            dbo[k, f] = sbo[k, f]
     dfl = dst.flames
     sfl = src.flames
-    for k in range(src.meta[M_N_FLAMES]):
-        for f in range(FLAME_FIELDS):
-            dfl[k, f] = sfl[k, f]
+    for k in range(FLAME_WORDS):
+        dfl[k] = sfl[k]
     dm = dst.meta
     sm = src.meta
     for f in range(META_FIELDS):
         dm[f] = sm[f]
 
 
-# Byte offsets of the arrays in the single buffer of ``copy_state`` (each a multiple of 8).
-_OFF_META = 0
-_OFF_AGENTS = _OFF_META + 8 * ((4 * META_FIELDS + 7) // 8)
-_OFF_BOMBS = _OFF_AGENTS + 8 * ((2 * N_AGENTS * AGENT_FIELDS + 7) // 8)
-_OFF_FLAMES = _OFF_BOMBS + 8 * ((2 * MAX_BOMBS * BOMB_FIELDS + 7) // 8)
-_OFF_BOARD = _OFF_FLAMES + 8 * ((2 * MAX_FLAMES * FLAME_FIELDS + 7) // 8)
-_OFF_ITEMS = _OFF_BOARD + 8 * ((N_CELLS + 7) // 8)
-_STATE_BYTES = _OFF_ITEMS + 8 * ((N_CELLS + 7) // 8)
+@nb.njit(cache=True, inline="always")
+def _copy_live_bombs(dst, src):
+    """Copy the first ``src.meta[M_N_BOMBS]`` bomb rows; returns their number."""
+    dbo = dst.bombs
+    sbo = src.bombs
+    n = src.meta[M_N_BOMBS]
+    for k in range(n):
+        for f in range(BOMB_FIELDS):
+            dbo[k, f] = sbo[k, f]
+    return n
+
+
+@nb.njit(cache=True, inline="always")
+def _copy_marked_words(dfl, sfl, marks_lo, marks_hi):
+    """``dfl[c] = sfl[c]`` for the cells ``c`` whose bit is set in the mask words
+    ``marks_lo`` (cells 0..63) / ``marks_hi`` (cells 64..120); dfl, sfl: uint64[FLAME_WORDS]."""
+    bits = marks_lo
+    while bits:
+        c = first_cell(bits)
+        bits = drop_lowest(bits)
+        dfl[c] = sfl[c]
+    bits = marks_hi
+    while bits:
+        c = 64 + first_cell(bits)
+        bits = drop_lowest(bits)
+        dfl[c] = sfl[c]
+
+
+@nb.njit(cache=True)
+def copy_into(dst, src):
+    """Copy ``src`` into the preallocated ``dst`` (both PommermanState), in place.
+
+    Bomb rows past ``src``'s count are not copied (``dst`` keeps its own there), so
+    this is the cheap way to reset a scratch state inside a search loop. Two states
+    laid out in one buffer each (``is_packed``) are copied with one ``memcpy`` from the
+    flame marks to the end of the live bomb rows, then the flame words of the cells
+    marked in ``src`` or in ``dst`` (a cell flaming in ``dst`` only gets ``src``'s zero);
+    other states array by array. Both are borrowed (``borrowed_state``): binding their
+    arrays inside takes no atomic reference counts.
+    """
+    src = borrowed_state(src)
+    dst = borrowed_state(dst)
+    if is_packed(src) and is_packed(dst):
+        sfl = src.flames
+        dfl = dst.flames
+        lo = sfl[FLAME_MASK] | dfl[FLAME_MASK]  # dst's marks before the span overwrites them
+        hi = sfl[FLAME_MASK + 1] | dfl[FLAME_MASK + 1]
+        copy_bytes(dfl, sfl, _OFF_MARKS, _OFF_BOMBS + src.meta[M_N_BOMBS] * _BOMB_ROW_BYTES)
+        _copy_marked_words(dfl, sfl, lo, hi)
+    else:
+        _copy_arrays(dst, src)
+        _copy_live_bombs(dst, src)
 
 
 @nb.njit(cache=True)
 def copy_state(src):
-    """A new PommermanState equal to ``src`` (fresh arrays; bomb and flame rows past
-    the live counts are zero).
+    """A new PommermanState equal to ``src`` (fresh arrays; bomb rows past the live
+    count and the flame words of unmarked cells are zero).
 
-    The six arrays are views into ONE new zeroed byte buffer: one heap allocation
-    instead of six (each ``np.empty`` is a separate NRT allocation, ~50-100 ns),
-    with the same array types as ``empty_state``'s, so kernels see no difference.
+    The six arrays are views into ONE new buffer (one heap allocation and one
+    reference-count store instead of six of each), with the same array types as
+    ``empty_state``'s, so kernels see no difference. A packed ``src`` is copied with
+    one ``memcpy`` up to the end of its live bomb rows (into a fresh buffer the unmarked
+    cell words must be written anyway: zeroing them and copying the marked ones
+    measured no faster). ``src`` and the new arrays are used through borrowed views (no
+    atomic reference counts for binding them).
     """
-    buf = np.zeros(_STATE_BYTES, dtype=np.uint8)
-    dst = PommermanState(
-        sub_array(buf, _OFF_BOARD, np.int8, N_CELLS, 0),
-        sub_array(buf, _OFF_ITEMS, np.int8, N_CELLS, 0),
-        sub_array(buf, _OFF_AGENTS, np.int16, N_AGENTS, AGENT_FIELDS),
-        sub_array(buf, _OFF_BOMBS, np.int16, MAX_BOMBS, BOMB_FIELDS),
-        sub_array(buf, _OFF_FLAMES, np.int16, MAX_FLAMES, FLAME_FIELDS),
-        sub_array(buf, _OFF_META, np.int32, META_FIELDS, 0))
-    copy_into(dst, src)
-    return dst
+    src = borrowed_state(src)
+    buf = np.empty(_STATE_BYTES, dtype=np.uint8)
+    new = _carve_state(buf)
+    dst = borrowed_state(new)
+    n = src.meta[M_N_BOMBS]
+    if is_packed(src):
+        copy_bytes(dst.flames, src.flames, 0, _OFF_BOMBS + n * _BOMB_ROW_BYTES)
+    else:
+        zero_bytes(buf, 0, _OFF_BOMBS)  # the padding after the meta, agents, board and items too
+        _copy_arrays(dst, src)
+        _copy_live_bombs(dst, src)
+    zero_bytes(buf, _OFF_BOMBS + n * _BOMB_ROW_BYTES, _STATE_BYTES)  # the rows past the count
+    return new
+
+
+_BYTE = np.uint64(0xFF)
+_ONE = np.uint64(1)
+
+
+@nb.njit(cache=True, inline="always")
+def add_flames(flames, c, life, count):
+    """Add ``count`` flames of ``life`` at flat cell ``c`` to ``flames`` (uint64[FLAME_WORDS])
+    and mark the cell. Returns False (and adds nothing) when the cell's count for that life
+    would pass FLAME_COUNT_MAX; the caller keeps ``meta[M_N_FLAMES]``."""
+    shift = np.uint64(8 * life)
+    v = flames[c]
+    if np.int64((v >> shift) & _BYTE) + count > FLAME_COUNT_MAX:
+        return False
+    flames[c] = v + (np.uint64(count) << shift)
+    w = FLAME_MASK + (c >> 6)
+    flames[w] = flames[w] | (_ONE << np.uint64(c & 63))
+    return True
+
+
+@nb.njit(cache=True, inline="always")
+def clear_flame_cell(flames, c):
+    """Remove every flame at flat cell ``c`` (count and mark)."""
+    flames[c] = np.uint64(0)
+    w = FLAME_MASK + (c >> 6)
+    flames[w] = flames[w] & ~(_ONE << np.uint64(c & 63))
+
+
+@nb.njit(cache=True, inline="always")
+def has_flames(flames, c):
+    """True when flat cell ``c`` holds any flame (its mark)."""
+    return (flames[FLAME_MASK + (c >> 6)] >> np.uint64(c & 63)) & _ONE != 0
+
+
+@nb.njit(cache=True, inline="always")
+def flames_in_word(v):
+    """Number of flames counted by one cell word (the sum of its bytes)."""
+    n = 0
+    for life in range(MAX_FLAME_LIFE + 1):
+        n += np.int64((v >> np.uint64(8 * life)) & _BYTE)
+    return n
+
+
+@nb.njit(cache=True, inline="always")
+def first_cell(bits):
+    """The lowest set bit of a non-zero uint64 mask word, as an int."""
+    return np.int64(trailing_zeros(bits))
+
+
+@nb.njit(cache=True, inline="always")
+def drop_lowest(bits):
+    """``bits`` without its lowest set bit."""
+    return bits & (bits - _ONE)
+
+
+def flame_list(state) -> list[tuple[int, int, int]]:
+    """The flames of ``state`` as (row, col, life) tuples, by cell then life (Python)."""
+    out = []
+    words = state.flames
+    for c in range(N_CELLS):
+        v = int(words[c])
+        if v == 0:
+            continue
+        for life in range(MAX_FLAME_LIFE + 1):
+            for _ in range((v >> (8 * life)) & 0xFF):
+                out.append((c // BOARD_SIZE, c % BOARD_SIZE, life))
+    return out
+
+
+def set_flames(state, flames) -> None:
+    """Replace the flames of ``state`` by ``flames``, (row, col, life) tuples (Python).
+
+    Raises ValueError naming the flame when a life is outside 0..MAX_FLAME_LIFE or a
+    cell holds more than FLAME_COUNT_MAX flames of one life."""
+    words = np.zeros(FLAME_WORDS, dtype=np.uint64)
+    counts = {}
+    for k, (r, c, life) in enumerate(flames):
+        if not 0 <= life <= MAX_FLAME_LIFE:
+            raise ValueError(f"flames[{k}].life: {life} is outside 0..{MAX_FLAME_LIFE}")
+        p = r * BOARD_SIZE + c
+        counts[p, life] = counts.get((p, life), 0) + 1
+        if counts[p, life] > FLAME_COUNT_MAX:
+            raise ValueError(f"flames[{k}]: more than {FLAME_COUNT_MAX} flames of life {life} at {[r, c]}")
+    for (p, life), n in counts.items():
+        words[p] += np.uint64(n) << np.uint64(8 * life)
+        words[FLAME_MASK + p // 64] |= np.uint64(1) << np.uint64(p % 64)
+    state.flames[:] = words
+    state.meta[M_N_FLAMES] = len(flames)
 
 
 @nb.njit(cache=True, inline="always")
