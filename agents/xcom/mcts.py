@@ -43,10 +43,11 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
+from games.lowlevel import borrow, keep_alive
 from games.rng import make_rng
 from games.validation import Real, config_class, one_of
 from games.xcom.kernels import (
-    M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, M_UNITS, XcomState, apply_action,
+    M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, M_UNITS, XcomState, apply_action, borrowed_state,
     copy_into, copy_state, decode_action, legal_actions_into, offset_index_table,
     random_command, rollout_scratch, state_from_grid,
 )
@@ -54,7 +55,8 @@ from games.xcom.kernels import (
 from ..api import Agent
 from ..registry import register
 from ..search import (
-    NO_PARENT, ROOT_INDEX, SearchConfig, backup_alternating, budget_exhausted, deadline_ns, expand,
+    NO_PARENT, ROOT_INDEX, SearchConfig, backup_alternating, borrowed_tree, budget_exhausted,
+    deadline_ns, expand,
     mark_illegal, monotonic_ns, most_visited_child, new_tree, random_untried_action, record_visit,
     reset_tree, select_uct_bonus,
 )
@@ -125,6 +127,24 @@ def search_scratch(root, width, weights):
             np.zeros(max(weights.shape[0], 1)), rollout_scratch(root)[2])
 
 
+@nb.njit(cache=True, inline="always")
+def borrowed_scratch(owners):
+    """The arrays of :func:`search_scratch` as borrowed views (``games.lowlevel.borrow``).
+    Inlined, so ``owners`` is the calling kernel's local, and it must call
+    ``keep_alive(owners)`` after its last use of a view."""
+    return (borrow(owners[0]), borrow(owners[1]), borrow(owners[2]), borrow(owners[3]),
+            borrow(owners[4]), borrow(owners[5]), borrow(owners[6]))
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_search_arguments(root, scratch, tree, weights, stats, rng):
+    """A decision's arguments as borrowed views (no reference counts while an iteration
+    hands them from kernel to kernel; the caller's arrays outlive the decision):
+    (root, scratch, tree, weights, stats, rng)."""
+    return (borrowed_state(root), borrowed_state(scratch), borrowed_tree(tree), borrow(weights),
+            borrow(stats), borrow(rng))
+
+
 @nb.njit(cache=True)
 def xcom_search(observation, player, tree, root, scratch, max_iterations, time_limit,
                 exploration, epsilon, value_kind, value_target, gamma, value_weight, weights, enc,
@@ -150,8 +170,10 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
-        root, tree.children.shape[1], weights)
+    owners = search_scratch(root, tree.children.shape[1], weights)
+    mask, cells, dist, index_table, board_scratch, phi, buf = borrowed_scratch(owners)
+    root, scratch, tree, weights, stats, rng = borrowed_search_arguments(root, scratch, tree,
+                                                                        weights, stats, rng)
     stats[:] = 0
     reset_tree(tree)
     legal_actions_into(root, player, mask, cells, dist, index_table)
@@ -168,6 +190,7 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
         backup_alternating(tree, leaf, scratch.rewards[player] - root_reward)
         iterations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
+    keep_alive(owners)
     return action, iterations
 
 

@@ -33,6 +33,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from ..lowlevel import borrow
+
 EMPTY, WALL, HUMAN_CELL, ALIEN_CELL = 0, -2, 1, -1
 CELL_VALUES = (WALL, ALIEN_CELL, EMPTY, HUMAN_CELL)
 HUMANS, ALIENS = 0, 1
@@ -227,6 +229,16 @@ def copy_into(dst, src):
     if dst.meta[M_LAYOUT_ID] != src.meta[M_LAYOUT_ID]:
         dst.sight[:] = src.sight
     dst.meta[:] = src.meta
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_state(s):
+    """``s`` with every array a borrowed view (``games.lowlevel.borrow``: no reference
+    counts, which numba otherwise takes each time a kernel reads an array out of the
+    state or passes the state on); for a search kernel's own use while ``s`` itself is
+    alive: never store or return it."""
+    return XcomState(borrow(s.board), borrow(s.units), borrow(s.sight), borrow(s.rewards),
+                     borrow(s.meta))
 
 
 def copy_state(state: XcomState) -> XcomState:
