@@ -51,6 +51,10 @@ META_FIELDS = 10
 KILL_REWARD = 10.0
 MAX_UNITS = 8
 MAX_SIDE = 32
+MAX_MOVE = 12
+#: Most cells one move can reach (the diamond of ``MAX_MOVE``): the size of the kernels'
+#: stack scratch for a breadth-first search.
+MAX_REACH = 2 * MAX_MOVE * MAX_MOVE + 2 * MAX_MOVE + 1
 DEFAULT_MAX_MOVES = 25
 LAYOUT_DIR = Path(__file__).resolve().parent / "layouts"
 BUILTIN_LAYOUTS = {"mini": (LAYOUT_DIR / "mini.txt", 4), "large": (LAYOUT_DIR / "large.txt", 6)}
@@ -197,6 +201,8 @@ def layout_id(grid: np.ndarray) -> int:
 def state_from_grid(grid, max_move: int, max_moves: int = DEFAULT_MAX_MOVES,
                     first: int = HUMANS) -> XcomState:
     """A fresh state from an int8[n, n] layout (validated by :func:`parse_layout`)."""
+    if not 1 <= max_move <= MAX_MOVE:
+        raise ValueError(f"max_move: must be in [1, {MAX_MOVE}], got {max_move}")
     grid = np.asarray(grid, dtype=np.int8)
     n = grid.shape[0]
     k = int((grid == HUMAN_CELL).sum())
