@@ -79,13 +79,23 @@ KIND_UNIT, KIND_COMMAND = 0, 1
 @nb.njit(cache=True)
 def descend(tree, state, player, exploration, epsilon, value_kind, value_target, gamma,
             value_weight, weights, enc, mask, cells, dist, index_table, board_scratch, phi,
-            stats, rng):
+            marked, stats, rng):
     """Tree policy: walk down from the root applying commands to ``state``; expand
     one node (giving it its command's value as ``node_bonus`` when the agent chose
-    the command). Returns the node the rollout starts from."""
+    the command). Returns the node the rollout starts from.
+
+    A node's illegal commands are marked (``mark_illegal``) when the descent first
+    goes on from it, not when it is expanded: most nodes of a short search are leaves
+    that are never entered again, and their legal commands cost more than the rest of
+    the iteration's tree work. ``marked`` (bool[N]) says which nodes are; the rng is
+    not involved, so the tree and the moves are those of marking at expansion."""
     node = ROOT_INDEX
     with_bonus = value_kind != VALUE_NONE or value_target == TARGET_TD
     while state.meta[M_DONE] == 0:
+        if not marked[node]:
+            legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
+            mark_illegal(tree, node, mask)
+            marked[node] = True
         action = random_untried_action(tree, node, rng)
         if action >= 0:
             mover = state.meta[M_TO_MOVE]
@@ -94,9 +104,7 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
             child = expand(tree, node, action)
             if child < 0:  # tree full: roll out from the state reached
                 return node
-            if state.meta[M_DONE] == 0:
-                legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
-                mark_illegal(tree, child, mask)
+            marked[child] = False
             if with_bonus and mover == player:
                 unit = decode_action(state, action)[0]
                 tree.node_bonus[child] = command_value(
@@ -115,16 +123,17 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
 
 
 @nb.njit(cache=True)
-def search_scratch(root, width, weights):
+def search_scratch(root, width, capacity, weights):
     """The scratch arrays of one search of ``root``'s board: (legal mask bool[width],
     cells int64[D], dist int16[C], offset index table, board float64[n, n], phi, rollout
-    buffer)."""
+    buffer, marked bool[capacity] (all False: see :func:`descend`))."""
     n = root.meta[M_SIZE]
     max_move = root.meta[M_MAX_MOVE]
     d_count = 2 * max_move * max_move + 2 * max_move + 1
     return (np.zeros(width, dtype=np.bool_), np.empty(d_count, dtype=np.int64),
             np.full(n * n, -1, dtype=np.int16), offset_index_table(max_move), np.zeros((n, n)),
-            np.zeros(max(weights.shape[0], 1)), rollout_scratch(root)[2])
+            np.zeros(max(weights.shape[0], 1)), rollout_scratch(root)[2],
+            np.zeros(capacity, dtype=np.bool_))
 
 
 @nb.njit(cache=True, inline="always")
@@ -133,7 +142,7 @@ def borrowed_scratch(owners):
     Inlined, so ``owners`` is the calling kernel's local, and it must call
     ``keep_alive(owners)`` after its last use of a view."""
     return (borrow(owners[0]), borrow(owners[1]), borrow(owners[2]), borrow(owners[3]),
-            borrow(owners[4]), borrow(owners[5]), borrow(owners[6]))
+            borrow(owners[4]), borrow(owners[5]), borrow(owners[6]), borrow(owners[7]))
 
 
 @nb.njit(cache=True, inline="always")
@@ -170,21 +179,22 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    owners = search_scratch(root, tree.children.shape[1], weights)
-    mask, cells, dist, index_table, board_scratch, phi, buf = borrowed_scratch(owners)
+    owners = search_scratch(root, tree.children.shape[1], tree.node_visits.shape[0], weights)
+    mask, cells, dist, index_table, board_scratch, phi, buf, marked = borrowed_scratch(owners)
     root, scratch, tree, weights, stats, rng = borrowed_search_arguments(root, scratch, tree,
                                                                         weights, stats, rng)
     stats[:] = 0
     reset_tree(tree)
     legal_actions_into(root, player, mask, cells, dist, index_table)
     mark_illegal(tree, ROOT_INDEX, mask)
+    marked[ROOT_INDEX] = True
     root_reward = root.rewards[player]
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
         leaf = descend(tree, scratch, player, exploration, epsilon, value_kind, value_target,
                        gamma, value_weight, weights, enc, mask, cells, dist, index_table,
-                       board_scratch, phi, stats, rng)
+                       board_scratch, phi, marked, stats, rng)
         while scratch.meta[M_DONE] == 0:
             random_command(scratch, cells, dist, buf, rng)
         backup_alternating(tree, leaf, scratch.rewards[player] - root_reward)
@@ -303,8 +313,8 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
-        root, tree.children.shape[1], weights)
+    mask, cells, dist, index_table, board_scratch, phi, buf, _ = search_scratch(
+        root, tree.children.shape[1], 1, weights)
     k_units = root.meta[M_UNITS]
     span = cells.shape[0] * (k_units + 1)
     capacity = tree.node_visits.shape[0]

@@ -19,7 +19,7 @@ import numpy as np
 from ..lowlevel import stack_alloca
 from ..rng import rng_integer
 from ._layout import (
-    ALIENS, EMPTY, HUMANS, KILL_REWARD, MAX_REACH, M_DONE, XcomState, M_MAX_MOVE, M_MAX_MOVES,
+    ALIENS, EMPTY, HUMANS, KILL_REWARD, MAX_REACH, MAX_UNITS, M_DONE, XcomState, M_MAX_MOVE, M_MAX_MOVES,
     M_MOVES, M_SIZE, M_TO_MOVE, M_UNITS, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW,
 )
 
@@ -152,6 +152,12 @@ def legal_actions_into(state, side, mask, cells, dist, index_table):
     max_move = state.meta[M_MAX_MOVE]
     d_count = 2 * max_move * max_move + 2 * max_move + 1
     enemy = 1 - side
+    targets = nb.carray(stack_alloca(MAX_UNITS, np.int64), MAX_UNITS)  # -1: dead
+    for j in range(k_units):
+        targets[j] = -1
+        if state.units[enemy, j, U_ALIVE]:
+            targets[j] = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
+    sight = state.sight
     total = 0
     first_alive = -1
     for u in range(k_units):
@@ -170,12 +176,10 @@ def legal_actions_into(state, side, mask, cells, dist, index_table):
                 mask[base] = True
                 total += 1
             for j in range(k_units):
-                if state.units[enemy, j, U_ALIVE] == 0:
-                    continue
-                target = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
-                if state.sight[target, cell]:
-                    mask[base + 1 + j] = True
-                    total += 1
+                if targets[j] >= 0:  # branch-free below: the mask entry was False
+                    visible = sight[targets[j], cell]
+                    mask[base + 1 + j] = visible
+                    total += np.int64(visible)
     if total == 0 and first_alive >= 0:  # hold: the only command left
         mask[(first_alive * d_count + 0) * (k_units + 1)] = True
         total = 1
