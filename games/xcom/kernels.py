@@ -15,11 +15,10 @@ the wrapper in ``games.xcom``; the underscore modules are private.
 """
 from ._layout import (
     ALIENS, ALIEN_CELL, BUILTIN_LAYOUTS, CELL_VALUES, DEFAULT_MAX_MOVES, EMPTY, HUMANS,
-    HUMAN_CELL, KILL_REWARD, LayoutError, MAX_UNITS, META_FIELDS, M_DONE, M_FIRST,
-    M_LAYOUT_ID, M_MAX_MOVE, M_MAX_MOVES, M_MOVES, M_SIZE, M_TO_MOVE, M_UNITS, M_WINNER,
+    HUMAN_CELL, KILL_REWARD, LayoutError, MAX_MOVE, MAX_REACH, MAX_UNITS, META_FIELDS, M_DONE,
+    M_FIRST, M_LAYOUT_ID, M_MAX_MOVE, M_MAX_MOVES, M_MOVES, M_SIZE, M_TO_MOVE, M_UNITS, M_WINNER,
     NO_WINNER, UNIT_FIELDS, U_ALIVE, U_COL, U_ROW, WALL, XcomState, borrowed_state, compute_sight,
-    copy_into,
-    copy_state, grid_from_ascii, grid_of, load_layout, move_offsets, num_actions,
+    copy_into, copy_state, grid_from_ascii, grid_of, load_layout, move_offsets, num_actions,
     parse_layout, render_state, state_from_grid,
 )
 from ._rules import (
