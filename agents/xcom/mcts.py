@@ -313,14 +313,17 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    mask, cells, dist, index_table, board_scratch, phi, buf, _ = search_scratch(
-        root, tree.children.shape[1], 1, weights)
+    owners = search_scratch(root, tree.children.shape[1], 1, weights)
+    mask, cells, dist, index_table, board_scratch, phi, buf, _ = borrowed_scratch(owners)
     k_units = root.meta[M_UNITS]
     span = cells.shape[0] * (k_units + 1)
     capacity = tree.node_visits.shape[0]
-    kind = np.zeros(capacity, dtype=np.int8)
-    mover = np.zeros(capacity, dtype=np.int8)
-    umask = np.zeros(tree.children.shape[1], dtype=np.bool_)
+    level_owners = (np.zeros(capacity, dtype=np.int8), np.zeros(capacity, dtype=np.int8),
+                    np.zeros(tree.children.shape[1], dtype=np.bool_))
+    kind, mover, umask = (borrow(level_owners[0]), borrow(level_owners[1]),
+                          borrow(level_owners[2]))
+    root, scratch, tree, weights, stats, rng = borrowed_search_arguments(root, scratch, tree,
+                                                                        weights, stats, rng)
     stats[:] = 0
     reset_tree(tree)
     kind[ROOT_INDEX] = KIND_UNIT
@@ -340,13 +343,25 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
             random_command(scratch, cells, dist, buf, rng)
         backup_two_level(tree, mover, leaf, scratch.rewards[player] - root_reward, player)
         iterations += 1
+    action = two_level_choice(tree, root, player, epsilon, mask, umask, cells, dist, index_table,
+                              k_units, span, rng)
+    keep_alive(owners)
+    keep_alive(level_owners)
+    return action, iterations
+
+
+@nb.njit(cache=True)
+def two_level_choice(tree, root, player, epsilon, mask, umask, cells, dist, index_table, k_units,
+                     span, rng):
+    """The command a two-level search plays: the most visited command of the most visited
+    unit, or, when no command of that unit was expanded (no iteration ran, or the tree
+    was full), the first legal command of that unit (or of the first unit with one)."""
     unit = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
     node = tree.children[ROOT_INDEX, unit]
     if node >= 0 and tree.node_visits[node] > 0:
         for a in range(tree.children.shape[1]):
             if tree.children[node, a] >= 0:
-                return most_visited_child(tree, node, epsilon, rng), iterations
-    # no command of the unit expanded (no iteration ran, or the tree was full): its first legal one
+                return most_visited_child(tree, node, epsilon, rng)
     legal_actions_into(root, player, mask, cells, dist, index_table)
     units_of(mask, umask, k_units, span)
     if not umask[unit]:
@@ -356,8 +371,8 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
                 break
     for a in range(unit * span, (unit + 1) * span):
         if mask[a]:
-            return a, iterations
-    return 0, iterations
+            return a
+    return 0
 
 
 # --------------------------------------------------------------------- glue

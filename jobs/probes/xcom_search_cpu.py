@@ -9,7 +9,7 @@ this file in both trees). Positions: every observation of the side to move in
 ``--games`` rounds of two random players on ``--board`` (``positions_fingerprint``
 shows whether both trees produced the same ones). Each agent (``--agents``, short
 names as in ``arena bench xcom``) plays seat 0's or seat 1's part at every position,
-``--passes`` times, with ``--iterations`` iterations; prints one JSON object:
+``--passes`` times, with ``--iterations`` iterations (and ``--params``); prints one JSON object:
 ``ms_per_decision_<agent>`` (CPU milliseconds per decision), ``<agent>_us_per_iteration``
 and ``<agent>_actions_fingerprint`` (a hash of every action chosen, in order: equal in
 both trees when the search plays the same moves).
@@ -53,15 +53,18 @@ def main():
     p.add_argument("--games", type=int, default=4)
     p.add_argument("--passes", type=int, default=2)
     p.add_argument("--agents", default="mcts,mcts_td,mf_fa,convae")
+    p.add_argument("--params", default="{}", help='agent parameters (JSON), e.g. '
+                   '\'{"move_encoding": "two_level"}\'')
     a = p.parse_args()
+    params = json.loads(a.params)
     config = XcomConfig(board=a.board)
     obs = positions(config, a.games)
     fingerprint = int(sum(int(o.board.astype(np.int64).sum() + 7 * o.units.astype(np.int64).sum())
                           * (i + 1) for i, (_, o) in enumerate(obs)) % 1_000_003)
     out = {"board": a.board, "positions": len(obs), "positions_fingerprint": fingerprint,
-           "iterations": a.iterations, "passes": a.passes}
+           "iterations": a.iterations, "passes": a.passes, "params": a.params}
     for short in a.agents.split(","):
-        seats = [make_agent(AGENTS[short], {}, Budget(iterations=a.iterations), config)
+        seats = [make_agent(AGENTS[short], params, Budget(iterations=a.iterations), config)
                  for _ in range(2)]
         for s, agent in enumerate(seats):
             agent.begin_game(s, np.random.SeedSequence([1, s]))
