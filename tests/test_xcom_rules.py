@@ -317,10 +317,10 @@ def _random_positions(board_name, rounds):
     out = []
     for _ in range(rounds):
         s = copy_state(game.state)
-        cells, dist, buf = rollout_scratch(s)
+        cells, dist = rollout_scratch(s)
         while not s.meta[M_DONE]:
             out.append(copy_state(s))
-            random_command(s, cells, dist, buf, rng)
+            random_command(s, cells, dist, rng)
     return out
 
 

@@ -49,7 +49,7 @@ from games.validation import Real, config_class, one_of
 from games.xcom.kernels import (
     M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, M_UNITS, XcomState, apply_action, borrowed_state,
     copy_into, copy_state, decode_action, legal_actions_into, offset_index_table,
-    random_command, rollout_scratch, state_from_grid,
+    random_command, state_from_grid,
 )
 
 from ..api import Agent
@@ -125,15 +125,14 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
 @nb.njit(cache=True)
 def search_scratch(root, width, capacity, weights):
     """The scratch arrays of one search of ``root``'s board: (legal mask bool[width],
-    cells int64[D], dist int16[C], offset index table, board float64[n, n], phi, rollout
-    buffer, marked bool[capacity] (all False: see :func:`descend`))."""
+    cells int64[D], dist int16[C], offset index table, board float64[n, n], phi,
+    marked bool[capacity] (all False: see :func:`descend`))."""
     n = root.meta[M_SIZE]
     max_move = root.meta[M_MAX_MOVE]
     d_count = 2 * max_move * max_move + 2 * max_move + 1
     return (np.zeros(width, dtype=np.bool_), np.empty(d_count, dtype=np.int64),
             np.full(n * n, -1, dtype=np.int16), offset_index_table(max_move), np.zeros((n, n)),
-            np.zeros(max(weights.shape[0], 1)), rollout_scratch(root)[2],
-            np.zeros(capacity, dtype=np.bool_))
+            np.zeros(max(weights.shape[0], 1)), np.zeros(capacity, dtype=np.bool_))
 
 
 @nb.njit(cache=True, inline="always")
@@ -142,7 +141,7 @@ def borrowed_scratch(owners):
     Inlined, so ``owners`` is the calling kernel's local, and it must call
     ``keep_alive(owners)`` after its last use of a view."""
     return (borrow(owners[0]), borrow(owners[1]), borrow(owners[2]), borrow(owners[3]),
-            borrow(owners[4]), borrow(owners[5]), borrow(owners[6]), borrow(owners[7]))
+            borrow(owners[4]), borrow(owners[5]), borrow(owners[6]))
 
 
 @nb.njit(cache=True, inline="always")
@@ -180,7 +179,7 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     start = monotonic_ns()
     copy_into(root, observation)
     owners = search_scratch(root, tree.children.shape[1], tree.node_visits.shape[0], weights)
-    mask, cells, dist, index_table, board_scratch, phi, buf, marked = borrowed_scratch(owners)
+    mask, cells, dist, index_table, board_scratch, phi, marked = borrowed_scratch(owners)
     root, scratch, tree, weights, stats, rng = borrowed_search_arguments(root, scratch, tree,
                                                                         weights, stats, rng)
     stats[:] = 0
@@ -196,7 +195,7 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
                        gamma, value_weight, weights, enc, mask, cells, dist, index_table,
                        board_scratch, phi, marked, stats, rng)
         while scratch.meta[M_DONE] == 0:
-            random_command(scratch, cells, dist, buf, rng)
+            random_command(scratch, cells, dist, rng)
         backup_alternating(tree, leaf, scratch.rewards[player] - root_reward)
         iterations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
@@ -314,7 +313,7 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
     start = monotonic_ns()
     copy_into(root, observation)
     owners = search_scratch(root, tree.children.shape[1], 1, weights)
-    mask, cells, dist, index_table, board_scratch, phi, buf, _ = borrowed_scratch(owners)
+    mask, cells, dist, index_table, board_scratch, phi, _ = borrowed_scratch(owners)
     k_units = root.meta[M_UNITS]
     span = cells.shape[0] * (k_units + 1)
     capacity = tree.node_visits.shape[0]
@@ -340,7 +339,7 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
                                  mask, umask, cells, dist, index_table, board_scratch, phi,
                                  stats, rng)
         while scratch.meta[M_DONE] == 0:
-            random_command(scratch, cells, dist, buf, rng)
+            random_command(scratch, cells, dist, rng)
         backup_two_level(tree, mover, leaf, scratch.rewards[player] - root_reward, player)
         iterations += 1
     action = two_level_choice(tree, root, player, epsilon, mask, umask, cells, dist, index_table,

@@ -299,16 +299,19 @@ def observe(state, player):
 
 
 @nb.njit(cache=True)
-def random_command(state, cells, dist, buf, rng):
+def random_command(state, cells, dist, rng):
     """Play one random command for the side to move (the rollout policy), in place.
 
     A living unit is drawn uniformly, then a command uniformly among that
-    unit's legal commands (move, shoot, move then shoot); a unit without any
-    holds. Cheaper than a full mask: one breadth-first search per call, the
-    candidates listed in one pass (line of sight read as ``sight[target, cell]``,
-    cache-friendly since the reachable cells are close together).
-    Scratch: cells int64[>= D], dist int16[C] (all -1), buf int64[>= D * K + 1];
-    rng uint64[2].
+    unit's legal commands (move, shoot, move then shoot) in the order: its
+    moves without a shot by reachable cell (:func:`reachable`'s order, the
+    start cell left out), then per living enemy every reachable cell (start
+    included) it is visible from; a unit without any holds. Cheaper than a
+    full mask: one breadth-first search per call, the shots only counted
+    (line of sight read as ``sight[target, cell]``, cache-friendly since the
+    reachable cells are close together) and looked up again only when the
+    draw falls on one.
+    Scratch: cells int64[>= D], dist int16[C] (all -1); rng uint64[2].
     """
     n = state.meta[M_SIZE]
     k_units = state.meta[M_UNITS]
@@ -328,47 +331,55 @@ def random_command(state, cells, dist, buf, rng):
     rows = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
     cols = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
     count = reach(state, side, unit, cells, rows, cols, dist)
-    stride = k_units + 1
-    # candidates in the order: the count - 1 moves without a shot (code i * stride for
-    # cell i), then per living enemy j every cell it is visible from (i * stride + j + 1);
-    # only the shots are listed in buf, the moves are implied
     moves = count - 1
-    shots = 0
     sight = state.sight
+    targets = nb.carray(stack_alloca(MAX_UNITS, np.int64), MAX_UNITS)
+    visible = nb.carray(stack_alloca(MAX_UNITS, np.int64), MAX_UNITS)  # cells seeing enemy j
+    shots = 0
     for j in range(k_units):
+        visible[j] = 0
         if state.units[enemy, j, U_ALIVE] == 0:
             continue
         target = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
+        targets[j] = target
+        seen = 0
         for i in range(count):  # branch-free: whether a cell sees the target is a coin toss
-            buf[shots] = i * stride + j + 1
-            shots += np.int64(sight[target, cells[i]])
-    total = moves + shots
-    if total == 0:
+            seen += np.int64(sight[target, cells[i]])
+        visible[j] = seen
+        shots += seen
+    if moves + shots == 0:
         apply_command(state, unit, cells[0], -1)
         return
-    pick = rng_integer(rng, total)
+    pick = rng_integer(rng, moves + shots)
     if pick < moves:
         apply_command(state, unit, cells[pick + 1], -1)
         return
-    code = buf[pick - moves]
-    apply_command(state, unit, cells[code // stride], code % stride - 1)
+    pick -= moves
+    for j in range(k_units):
+        if pick < visible[j]:
+            target = targets[j]
+            for i in range(count):
+                if sight[target, cells[i]]:
+                    if pick == 0:
+                        apply_command(state, unit, cells[i], j)
+                        return
+                    pick -= 1
+        pick -= visible[j]
 
 
 @nb.njit(cache=True)
 def rollout_scratch(state):
-    """(cells, dist, buf): the scratch arrays of :func:`random_command` for ``state``'s board."""
+    """(cells, dist): the scratch arrays of :func:`random_command` for ``state``'s board."""
     m = state.meta[M_MAX_MOVE]
-    d_count = 2 * m * m + 2 * m + 1
-    return (np.empty(d_count, dtype=np.int64), new_dist(state),
-            np.empty(d_count * (state.meta[M_UNITS] + 1), dtype=np.int64))
+    return np.empty(2 * m * m + 2 * m + 1, dtype=np.int64), new_dist(state)
 
 
 @nb.njit(cache=True)
 def random_playout(state, rng):
     """Random commands (:func:`random_command`) until the round ends, in place."""
-    cells, dist, buf = rollout_scratch(state)
+    cells, dist = rollout_scratch(state)
     while state.meta[M_DONE] == 0:
-        random_command(state, cells, dist, buf, rng)
+        random_command(state, cells, dist, rng)
 
 
 @nb.njit(cache=True)
