@@ -56,19 +56,6 @@ def offsets_of(max_move):
 
 
 @nb.njit(cache=True, inline="always")
-def _visit(board, dist, cells, rows, cols, count, nxt, r, c, d):
-    """Enqueue cell ``nxt`` (row ``r``, column ``c``) at distance ``d`` if it is empty
-    and not seen yet; returns the new queue length."""
-    if board[nxt] == EMPTY and dist[nxt] < 0:
-        dist[nxt] = d
-        cells[count] = nxt
-        rows[count] = r
-        cols[count] = c
-        return count + 1
-    return count
-
-
-@nb.njit(cache=True, inline="always")
 def reach(state, side, unit, cells, rows, cols, dist):
     """:func:`reachable`, also giving each cell's row and column (``rows``, ``cols``:
     int64[>= D]), so that callers need no division. Inlined (the BFS is the inner
@@ -88,7 +75,8 @@ def reach(state, side, unit, cells, rows, cols, dist):
     # mark visited cells in dist for this search only: reset those we touch at the end
     dist[start] = 0
     # the queue holds rows and columns beside the cells: a division per cell cost a
-    # third of a rollout command. Neighbours in the order up, down, left, right.
+    # third of a rollout command. Neighbours in the order up, down, left, right (written
+    # out rather than an IR-inlined helper per neighbour, which numba compiles per site).
     # Within max_move steps a cell is never farther than max_move from the start, and
     # the start's dist is 0, so neither needs a test.
     while head < count:
@@ -101,13 +89,37 @@ def reach(state, side, unit, cells, rows, cols, dist):
             continue
         d += 1
         if r > 0:
-            count = _visit(board, dist, cells, rows, cols, count, cell - n, r - 1, c, d)
+            nxt = cell - n
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r - 1
+                cols[count] = c
+                count += 1
         if r < n - 1:
-            count = _visit(board, dist, cells, rows, cols, count, cell + n, r + 1, c, d)
+            nxt = cell + n
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r + 1
+                cols[count] = c
+                count += 1
         if c > 0:
-            count = _visit(board, dist, cells, rows, cols, count, cell - 1, r, c - 1, d)
+            nxt = cell - 1
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r
+                cols[count] = c - 1
+                count += 1
         if c < n - 1:
-            count = _visit(board, dist, cells, rows, cols, count, cell + 1, r, c + 1, d)
+            nxt = cell + 1
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r
+                cols[count] = c + 1
+                count += 1
     for i in range(count):
         dist[cells[i]] = -1
     return count
