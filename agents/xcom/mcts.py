@@ -13,7 +13,9 @@ fully observable, so re-simulating the actions from the root is exact
            -10 per loss)
     back up with alternating perspectives (search.backup_alternating)
 
-and the most visited root command is played. The value term is data:
+and the most visited root command is played. A decision works on borrowed views
+(``games.lowlevel.borrow``) of its states, tree, buffers and rng: no atomic reference
+counts as an iteration hands them from kernel to kernel. The value term is data:
 ``value_kind`` (``_value.VALUE_*``) with its ``weights`` (and ``enc`` for the
 encoder), read as ``value_target`` (``_value.TARGET_*``). When a child of one
 of the agent's own decision nodes is expanded (once per child), its
