@@ -225,3 +225,42 @@ def test_alpha_gamma_out_of_range(params, field):
     for agent in AGENTS[1:]:
         with pytest.raises(ValueError, match=rf"^params\.{field}: "):
             make_agent_config(agent, params)
+
+
+@pytest.mark.parametrize("board_name, iterations", [("mini", 3000), ("large", 1500)])
+def test_search_marks_exactly_the_illegal_commands_of_every_node_it_went_on_from(board_name,
+                                                                                  iterations):
+    """The descent marks a node's illegal commands when it first goes on from it (not at
+    expansion): every node with an expanded child has ILLEGAL exactly where its state (the
+    root's, replayed along the path) has no legal command, and only the legal commands are
+    ever expanded."""
+    from agents.search.tree import ILLEGAL
+    from agents.xcom.mcts import SEARCH_STATS, dummy_encoder, xcom_search
+    from agents.xcom._value import TARGET_NEXT_STATE, VALUE_NONE
+    from games.rng import make_rng
+    from games.xcom.kernels import M_TO_MOVE, apply_action, copy_state
+
+    game = make_game("xcom", board=board_name)
+    game.reset(0)
+    root = game.state
+    player = int(root.meta[M_TO_MOVE])
+    tree = new_tree(iterations + 1, game.config.num_actions)
+    xcom_search(root, player, tree, copy_state(root), copy_state(root), iterations, 0.0,
+                np.sqrt(2), 1e-6, VALUE_NONE, TARGET_NEXT_STATE, 0.0, 0.0, np.zeros(1),
+                dummy_encoder(), np.zeros(SEARCH_STATS, dtype=np.int64), make_rng(7))
+    entered = 0
+    for node in range(int(tree.num_nodes[0])):
+        if not (tree.children[node] >= 0).any():
+            continue
+        entered += 1
+        path, up = [], node
+        while up != ROOT_INDEX:
+            path.append(int(tree.action_from_parent[up]))
+            up = int(tree.parents[up])
+        state = copy_state(root)
+        for a in reversed(path):
+            apply_action(state, a)
+        legal = legal_actions(state, int(state.meta[M_TO_MOVE]))
+        assert np.array_equal(tree.children[node] == ILLEGAL, ~legal)
+        assert legal[tree.children[node] >= 0].all()
+    assert entered > 5  # nodes below the root were entered, not only the root

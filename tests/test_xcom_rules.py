@@ -284,3 +284,98 @@ def test_apply_command_moves_the_unit_cell():
     """)
     apply_command(s, 0, cell(s, 1, 1), -1)
     assert s.board[cell(s, 0, 0)] == 0 and s.board[cell(s, 1, 1)] == 1
+
+
+# --- the rollout policy against a plain-Python reading of its docstring --------
+def _reference_reachable(state, side, unit):
+    """Breadth-first over empty cells, neighbours up, down, left, right, at most max_move steps."""
+    n, max_move = int(state.meta[0]), int(state.meta[2])
+    r0, c0 = int(state.units[side, unit, U_ROW]), int(state.units[side, unit, U_COL])
+    order, dist = [(r0, c0)], {(r0, c0): 0}
+    head = 0
+    while head < len(order):
+        r, c = order[head]
+        head += 1
+        if dist[(r, c)] >= max_move:
+            continue
+        for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < n and 0 <= cc < n and (rr, cc) not in dist and state.board[rr * n + cc] == 0:
+                dist[(rr, cc)] = dist[(r, c)] + 1
+                order.append((rr, cc))
+    return [r * n + c for r, c in order]
+
+
+def _random_positions(board_name, rounds):
+    """Every position of ``rounds`` random rounds on a built-in board (copies)."""
+    from games.rng import make_rng
+    from games.xcom.kernels import M_DONE, copy_state, random_command, rollout_scratch
+
+    game = make_game("xcom", board=board_name)
+    game.reset(0)
+    rng = make_rng(3)
+    out = []
+    for _ in range(rounds):
+        s = copy_state(game.state)
+        cells, dist = rollout_scratch(s)
+        while not s.meta[M_DONE]:
+            out.append(copy_state(s))
+            random_command(s, cells, dist, rng)
+    return out
+
+
+@pytest.mark.parametrize("board_name", ["mini", "large"])
+def test_reachable_is_the_documented_breadth_first_search(board_name):
+    from games.xcom.kernels import new_dist, reachable
+
+    for s in _random_positions(board_name, 4):
+        side = int(s.meta[M_TO_MOVE])
+        dist = new_dist(s)
+        cells = np.empty(2 * 36 + 13, dtype=np.int64)
+        for unit in range(int(s.meta[1])):
+            if not s.units[side, unit, U_ALIVE]:
+                continue
+            count = reachable(s, side, unit, cells, dist)
+            assert list(cells[:count]) == _reference_reachable(s, side, unit)
+            assert (dist == -1).all()  # the scratch is left as it was given
+
+
+@pytest.mark.parametrize("board_name", ["mini", "large"])
+def test_random_command_draws_among_the_documented_candidates(board_name):
+    """A living unit uniformly, then one of its commands uniformly in the documented order
+    (moves without a shot by reachable cell, then per living enemy the cells it is
+    visible from), with the generator's draws in that order; hold when nothing is legal."""
+    from games.rng import make_rng, rng_integer
+    from games.xcom.kernels import copy_state, random_command, rollout_scratch
+
+    for k, s in enumerate(_random_positions(board_name, 3)):
+        side, enemy, n = int(s.meta[M_TO_MOVE]), 1 - int(s.meta[M_TO_MOVE]), int(s.meta[0])
+        rng, ref_rng = make_rng(k), make_rng(k)
+        want = copy_state(s)
+        living = [u for u in range(int(s.meta[1])) if s.units[side, u, U_ALIVE]]
+        unit = living[rng_integer(ref_rng, len(living))]
+        cells = _reference_reachable(s, side, unit)
+        candidates = [(c, -1) for c in cells[1:]]
+        for j in range(int(s.meta[1])):
+            if s.units[enemy, j, U_ALIVE]:
+                target = int(s.units[enemy, j, U_ROW]) * n + int(s.units[enemy, j, U_COL])
+                candidates += [(c, j) for c in cells if s.sight[target, c]]
+        dest, shot = candidates[rng_integer(ref_rng, len(candidates))] if candidates else (cells[0], -1)
+        apply_command(want, unit, dest, shot)
+        got = copy_state(s)
+        random_command(got, *rollout_scratch(got), rng)
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b)
+        assert np.array_equal(rng, ref_rng)
+
+
+def test_max_move_beyond_the_kernels_scratch_is_refused():
+    from games.xcom.kernels import MAX_MOVE
+
+    picture = """
+        H .
+        . A
+    """
+    with pytest.raises(ValueError, match="max_move"):
+        board(picture, max_move=MAX_MOVE + 1)
+    assert board(picture, max_move=MAX_MOVE).meta[2] == MAX_MOVE

@@ -97,12 +97,11 @@ def count_commands(state, side, cells, dist):
             continue
         count = reachable(state, side, u, cells, dist)
         total += count - 1
-        for i in range(count):
-            for j in range(k_units):
-                if state.units[enemy, j, U_ALIVE]:
-                    t = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
-                    if state.sight[t, cells[i]]:
-                        total += 1
+        for j in range(k_units):
+            if state.units[enemy, j, U_ALIVE]:
+                t = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
+                for i in range(count):  # branch-free: visibility is a coin toss
+                    total += np.int64(state.sight[t, cells[i]])
     return total
 
 

@@ -13,7 +13,9 @@ fully observable, so re-simulating the actions from the root is exact
            -10 per loss)
     back up with alternating perspectives (search.backup_alternating)
 
-and the most visited root command is played. The value term is data:
+and the most visited root command is played. A decision works on borrowed views
+(``games.lowlevel.borrow``) of its states, tree, buffers and rng: no atomic reference
+counts as an iteration hands them from kernel to kernel. The value term is data:
 ``value_kind`` (``_value.VALUE_*``) with its ``weights`` (and ``enc`` for the
 encoder), read as ``value_target`` (``_value.TARGET_*``). When a child of one
 of the agent's own decision nodes is expanded (once per child), its
@@ -43,18 +45,20 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
+from games.lowlevel import borrow, keep_alive
 from games.rng import make_rng
 from games.validation import Real, config_class, one_of
 from games.xcom.kernels import (
-    M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, M_UNITS, XcomState, apply_action,
+    M_DONE, M_MAX_MOVE, M_SIZE, M_TO_MOVE, M_UNITS, XcomState, apply_action, borrowed_state,
     copy_into, copy_state, decode_action, legal_actions_into, offset_index_table,
-    random_command, rollout_scratch, state_from_grid,
+    random_command, state_from_grid,
 )
 
 from ..api import Agent
 from ..registry import register
 from ..search import (
-    NO_PARENT, ROOT_INDEX, SearchConfig, backup_alternating, budget_exhausted, deadline_ns, expand,
+    NO_PARENT, ROOT_INDEX, SearchConfig, backup_alternating, borrowed_tree, budget_exhausted,
+    deadline_ns, expand,
     mark_illegal, monotonic_ns, most_visited_child, new_tree, random_untried_action, record_visit,
     reset_tree, select_uct_bonus,
 )
@@ -77,13 +81,23 @@ KIND_UNIT, KIND_COMMAND = 0, 1
 @nb.njit(cache=True)
 def descend(tree, state, player, exploration, epsilon, value_kind, value_target, gamma,
             value_weight, weights, enc, mask, cells, dist, index_table, board_scratch, phi,
-            stats, rng):
+            marked, stats, rng):
     """Tree policy: walk down from the root applying commands to ``state``; expand
     one node (giving it its command's value as ``node_bonus`` when the agent chose
-    the command). Returns the node the rollout starts from."""
+    the command). Returns the node the rollout starts from.
+
+    A node's illegal commands are marked (``mark_illegal``) when the descent first
+    goes on from it, not when it is expanded: most nodes of a short search are leaves
+    that are never entered again, and their legal commands cost more than the rest of
+    the iteration's tree work. ``marked`` (bool[N]) says which nodes are; the rng is
+    not involved, so the tree and the moves are those of marking at expansion."""
     node = ROOT_INDEX
     with_bonus = value_kind != VALUE_NONE or value_target == TARGET_TD
     while state.meta[M_DONE] == 0:
+        if not marked[node]:
+            legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
+            mark_illegal(tree, node, mask)
+            marked[node] = True
         action = random_untried_action(tree, node, rng)
         if action >= 0:
             mover = state.meta[M_TO_MOVE]
@@ -92,9 +106,7 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
             child = expand(tree, node, action)
             if child < 0:  # tree full: roll out from the state reached
                 return node
-            if state.meta[M_DONE] == 0:
-                legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
-                mark_illegal(tree, child, mask)
+            marked[child] = False
             if with_bonus and mover == player:
                 unit = decode_action(state, action)[0]
                 tree.node_bonus[child] = command_value(
@@ -113,16 +125,34 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
 
 
 @nb.njit(cache=True)
-def search_scratch(root, width, weights):
+def search_scratch(root, width, capacity, weights):
     """The scratch arrays of one search of ``root``'s board: (legal mask bool[width],
-    cells int64[D], dist int16[C], offset index table, board float64[n, n], phi, rollout
-    buffer)."""
+    cells int64[D], dist int16[C], offset index table, board float64[n, n], phi,
+    marked bool[capacity] (all False: see :func:`descend`))."""
     n = root.meta[M_SIZE]
     max_move = root.meta[M_MAX_MOVE]
     d_count = 2 * max_move * max_move + 2 * max_move + 1
     return (np.zeros(width, dtype=np.bool_), np.empty(d_count, dtype=np.int64),
             np.full(n * n, -1, dtype=np.int16), offset_index_table(max_move), np.zeros((n, n)),
-            np.zeros(max(weights.shape[0], 1)), rollout_scratch(root)[2])
+            np.zeros(max(weights.shape[0], 1)), np.zeros(capacity, dtype=np.bool_))
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_scratch(owners):
+    """The arrays of :func:`search_scratch` as borrowed views (``games.lowlevel.borrow``).
+    Inlined, so ``owners`` is the calling kernel's local, and it must call
+    ``keep_alive(owners)`` after its last use of a view."""
+    return (borrow(owners[0]), borrow(owners[1]), borrow(owners[2]), borrow(owners[3]),
+            borrow(owners[4]), borrow(owners[5]), borrow(owners[6]))
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_search_arguments(root, scratch, tree, weights, stats, rng):
+    """A decision's arguments as borrowed views (no reference counts while an iteration
+    hands them from kernel to kernel; the caller's arrays outlive the decision):
+    (root, scratch, tree, weights, stats, rng)."""
+    return (borrowed_state(root), borrowed_state(scratch), borrowed_tree(tree), borrow(weights),
+            borrow(stats), borrow(rng))
 
 
 @nb.njit(cache=True)
@@ -150,24 +180,28 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
-        root, tree.children.shape[1], weights)
+    owners = search_scratch(root, tree.children.shape[1], tree.node_visits.shape[0], weights)
+    mask, cells, dist, index_table, board_scratch, phi, marked = borrowed_scratch(owners)
+    root, scratch, tree, weights, stats, rng = borrowed_search_arguments(root, scratch, tree,
+                                                                        weights, stats, rng)
     stats[:] = 0
     reset_tree(tree)
     legal_actions_into(root, player, mask, cells, dist, index_table)
     mark_illegal(tree, ROOT_INDEX, mask)
+    marked[ROOT_INDEX] = True
     root_reward = root.rewards[player]
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
         leaf = descend(tree, scratch, player, exploration, epsilon, value_kind, value_target,
                        gamma, value_weight, weights, enc, mask, cells, dist, index_table,
-                       board_scratch, phi, stats, rng)
+                       board_scratch, phi, marked, stats, rng)
         while scratch.meta[M_DONE] == 0:
-            random_command(scratch, cells, dist, buf, rng)
+            random_command(scratch, cells, dist, rng)
         backup_alternating(tree, leaf, scratch.rewards[player] - root_reward)
         iterations += 1
     action = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
+    keep_alive(owners)
     return action, iterations
 
 
@@ -280,14 +314,17 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     copy_into(root, observation)
-    mask, cells, dist, index_table, board_scratch, phi, buf = search_scratch(
-        root, tree.children.shape[1], weights)
+    owners = search_scratch(root, tree.children.shape[1], 1, weights)
+    mask, cells, dist, index_table, board_scratch, phi, _ = borrowed_scratch(owners)
     k_units = root.meta[M_UNITS]
     span = cells.shape[0] * (k_units + 1)
     capacity = tree.node_visits.shape[0]
-    kind = np.zeros(capacity, dtype=np.int8)
-    mover = np.zeros(capacity, dtype=np.int8)
-    umask = np.zeros(tree.children.shape[1], dtype=np.bool_)
+    level_owners = (np.zeros(capacity, dtype=np.int8), np.zeros(capacity, dtype=np.int8),
+                    np.zeros(tree.children.shape[1], dtype=np.bool_))
+    kind, mover, umask = (borrow(level_owners[0]), borrow(level_owners[1]),
+                          borrow(level_owners[2]))
+    root, scratch, tree, weights, stats, rng = borrowed_search_arguments(root, scratch, tree,
+                                                                        weights, stats, rng)
     stats[:] = 0
     reset_tree(tree)
     kind[ROOT_INDEX] = KIND_UNIT
@@ -304,16 +341,28 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
                                  mask, umask, cells, dist, index_table, board_scratch, phi,
                                  stats, rng)
         while scratch.meta[M_DONE] == 0:
-            random_command(scratch, cells, dist, buf, rng)
+            random_command(scratch, cells, dist, rng)
         backup_two_level(tree, mover, leaf, scratch.rewards[player] - root_reward, player)
         iterations += 1
+    action = two_level_choice(tree, root, player, epsilon, mask, umask, cells, dist, index_table,
+                              k_units, span, rng)
+    keep_alive(owners)
+    keep_alive(level_owners)
+    return action, iterations
+
+
+@nb.njit(cache=True)
+def two_level_choice(tree, root, player, epsilon, mask, umask, cells, dist, index_table, k_units,
+                     span, rng):
+    """The command a two-level search plays: the most visited command of the most visited
+    unit, or, when no command of that unit was expanded (no iteration ran, or the tree
+    was full), the first legal command of that unit (or of the first unit with one)."""
     unit = most_visited_child(tree, ROOT_INDEX, epsilon, rng)
     node = tree.children[ROOT_INDEX, unit]
     if node >= 0 and tree.node_visits[node] > 0:
         for a in range(tree.children.shape[1]):
             if tree.children[node, a] >= 0:
-                return most_visited_child(tree, node, epsilon, rng), iterations
-    # no command of the unit expanded (no iteration ran, or the tree was full): its first legal one
+                return most_visited_child(tree, node, epsilon, rng)
     legal_actions_into(root, player, mask, cells, dist, index_table)
     units_of(mask, umask, k_units, span)
     if not umask[unit]:
@@ -323,8 +372,8 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
                 break
     for a in range(unit * span, (unit + 1) * span):
         if mask[a]:
-            return a, iterations
-    return 0, iterations
+            return a
+    return 0
 
 
 # --------------------------------------------------------------------- glue

@@ -35,12 +35,12 @@ BOARDS = {"6x6": "mini", "18x18": "large"}
 @nb.njit(cache=True)
 def random_rounds(start, scratch, rounds, rng):
     """Play ``rounds`` random rounds from ``start``; returns the commands played."""
-    cells, dist, buf = rollout_scratch(start)
+    cells, dist = rollout_scratch(start)
     moves = 0
     for _ in range(rounds):
         copy_into(scratch, start)
         while scratch.meta[M_DONE] == 0:
-            random_command(scratch, cells, dist, buf, rng)
+            random_command(scratch, cells, dist, rng)
         moves += scratch.meta[M_MOVES]
     return moves
 

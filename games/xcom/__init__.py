@@ -29,9 +29,9 @@ from pydantic import Field, model_validator
 from ..api import LOSS, TIE, WIN, Game
 from ..validation import NonBlank, config_class, one_of
 from ._layout import (
-    ALIENS, BUILTIN_LAYOUTS, DEFAULT_MAX_MOVES, HUMANS, LayoutError, M_DONE, M_FIRST, M_MOVES,
-    M_TO_MOVE, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW, XcomState, copy_state, grid_of, load_layout,
-    num_actions, render_state, state_from_grid,
+    ALIENS, BUILTIN_LAYOUTS, DEFAULT_MAX_MOVES, HUMANS, LayoutError, MAX_MOVE, M_DONE, M_FIRST,
+    M_MOVES, M_TO_MOVE, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW, XcomState, copy_state, grid_of,
+    load_layout, num_actions, render_state, state_from_grid,
 )
 from . import _rules
 
@@ -59,7 +59,7 @@ class XcomConfig:
     board: NonBlank = "mini"
     """``mini`` (6x6, 2 units a side), ``large`` (18x18, 4 a side) or the path of a
     layout file (rows of -2 wall / -1 alien / 0 empty / 1 human; ``#`` comments)."""
-    max_move: Annotated[int, Field(ge=1, le=12)] | None = None
+    max_move: Annotated[int, Field(ge=1, le=MAX_MOVE)] | None = None
     """Most steps of one move; default 4 on ``mini``, 6 on ``large``, and for a
     layout file 4 below 12 cells a side, else 6."""
     max_moves: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_MAX_MOVES

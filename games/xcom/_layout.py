@@ -33,6 +33,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from ..lowlevel import borrow
+
 EMPTY, WALL, HUMAN_CELL, ALIEN_CELL = 0, -2, 1, -1
 CELL_VALUES = (WALL, ALIEN_CELL, EMPTY, HUMAN_CELL)
 HUMANS, ALIENS = 0, 1
@@ -49,6 +51,10 @@ META_FIELDS = 10
 KILL_REWARD = 10.0
 MAX_UNITS = 8
 MAX_SIDE = 32
+MAX_MOVE = 12
+#: Most cells one move can reach (the diamond of ``MAX_MOVE``): the size of the kernels'
+#: stack scratch for a breadth-first search.
+MAX_REACH = 2 * MAX_MOVE * MAX_MOVE + 2 * MAX_MOVE + 1
 DEFAULT_MAX_MOVES = 25
 LAYOUT_DIR = Path(__file__).resolve().parent / "layouts"
 BUILTIN_LAYOUTS = {"mini": (LAYOUT_DIR / "mini.txt", 4), "large": (LAYOUT_DIR / "large.txt", 6)}
@@ -195,6 +201,8 @@ def layout_id(grid: np.ndarray) -> int:
 def state_from_grid(grid, max_move: int, max_moves: int = DEFAULT_MAX_MOVES,
                     first: int = HUMANS) -> XcomState:
     """A fresh state from an int8[n, n] layout (validated by :func:`parse_layout`)."""
+    if not 1 <= max_move <= MAX_MOVE:
+        raise ValueError(f"max_move: must be in [1, {MAX_MOVE}], got {max_move}")
     grid = np.asarray(grid, dtype=np.int8)
     n = grid.shape[0]
     k = int((grid == HUMAN_CELL).sum())
@@ -227,6 +235,16 @@ def copy_into(dst, src):
     if dst.meta[M_LAYOUT_ID] != src.meta[M_LAYOUT_ID]:
         dst.sight[:] = src.sight
     dst.meta[:] = src.meta
+
+
+@nb.njit(cache=True, inline="always")
+def borrowed_state(s):
+    """``s`` with every array a borrowed view (``games.lowlevel.borrow``: no reference
+    counts, which numba otherwise takes each time a kernel reads an array out of the
+    state or passes the state on); for a search kernel's own use while ``s`` itself is
+    alive: never store or return it."""
+    return XcomState(borrow(s.board), borrow(s.units), borrow(s.sight), borrow(s.rewards),
+                     borrow(s.meta))
 
 
 def copy_state(state: XcomState) -> XcomState:

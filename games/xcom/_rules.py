@@ -16,14 +16,12 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..lowlevel import stack_alloca
 from ..rng import rng_integer
 from ._layout import (
-    ALIENS, EMPTY, HUMANS, KILL_REWARD, M_DONE, XcomState, M_MAX_MOVE, M_MAX_MOVES, M_MOVES, M_SIZE,
-    M_TO_MOVE, M_UNITS, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW,
+    ALIENS, EMPTY, HUMANS, KILL_REWARD, MAX_REACH, MAX_UNITS, M_DONE, XcomState, M_MAX_MOVE, M_MAX_MOVES,
+    M_MOVES, M_SIZE, M_TO_MOVE, M_UNITS, M_WINNER, NO_WINNER, U_ALIVE, U_COL, U_ROW,
 )
-
-_NEIGHBOUR_DR = np.array([-1, 1, 0, 0], dtype=np.int64)
-_NEIGHBOUR_DC = np.array([0, 0, -1, 1], dtype=np.int64)
 
 
 @nb.njit(cache=True)
@@ -57,48 +55,88 @@ def offsets_of(max_move):
     return out
 
 
-@nb.njit(cache=True)
-def reachable(state, side, unit, cells, dist):
-    """Cells unit ``unit`` of ``side`` can end a move on (start cell first).
-
-    Breadth-first over empty cells, at most ``max_move`` steps.
-    Args: cells int64[>= D] (out: cell indices), dist int16[C] scratch (any content).
-    Returns: int, how many entries of ``cells`` are filled.
-    """
+@nb.njit(cache=True, inline="always")
+def reach(state, side, unit, cells, rows, cols, dist):
+    """:func:`reachable`, also giving each cell's row and column (``rows``, ``cols``:
+    int64[>= D]), so that callers need no division. Inlined (the BFS is the inner
+    loop of every rollout command): the state is not passed, and the callers' row and
+    column scratch can live on their stack."""
     n = state.meta[M_SIZE]
     max_move = state.meta[M_MAX_MOVE]
-    r0 = state.units[side, unit, U_ROW]
-    c0 = state.units[side, unit, U_COL]
+    board = state.board
+    r0 = np.int64(state.units[side, unit, U_ROW])
+    c0 = np.int64(state.units[side, unit, U_COL])
     start = r0 * n + c0
     cells[0] = start
+    rows[0] = r0
+    cols[0] = c0
     count = 1
     head = 0
     # mark visited cells in dist for this search only: reset those we touch at the end
     dist[start] = 0
+    # the queue holds rows and columns beside the cells: a division per cell cost a
+    # third of a rollout command. Neighbours in the order up, down, left, right (written
+    # out rather than an IR-inlined helper per neighbour, which numba compiles per site).
+    # Within max_move steps a cell is never farther than max_move from the start, and
+    # the start's dist is 0, so neither needs a test.
     while head < count:
         cell = cells[head]
+        r = rows[head]
+        c = cols[head]
         head += 1
         d = dist[cell]
         if d >= max_move:
             continue
-        r = cell // n
-        c = cell % n
-        for k in range(4):
-            rr = r + _NEIGHBOUR_DR[k]
-            cc = c + _NEIGHBOUR_DC[k]
-            if rr < 0 or rr >= n or cc < 0 or cc >= n:
-                continue
-            nxt = rr * n + cc
-            if state.board[nxt] != EMPTY or dist[nxt] >= 0 or nxt == start:
-                continue
-            if abs(rr - r0) + abs(cc - c0) > max_move:
-                continue
-            dist[nxt] = d + 1
-            cells[count] = nxt
-            count += 1
+        d += 1
+        if r > 0:
+            nxt = cell - n
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r - 1
+                cols[count] = c
+                count += 1
+        if r < n - 1:
+            nxt = cell + n
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r + 1
+                cols[count] = c
+                count += 1
+        if c > 0:
+            nxt = cell - 1
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r
+                cols[count] = c - 1
+                count += 1
+        if c < n - 1:
+            nxt = cell + 1
+            if board[nxt] == EMPTY and dist[nxt] < 0:
+                dist[nxt] = d
+                cells[count] = nxt
+                rows[count] = r
+                cols[count] = c + 1
+                count += 1
     for i in range(count):
         dist[cells[i]] = -1
     return count
+
+
+@nb.njit(cache=True)
+def reachable(state, side, unit, cells, dist):
+    """Cells unit ``unit`` of ``side`` can end a move on (start cell first).
+
+    Breadth-first over empty cells, at most ``max_move`` steps (neighbours in the
+    order up, down, left, right).
+    Args: cells int64[>= D] (out: cell indices), dist int16[C] scratch (all -1; left so).
+    Returns: int, how many entries of ``cells`` are filled.
+    """
+    rows = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
+    cols = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
+    return reach(state, side, unit, cells, rows, cols, dist)
 
 
 @nb.njit(cache=True)
@@ -119,11 +157,19 @@ def legal_actions_into(state, side, mask, cells, dist, index_table):
     mask[:] = False
     if state.meta[M_DONE] != 0 or state.meta[M_TO_MOVE] != side:
         return 0
+    rows = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
+    cols = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
     n = state.meta[M_SIZE]
     k_units = state.meta[M_UNITS]
     max_move = state.meta[M_MAX_MOVE]
     d_count = 2 * max_move * max_move + 2 * max_move + 1
     enemy = 1 - side
+    targets = nb.carray(stack_alloca(MAX_UNITS, np.int64), MAX_UNITS)  # -1: dead
+    for j in range(k_units):
+        targets[j] = -1
+        if state.units[enemy, j, U_ALIVE]:
+            targets[j] = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
+    sight = state.sight
     total = 0
     first_alive = -1
     for u in range(k_units):
@@ -133,21 +179,19 @@ def legal_actions_into(state, side, mask, cells, dist, index_table):
             first_alive = u
         r0 = state.units[side, u, U_ROW]
         c0 = state.units[side, u, U_COL]
-        count = reachable(state, side, u, cells, dist)
+        count = reach(state, side, u, cells, rows, cols, dist)
         for i in range(count):
             cell = cells[i]
-            off = index_table[cell // n - r0 + max_move, cell % n - c0 + max_move]
+            off = index_table[rows[i] - r0 + max_move, cols[i] - c0 + max_move]
             base = (u * d_count + off) * (k_units + 1)
             if i > 0:
                 mask[base] = True
                 total += 1
             for j in range(k_units):
-                if state.units[enemy, j, U_ALIVE] == 0:
-                    continue
-                target = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
-                if state.sight[target, cell]:
-                    mask[base + 1 + j] = True
-                    total += 1
+                if targets[j] >= 0:  # branch-free below: the mask entry was False
+                    visible = sight[targets[j], cell]
+                    mask[base + 1 + j] = visible
+                    total += np.int64(visible)
     if total == 0 and first_alive >= 0:  # hold: the only command left
         mask[(first_alive * d_count + 0) * (k_units + 1)] = True
         total = 1
@@ -267,16 +311,19 @@ def observe(state, player):
 
 
 @nb.njit(cache=True)
-def random_command(state, cells, dist, buf, rng):
+def random_command(state, cells, dist, rng):
     """Play one random command for the side to move (the rollout policy), in place.
 
     A living unit is drawn uniformly, then a command uniformly among that
-    unit's legal commands (move, shoot, move then shoot); a unit without any
-    holds. Cheaper than a full mask: one breadth-first search per call, the
-    candidates listed in one pass (line of sight read as ``sight[target, cell]``,
-    cache-friendly since the reachable cells are close together).
-    Scratch: cells int64[>= D], dist int16[C] (all -1), buf int64[>= D * (K + 1)];
-    rng uint64[2].
+    unit's legal commands (move, shoot, move then shoot) in the order: its
+    moves without a shot by reachable cell (:func:`reachable`'s order, the
+    start cell left out), then per living enemy every reachable cell (start
+    included) it is visible from; a unit without any holds. Cheaper than a
+    full mask: one breadth-first search per call, the shots only counted
+    (line of sight read as ``sight[target, cell]``, cache-friendly since the
+    reachable cells are close together) and looked up again only when the
+    draw falls on one.
+    Scratch: cells int64[>= D], dist int16[C] (all -1); rng uint64[2].
     """
     n = state.meta[M_SIZE]
     k_units = state.meta[M_UNITS]
@@ -293,42 +340,58 @@ def random_command(state, cells, dist, buf, rng):
                 unit = u
                 break
             pick -= 1
-    count = reachable(state, side, unit, cells, dist)
-    stride = k_units + 1
-    total = 0
-    for i in range(1, count):  # moves without a shot
-        buf[total] = i * stride
-        total += 1
+    rows = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
+    cols = nb.carray(stack_alloca(MAX_REACH, np.int64), MAX_REACH)
+    count = reach(state, side, unit, cells, rows, cols, dist)
+    moves = count - 1
+    sight = state.sight
+    targets = nb.carray(stack_alloca(MAX_UNITS, np.int64), MAX_UNITS)
+    visible = nb.carray(stack_alloca(MAX_UNITS, np.int64), MAX_UNITS)  # cells seeing enemy j
+    shots = 0
     for j in range(k_units):
+        visible[j] = 0
         if state.units[enemy, j, U_ALIVE] == 0:
             continue
         target = state.units[enemy, j, U_ROW] * n + state.units[enemy, j, U_COL]
-        for i in range(count):
-            if state.sight[target, cells[i]]:
-                buf[total] = i * stride + j + 1
-                total += 1
-    if total == 0:
+        targets[j] = target
+        seen = 0
+        for i in range(count):  # branch-free: whether a cell sees the target is a coin toss
+            seen += np.int64(sight[target, cells[i]])
+        visible[j] = seen
+        shots += seen
+    if moves + shots == 0:
         apply_command(state, unit, cells[0], -1)
         return
-    code = buf[rng_integer(rng, total)]
-    apply_command(state, unit, cells[code // stride], code % stride - 1)
+    pick = rng_integer(rng, moves + shots)
+    if pick < moves:
+        apply_command(state, unit, cells[pick + 1], -1)
+        return
+    pick -= moves
+    for j in range(k_units):
+        if pick < visible[j]:
+            target = targets[j]
+            for i in range(count):
+                if sight[target, cells[i]]:
+                    if pick == 0:
+                        apply_command(state, unit, cells[i], j)
+                        return
+                    pick -= 1
+        pick -= visible[j]
 
 
 @nb.njit(cache=True)
 def rollout_scratch(state):
-    """(cells, dist, buf): the scratch arrays of :func:`random_command` for ``state``'s board."""
+    """(cells, dist): the scratch arrays of :func:`random_command` for ``state``'s board."""
     m = state.meta[M_MAX_MOVE]
-    d_count = 2 * m * m + 2 * m + 1
-    return (np.empty(d_count, dtype=np.int64), new_dist(state),
-            np.empty(d_count * (state.meta[M_UNITS] + 1), dtype=np.int64))
+    return np.empty(2 * m * m + 2 * m + 1, dtype=np.int64), new_dist(state)
 
 
 @nb.njit(cache=True)
 def random_playout(state, rng):
     """Random commands (:func:`random_command`) until the round ends, in place."""
-    cells, dist, buf = rollout_scratch(state)
+    cells, dist = rollout_scratch(state)
     while state.meta[M_DONE] == 0:
-        random_command(state, cells, dist, buf, rng)
+        random_command(state, cells, dist, rng)
 
 
 @nb.njit(cache=True)
