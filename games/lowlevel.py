@@ -74,18 +74,10 @@ def borrow(typingctx, arr):
     return arr(arr), codegen
 
 
-@intrinsic
-def sub_array(typingctx, buf, offset, dtype, rows, cols):
-    """A C-contiguous ``dtype`` array over the bytes of ``buf`` from ``offset`` on,
-    sharing (and holding a reference to) ``buf``'s memory.
-
-    ``buf`` is a 1-D C-contiguous uint8 array; ``offset``, ``rows`` and ``cols``
-    are compile-time constants; the result has shape ``(rows,)`` when ``cols`` is
-    0, else ``(rows, cols)``. ``offset`` must be a multiple of the item size and
-    the array must fit in ``buf`` (not checked). Unlike ``buf[a:b].view(t).reshape(s)``
-    this emits no runtime reshape call: several arrays carved from one buffer cost
-    one heap allocation (``games/pommerman/_layout.copy_state``).
-    """
+def _buffer_view(buf, offset, dtype, rows, cols, take_reference: bool):
+    """Typing and codegen of :func:`sub_array` (``take_reference``: the view increments
+    ``buf``'s reference count) and :func:`carve` (it does not); None when the arguments
+    are not a 1-D C uint8 buffer and compile-time constants."""
     if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"
             and buf.dtype == types.uint8):
         return None
@@ -109,10 +101,26 @@ def sub_array(typingctx, buf, offset, dtype, rows, cols):
         populate_array(out, data=data, shape=[intp(s) for s in shape],
                        strides=[intp(s) for s in strides], itemsize=intp(item),
                        meminfo=src.meminfo)
-        context.nrt.incref(builder, sig.args[0], args[0])
+        if take_reference:
+            context.nrt.incref(builder, sig.args[0], args[0])
         return out._getvalue()
 
     return ret(buf, offset, dtype, rows, cols), codegen
+
+
+@intrinsic
+def sub_array(typingctx, buf, offset, dtype, rows, cols):
+    """A C-contiguous ``dtype`` array over the bytes of ``buf`` from ``offset`` on,
+    sharing (and holding a reference to) ``buf``'s memory.
+
+    ``buf`` is a 1-D C-contiguous uint8 array; ``offset``, ``rows`` and ``cols``
+    are compile-time constants; the result has shape ``(rows,)`` when ``cols`` is
+    0, else ``(rows, cols)``. ``offset`` must be a multiple of the item size and
+    the array must fit in ``buf`` (not checked). Unlike ``buf[a:b].view(t).reshape(s)``
+    this emits no runtime reshape call: several arrays carved from one buffer cost
+    one heap allocation (``games/pommerman/_layout.copy_state``).
+    """
+    return _buffer_view(buf, offset, dtype, rows, cols, take_reference=True)
 
 
 @intrinsic
@@ -165,32 +173,7 @@ def carve(typingctx, buf, offset, dtype, rows, cols):
     each, ~20 cycles apiece). A carved view that is not so accounted for frees the
     buffer under the other views when it dies.
     """
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"
-            and buf.dtype == types.uint8):
-        return None
-    lits = (offset, rows, cols)
-    if not all(isinstance(x, types.IntegerLiteral) for x in lits) or not isinstance(dtype, types.DTypeSpec):
-        return None
-    off, n_rows, n_cols = (x.literal_value for x in lits)
-    elem = dtype.dtype
-    shape = (n_rows,) if n_cols == 0 else (n_rows, n_cols)
-    ret = types.Array(elem, len(shape), "C")
-
-    def codegen(context, builder, sig, args):
-        from numba.np.arrayobj import make_array, populate_array
-        src = make_array(sig.args[0])(context, builder, args[0])
-        item = context.get_abi_sizeof(context.get_data_type(elem))
-        intp = context.get_value_type(types.intp)
-        strides = (item,) if n_cols == 0 else (n_cols * item, item)
-        data = builder.bitcast(cgutils.pointer_add(builder, src.data, intp(off)),
-                               context.get_data_type(elem).as_pointer())
-        out = make_array(ret)(context, builder)
-        populate_array(out, data=data, shape=[intp(s) for s in shape],
-                       strides=[intp(s) for s in strides], itemsize=intp(item),
-                       meminfo=src.meminfo)
-        return out._getvalue()
-
-    return ret(buf, offset, dtype, rows, cols), codegen
+    return _buffer_view(buf, offset, dtype, rows, cols, take_reference=False)
 
 
 @intrinsic
