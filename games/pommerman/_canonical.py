@@ -36,6 +36,7 @@ import numpy as np
 
 from ..lowlevel import data_pointer, stack_alloca
 from ._layout import (
+    has_layout_shapes,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
     DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAME_MASK, FLAMES, INCR_RANGE, KICK,
@@ -615,11 +616,7 @@ def step_canonical(state, actions):
     """
     if state.meta[M_DONE] != 0:
         return
-    if (state.board.shape[0] != N_CELLS or state.items.shape[0] != N_CELLS
-            or state.agents.shape[0] != N_AGENTS or state.agents.shape[1] != AGENT_FIELDS
-            or state.bombs.shape[0] != MAX_BOMBS or state.bombs.shape[1] != BOMB_FIELDS
-            or state.flames.shape[0] != FLAME_WORDS
-            or state.meta.shape[0] != META_FIELDS or actions.shape[0] != N_AGENTS):
+    if not has_layout_shapes(state, actions):
         raise ValueError("step_canonical: the state's arrays must have the layout's shapes "
                          "(_layout.py), and actions one entry per agent")
     joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout

@@ -19,6 +19,7 @@ import numba as nb
 import numpy as np
 
 from ._layout import (
+    has_layout_shapes,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     BOMB_FIELDS, FLAME_MASK, FLAME_WORDS, META_FIELDS,
     AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
@@ -378,11 +379,7 @@ def step_java(state, actions):
     """
     if state.meta[M_DONE]:
         return
-    if (state.board.shape[0] != N_CELLS or state.items.shape[0] != N_CELLS
-            or state.agents.shape[0] != N_AGENTS or state.agents.shape[1] != AGENT_FIELDS
-            or state.bombs.shape[0] != MAX_BOMBS or state.bombs.shape[1] != BOMB_FIELDS
-            or state.flames.shape[0] != FLAME_WORDS
-            or state.meta.shape[0] != META_FIELDS or actions.shape[0] != N_AGENTS):
+    if not has_layout_shapes(state, actions):
         raise ValueError("step_java: the state's arrays must have the layout's shapes "
                          "(_layout.py), and actions one entry per agent")
     joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout

@@ -155,6 +155,18 @@ _N_ARRAYS = 6
 
 
 @nb.njit(cache=True, inline="always")
+def has_layout_shapes(state, actions):
+    """True when ``state``'s arrays have this layout's shapes and ``actions`` one entry per
+    agent: what the rules' pointer call (``_step_at`` of either ruleset, which rebuilds
+    the arrays at these fixed shapes) needs before it may read them."""
+    return (state.board.shape[0] == N_CELLS and state.items.shape[0] == N_CELLS
+            and state.agents.shape[0] == N_AGENTS and state.agents.shape[1] == AGENT_FIELDS
+            and state.bombs.shape[0] == MAX_BOMBS and state.bombs.shape[1] == BOMB_FIELDS
+            and state.flames.shape[0] == FLAME_WORDS
+            and state.meta.shape[0] == META_FIELDS and actions.shape[0] == N_AGENTS)
+
+
+@nb.njit(cache=True, inline="always")
 def _carve_state(buf):
     """The six arrays of a state over ``buf`` (uint8[_STATE_BYTES], just allocated by the
     caller): one reference-count store for the six views (``add_references``)."""
