@@ -86,7 +86,6 @@ def test_better_direction_of_the_benches_keys():
 def test_paired_check_runs_both_trees_and_reports_ratios(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE)
-    before = _worktrees()
     result = paired_bench(["--flag"], against="HEAD", rounds=2, tree=REPO, script=str(probe), warmup=False)
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
@@ -101,7 +100,10 @@ def test_paired_check_runs_both_trees_and_reports_ratios(tmp_path):
     assert result["settings"]["constant"] == 3.0 and result["settings"]["args"] == 1.0
     assert len(result["load_before"]) == 3
     json.dumps(result)
-    assert _worktrees() == before  # the temporary worktree is gone
+    # the temporary worktree is gone (only this run's: another test may hold its own at the same time)
+    other = result["sides_imported"]["rev"]
+    assert not Path(other).exists()
+    assert other not in [line.split()[0] for line in _worktrees().splitlines() if line.strip()]
 
 
 @needs_git
