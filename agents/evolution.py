@@ -72,8 +72,30 @@ def sample_index(probabilities, rng):
 
 @nb.njit(cache=True)
 def rank_by_fitness(fitness):
-    """int64[P]: indices of ``fitness`` (float64[P]) from best to worst (stable)."""
-    return np.argsort(-fitness, kind="mergesort")
+    """int64[P]: indices of ``fitness`` (float64[P]) from best to worst, stable (ties and
+    NaNs keep their order; NaNs last): ``np.argsort(-fitness, kind="mergesort")``,
+    written as an insertion sort (P is a population's size, and numba's mergesort
+    compiled for a second on a fresh cache)."""
+    n = fitness.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        key = i
+        f = fitness[i]
+        j = i - 1
+        # move key before every earlier entry it ranks strictly above
+        while j >= 0 and _ranks_above(f, fitness[order[j]]):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = key
+    return order
+
+
+@nb.njit(cache=True, inline="always")
+def _ranks_above(a, b):
+    """Fitness ``a`` ranks strictly above ``b``: larger, or a number against a NaN."""
+    if np.isnan(a):
+        return False
+    return np.isnan(b) or a > b
 
 
 @nb.njit(cache=True)
@@ -146,16 +168,27 @@ def evolve(population, fitness, elite_count, tournament_size, probability, stren
         scratch: float64[P, A, F] work space.
         rng: uint64[2].
     """
-    P = population.shape[0]
+    P, A, F = population.shape
     order = rank_by_fitness(fitness)
     for k in range(min(elite_count, P)):
-        scratch[k] = population[order[k]]
+        _copy_individual(population[order[k]], scratch[k])
     for k in range(min(elite_count, P), P):
         a = tournament_select(fitness, tournament_size, rng)
         b = tournament_select(fitness, tournament_size, rng)
         uniform_crossover(population[a], population[b], scratch[k], rng)
         mutate(scratch[k], probability, strength, positive_bias, variant, keep_positive, rng)
-    population[:] = scratch
+    for k in range(P):
+        _copy_individual(scratch[k], population[k])
+
+
+@nb.njit(cache=True, inline="always")
+def _copy_individual(src, dst):
+    """``dst[:] = src`` for two float64[A, F] individuals of one shape, written as loops:
+    numba's array-to-array assignment checks the shapes with an error message that
+    compiles string formatting (about a second on a fresh cache)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
 
 
 @nb.njit(cache=True)

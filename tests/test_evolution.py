@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from agents.evolution import (
-    MUTATE_PER_ACTION, MUTATE_SHARED_FEATURES, evolve, mutate, policy_probabilities,
+    MUTATE_PER_ACTION, MUTATE_SHARED_FEATURES, evolve, mutate, policy_probabilities, rank_by_fitness,
     sample_index, tournament_select, uniform_crossover,
 )
 from games.rng import make_rng
@@ -106,3 +106,17 @@ def test_evolve_keeps_elites_and_is_deterministic():
     for k, src in enumerate([9, 8, 7, 6]):
         np.testing.assert_array_equal(after[k], before[src])
     np.testing.assert_array_equal(after, run(7))
+
+
+def test_rank_by_fitness_is_a_stable_descending_argsort():
+    """The insertion sort ranks as ``np.argsort(-fitness, kind="mergesort")``: best first,
+    ties (0.0 and -0.0 too) in index order, NaNs last."""
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        n = int(rng.integers(0, 25))
+        if trial % 2:
+            fitness = rng.choice([0.0, -0.0, 1.0, 0.5, -1.0, np.nan, 2.0], size=n)
+        else:
+            fitness = rng.normal(size=n)
+        np.testing.assert_array_equal(rank_by_fitness(fitness), np.argsort(-fitness, kind="mergesort"))
+    assert list(rank_by_fitness(np.array([1.0, np.nan, 3.0, 1.0]))) == [2, 0, 3, 1]

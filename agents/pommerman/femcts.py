@@ -55,8 +55,8 @@ from games.validation import Real, config_class, one_of
 from games.pommerman.kernels import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_VISIBLE, ACTION_DCOL, ACTION_DROW, B_COL,
     B_ROW, BOARD_SIZE, EXTRA_BOMB, FLAME_MASK, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
-    M_N_BOMBS, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, STOP, WOOD, borrowed_state,
-    copy_into, drop_lowest, first_cell,
+    M_N_BOMBS, M_RULESET, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, RULESET_CANONICAL,
+    RULESET_JAVA, STATE_RULESET, STOP, WOOD, borrowed_state, copy_into, drop_lowest, first_cell,
 )
 
 from ..api import Budget
@@ -179,13 +179,15 @@ def policy_action(state, player, weights, feature_index, scale, offset, n_effect
 def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
                     n_effective, feature_cache, all_features, features, probabilities, joint,
                     hidden, n_hidden, rng, features_only=False, fog_blocks=False, absent=0.0,
-                    quirks=0):
+                    quirks=0, ruleset=STATE_RULESET):
     """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks.
 
     Args: those of :func:`policy_action` (``fog_blocks``, ``absent`` too), plus
     ``joint``, ``hidden``, ``n_hidden`` of :func:`~agents.pommerman._common.advance`;
     ``quirks``: ``QUIRK_STOP_AT_OWN_END`` stops the rollout when ``player``'s
-    result is decided (``_common.search_over``; FEMCTS's ``mcts_switches``).
+    result is decided (``_common.search_over``; FEMCTS's ``mcts_switches``);
+    ``ruleset``: as for :func:`~agents.pommerman._common.advance` (a constant in
+    the decision kernels, so each compiles only its own rules).
     Returns: the depth reached (int).
 
     ``features_only``: compute the features of ``state`` into ``all_features``
@@ -343,7 +345,7 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
             action = STOP if e == 1 else LAY_BOMB
         else:
             action = LAY_BOMB
-        advance(state, player, action, joint, hidden, n_hidden, rng)
+        advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
         depth += 1
     return depth
 
@@ -364,14 +366,12 @@ def rollout_features(state, player, feature_cache, out, absent=0.0):
                     True, False, absent)
 
 
-@nb.njit(cache=True)
-def femcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
+@nb.njit(cache=True, inline="always")
+def femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
                   exploration, epsilon, rollout_depth,
                   population, fitness, population_scratch, feature_index, scale, offset,
-                  n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                  mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                  keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
-                  absent=0.0, search_quirks=0, best_mean=False):
+                  n_effective, feature_cache, evolution, discount, rng, quirks, max_wood, fog_blocks,
+                  absent, search_quirks, best_mean, ruleset):
     """One FEMCTS decision; evolves ``population`` in place.
 
     Args:
@@ -384,11 +384,13 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
         feature_index: int64[F] (empty: unfeatured, F = 1); scale, offset: float64[A]
         (the softmax's weighting of effective actions, see ``move_weighting``).
         n_effective: A (6, 3 or 2); feature_cache: FeatureCache (refilled here);
-        rollouts_per_individual: L.
-        elite_count: E; tournament_size; mutation_probability: mP;
-        mutation_strength: mS; positive_bias: probability a mutation adds;
-        mutation_variant: MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES;
-        keep_positive: clip weights at 0; normalise: rows to unit norm after evolving.
+        evolution: the tuple (rollouts_per_individual: L, elite_count: E, tournament_size,
+        mutation_probability: mP, mutation_strength: mS, positive_bias: probability a
+        mutation adds, mutation_variant: MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES,
+        keep_positive: clip weights at 0, normalise: rows to unit norm after evolving)
+        (a tuple: CPython passes a call of more than 30 arguments as ``*args``, which
+        numba's inliner refuses; :func:`femcts_decide_canonical` and
+        :func:`femcts_decide_java` take them one by one).
         discount: lambda; the backed-up value is heuristic * lambda**depth (1 = none).
         rng: uint64[2].
         quirks, max_wood: the profile's switches (``_common.prepare_search``).
@@ -398,6 +400,10 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
             taken in the tree, the rollouts and the value (``mcts_switches``).
         best_mean: play the root child with the best mean value instead of the
             most visited one (``recommendation``).
+        ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant in
+            :func:`femcts_decide_canonical` and :func:`femcts_decide_java`, which
+            inline this: each compiles only its own rules; :func:`femcts_decide`
+            picks one by the observation).
     Returns:
         (action, iterations, generations, ticks): int64 x 4; ``ticks`` is the
         forward-model ticks simulated (tree descent and rollouts), which is what
@@ -407,6 +413,8 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
     the mean of their L backed-up values); the population evolves only after a
     complete generation, so an iteration budget of N gives N // (P L) generations.
     """
+    (rollouts_per_individual, elite_count, tournament_size, mutation_probability, mutation_strength,
+     positive_bias, mutation_variant, keep_positive, normalise) = evolution
     deadline = deadline_ns(time_limit)
     start = monotonic_ns()
     # borrowed views (no reference counts) of the agent's tree and states for the loop
@@ -436,12 +444,12 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
                     break
                 copy_into(scratch, root)
                 leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
-                                   joint, hidden, n_hidden, rng, search_quirks)
+                                   joint, hidden, n_hidden, rng, search_quirks, ruleset)
                 depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
                                         population[p], feature_index, scale, offset, n_effective,
                                         feature_cache, all_features, features, probabilities,
                                         joint, hidden, n_hidden, rng, False, fog_blocks, absent,
-                                        search_quirks)
+                                        search_quirks, ruleset)
                 ticks += scratch.meta[M_STEP] - root_step
                 value = search_value(root, root_wood, scratch, player, search_quirks)
                 if discount != 1.0:
@@ -465,6 +473,55 @@ def femcts_decide(observation, player, tree, root, scratch, max_iterations, time
     if action < 0:  # no expanded child (best_mean only; most visited returns 0 then)
         action = STOP
     return action, iterations, generations, ticks
+
+
+@nb.njit(cache=True)
+def femcts_decide_canonical(observation, player, tree, root, scratch, max_iterations, time_limit,
+                            exploration, epsilon, rollout_depth,
+                            population, fitness, population_scratch, feature_index, scale, offset,
+                            n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
+                            mutation_probability, mutation_strength, positive_bias, mutation_variant,
+                            keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
+                            absent=0.0, search_quirks=0, best_mean=False):
+    """:func:`femcts_search` for an observation of the canonical ruleset."""
+    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                         exploration, epsilon, rollout_depth,
+                         population, fitness, population_scratch, feature_index, scale, offset,
+                         n_effective, feature_cache,
+                         (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
+                          mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
+                         discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
+                         RULESET_CANONICAL)
+
+
+@nb.njit(cache=True)
+def femcts_decide_java(observation, player, tree, root, scratch, max_iterations, time_limit,
+                       exploration, epsilon, rollout_depth,
+                       population, fitness, population_scratch, feature_index, scale, offset,
+                       n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
+                       mutation_probability, mutation_strength, positive_bias, mutation_variant,
+                       keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
+                       absent=0.0, search_quirks=0, best_mean=False):
+    """:func:`femcts_search` for an observation of the java ruleset."""
+    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                         exploration, epsilon, rollout_depth,
+                         population, fitness, population_scratch, feature_index, scale, offset,
+                         n_effective, feature_cache,
+                         (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
+                          mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
+                         discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
+                         RULESET_JAVA)
+
+
+#: The decision kernel by the observation's ruleset (``meta[M_RULESET]``): each compiles
+#: only its own rules (seconds on a fresh numba cache; before the split FEMCTS compiled both).
+FEMCTS_DECIDE = {RULESET_CANONICAL: femcts_decide_canonical, RULESET_JAVA: femcts_decide_java}
+
+
+def femcts_decide(observation, *args, **kwargs):
+    """One FEMCTS decision (:func:`femcts_search`) by the kernel of the observation's
+    ruleset (:data:`FEMCTS_DECIDE`); arguments and result those of :func:`femcts_search`."""
+    return FEMCTS_DECIDE[int(observation.meta[M_RULESET])](observation, *args, **kwargs)
 
 
 # --------------------------------------------------------------------- the agent

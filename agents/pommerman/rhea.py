@@ -146,7 +146,8 @@ def _make_offspring(population, values, child, tournament_size, rng):
     length = population.shape[1]
     if p <= 2:
         k = rng_integer(rng, p)
-        child[:] = population[k]
+        for j in range(length):
+            child[j] = population[k, j]
         return values[k]
     first = _tournament(values, p, tournament_size, rng)
     # the second parent is chosen among the others
@@ -154,8 +155,10 @@ def _make_offspring(population, values, child, tournament_size, rng):
     if second >= first:
         second += 1
     point = rng_integer(rng, length)
-    child[:point] = population[first, :point]
-    child[point:] = population[second, point:]
+    for j in range(point):
+        child[j] = population[first, j]
+    for j in range(point, length):
+        child[j] = population[second, j]
     return 0.0  # the framework's crossover builds a fresh individual (value 0)
 
 
@@ -165,11 +168,14 @@ def _keep_best(population, values, offspring, off_values, pool, pool_values, ord
     p = population.shape[0]
     o = offspring.shape[0]
     n = p + o
+    length = population.shape[1]
     for i in range(p):
-        pool[i] = population[i]
+        for g in range(length):
+            pool[i, g] = population[i, g]
         pool_values[i] = values[i]
     for j in range(o):
-        pool[p + j] = offspring[j]
+        for g in range(length):
+            pool[p + j, g] = offspring[j, g]
         pool_values[p + j] = off_values[j]
     for i in range(n):
         order[i] = i
@@ -181,7 +187,8 @@ def _keep_best(population, values, offspring, off_values, pool, pool_values, ord
             j -= 1
         order[j + 1] = k
     for i in range(p):
-        population[i] = pool[order[i]]
+        for g in range(length):
+            population[i, g] = pool[order[i], g]
         values[i] = pool_values[order[i]]
 
 

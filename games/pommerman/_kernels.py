@@ -11,7 +11,7 @@ import numpy as np
 
 from ._layout import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_STATUS, A_VISIBLE, A_REWARD,
-    B_COL, B_DIR, B_OWNER, B_ROW, FLAME_COUNT_MAX, FLAME_MASK, FOG, M_DONE,
+    B_COL, B_DIR, BOMB_FIELDS, B_OWNER, B_ROW, FLAME_COUNT_MAX, FLAME_MASK, FOG, M_DONE,
     M_INITIAL_WOOD, M_MODE, M_N_BOMBS, M_N_FLAMES, M_OVERFLOW, M_VIEW_RANGE, MODE_TEAM, N_ACTIONS,
     N_AGENTS, N_CELLS, NO_OWNER, STATUS_LOSS, STATUS_TIE, STATUS_WIN, WOOD, BOARD_SIZE,
     M_RULESET, RULESET_CANONICAL, RULESET_JAVA, borrowed_state, clear_flame_cell, copy_state,
@@ -167,7 +167,8 @@ def observe(state, player, view_range):
         k = state.bombs[b, B_COL]
         if partial and (abs(r - prow) > view_range or abs(k - pcol) > view_range):
             continue
-        obs.bombs[nb_, :] = state.bombs[b, :]
+        for f in range(BOMB_FIELDS):  # a loop: a row assignment compiles numba's shape-error message
+            obs.bombs[nb_, f] = state.bombs[b, f]
         obs.bombs[nb_, B_OWNER] = NO_OWNER
         obs.bombs[nb_, B_DIR] = 0
         nb_ += 1
