@@ -103,6 +103,12 @@ class Agent(ABC):
     #: Arena) sets False: a study giving it an iteration budget is refused, naming
     #: the lineup entry. Agents that do not search honour any budget. Default: True.
     supports_iteration_budget: ClassVar[bool] = True
+    #: About how many CPU seconds compiling this agent's kernels takes on a fresh numba
+    #: cache, beyond the game's own kernels (``jobs/probes/pommerman_compile_profile.py``
+    #: measures it per agent). The warm-up (:func:`cluster.run.warm.warm_groups`) deals
+    #: the lineup into parallel groups by it, longest first, so that one costly agent
+    #: does not share a core with another. Only the ratios matter. Default: 1.
+    compile_seconds: ClassVar[float] = 1.0
 
     @classmethod
     def learns(cls, config) -> bool:

@@ -81,11 +81,29 @@ def test_warm_units_one_per_distinct_entry(tmp_path):
     assert warm_units(spec) == [0, 2]
 
 
-def test_warm_groups_deal_the_units_round_robin_one_group_per_core():
-    assert warm_groups([0, 1, 2, 3], 2) == [[0, 2], [1, 3]]  # mcts+osla, rhea+rule_based
+def test_warm_groups_balance_the_agents_compile_cost_one_group_per_core():
+    # equal costs: dealt in turn (mcts+osla, rhea+rule_based)
+    assert warm_groups([0, 1, 2, 3], 2) == [[0, 2], [1, 3]]
     assert warm_groups([0, 1, 2], 8) == [[0], [1], [2]]
     assert warm_groups([4, 5, 6], 1) == [[4, 5, 6]]
     assert warm_groups([], 2) == []
+    # experiment 7's lineup: FEMCTS alone on one core, the other three on the other
+    names = {0: "femcts", 1: "mcts", 2: "rhea", 3: "osla"}
+    costs = {"femcts": 22.0, "mcts": 10.0, "rhea": 9.0, "osla": 3.0}
+    assert warm_groups([0, 1, 2, 3], 2, names, costs) == [[0], [1, 2, 3]]
+    # two entries of one agent (other parameters) share a group: their kernels compile once
+    names = {0: "femcts", 1: "femcts", 2: "mcts", 3: "rhea"}
+    assert warm_groups([0, 1, 2, 3], 2, names, costs) == [[0, 1], [2, 3]]
+    assert warm_groups([0, 1, 2, 3], 4, names, costs) == [[0, 1], [2], [3]]
+
+
+def test_the_pommerman_agents_declare_their_compile_cost():
+    from agents.api import Agent
+    from agents.registry import agent_class
+
+    assert Agent.compile_seconds == 1.0
+    costs = {name: agent_class(name).compile_seconds for name in ("femcts", "mcts", "rhea", "osla", "rule_based")}
+    assert costs["femcts"] > costs["mcts"] >= costs["rhea"] > costs["osla"] > 0
 
 
 def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch):
@@ -94,6 +112,7 @@ def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch
     good = _spec(tmp_path, [{"agent": "fake", "label": "A"}, {"agent": "fake", "label": "B"}])
     first = warm_up_parallel(good, PLUGINS)
     assert (first["units"], first["skipped"], first["failed"]) == (1, False, [])
+    assert first["groups"] == [[0]] and len(first["group_cpu_s"]) == 1 and first["group_cpu_s"][0] > 0
     assert warm_up_parallel(good, PLUGINS)["skipped"], "the same lineup and sources: nothing to do"
     boom = {"agent": "fake", "label": "Boom", "params": {"fail_prob": 1.0, "fail_step": 0}}
     failing = _spec(tmp_path, [{"agent": "fake", "label": "A"}, boom])

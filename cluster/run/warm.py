@@ -4,8 +4,8 @@ On a fresh numba cache (a new install, a new node, any edit to ``games/`` or
 ``agents/``, see :mod:`games.numba_cache`) the first decision of each agent
 compiles its search kernel, seconds to tens of seconds each, one after the other in one
 process. :func:`warm_up_parallel` compiles them side by side instead: the distinct
-lineup entries (:func:`warm_units`) are dealt round-robin into one group per core
-(:func:`warm_groups`), and each group's subprocess builds the game and makes each of
+lineup entries (:func:`warm_units`) are dealt into one group per core, balanced by each agent's
+compile cost (:func:`warm_groups`), and each group's subprocess builds the game and makes each of
 its agents decide once, in turn, so kernels its agents share (the game's step) compile
 once per group and no core waits for a process of its own to start. Each
 subprocess compiles into a private cache directory, merged into the shared
@@ -55,13 +55,34 @@ def warm_units(spec) -> list[int]:
     return units
 
 
-def warm_groups(units: list[int], workers: int) -> list[list[int]]:
-    """``units`` dealt round-robin into ``min(workers, len(units))`` groups, one subprocess
-    each: lineups list their search agents first as a rule, so the costly ones spread
-    over the cores (``[mcts, rhea, osla, rule_based]`` on 2 cores: ``[[mcts, osla],
-    [rhea, rule_based]]``)."""
-    n = max(1, min(workers, len(units)))
-    return [units[g::n] for g in range(n)] if units else []
+def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = None,
+                costs: dict[str, float] | None = None) -> list[list[int]]:
+    """``units`` in ``min(workers, number of agents)`` groups, one subprocess each,
+    balanced by compile cost.
+
+    ``agents`` names each unit's agent (default: every unit its own) and ``costs`` each
+    agent's :attr:`~agents.api.Agent.compile_seconds` (default 1). Units of one agent stay
+    in one group (their kernels compile once there); the agents, costliest first, each go
+    to the group with the least cost so far (ties: the first group): the greedy
+    longest-processing-time schedule. Experiment 7's ``[femcts, mcts, rhea, osla]`` on 2
+    cores gives ``[[femcts], [mcts, rhea, osla]]`` (round-robin dealing gave FEMCTS and
+    RHEA one core); four agents of equal cost give ``[[0, 2], [1, 3]]``."""
+    if not units:
+        return []
+    agents = agents or {u: str(u) for u in units}
+    costs = costs or {}
+    families: dict[str, list[int]] = {}
+    for u in units:
+        families.setdefault(agents[u], []).append(u)
+    order = sorted(families, key=lambda name: -costs.get(name, 1.0))  # stable: lineup order on ties
+    n = max(1, min(workers, len(families)))
+    groups: list[list[int]] = [[] for _ in range(n)]
+    load = [0.0] * n
+    for name in order:
+        g = min(range(n), key=lambda k: (load[k], k))
+        groups[g] += families[name]
+        load[g] += costs.get(name, 1.0)
+    return groups
 
 
 def _marker(spec, plugins) -> Path:
@@ -79,7 +100,9 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     :func:`warm_units` entries in :func:`warm_groups`, one subprocess per group, ``workers``
     (default: the cores) groups at once.
 
-    Returns ``{"seconds", "units", "processes", "skipped", "failed", "entries"}``: ``skipped`` when the
+    Returns ``{"seconds", "units", "processes", "skipped", "failed", "entries", "groups",
+    "group_cpu_s"}``: ``groups`` the lineup indices of each subprocess (:func:`warm_groups`),
+    ``group_cpu_s`` each one's CPU seconds (None where it did not report); ``skipped`` when the
     marker says this lineup was warmed with these sources already (``force`` ignores
     it), ``failed`` the lineup labels whose subprocess failed or ran past ``timeout``
     seconds (their kernels compile on first use), ``entries`` the cache entries merged.
@@ -95,13 +118,18 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     units = warm_units(spec)
     if marker.exists() and not force:
         return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": 0,
-                "skipped": True, "failed": [], "entries": 0}
+                "skipped": True, "failed": [], "entries": 0, "groups": [], "group_cpu_s": []}
+    from agents.registry import agent_class
+
     workers = max(1, min(len(units), workers or os.cpu_count() or 1))
-    groups = warm_groups(units, workers)
+    agents = {i: spec.lineup[i].agent for i in units}
+    groups = warm_groups(units, workers, agents,
+                         {name: float(agent_class(name).compile_seconds) for name in set(agents.values())})
     spec_data = spec.to_dict()
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
     failed, entries = [], 0
+    group_cpu: list[float | None] = [None] * len(groups)
     try:
         running: dict[int, tuple[subprocess.Popen, Path, float]] = {}
         for g, group in enumerate(groups):
@@ -124,7 +152,9 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                 if code is None:
                     proc.kill()
                     proc.wait()
-                warmed = _warmed_indices(proc.stdout.read())
+                out = proc.stdout.read()
+                warmed = _warmed_indices(out)
+                group_cpu[g] = _reported_cpu(out)
                 failed += [spec.lineup[i].label for i in groups[g] if i not in warmed]
                 entries += merge_cache(private, cache_root())  # what it compiled is sound either way
                 proc.stdout.close()
@@ -135,10 +165,18 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": len(groups),
-            "skipped": False, "failed": failed, "entries": entries}
+            "skipped": False, "failed": failed, "entries": entries, "groups": groups,
+            "group_cpu_s": group_cpu}
 
 
 _WARMED = "warmed: "
+_CPU = "cpu: "
+
+
+def _reported_cpu(stdout: str) -> float | None:
+    """The CPU seconds a group's subprocess reported last (a ``cpu: s`` line), if any."""
+    lines = [line for line in stdout.splitlines() if line.startswith(_CPU)]
+    return float(lines[-1][len(_CPU):]) if lines else None
 
 
 def _warmed_indices(stdout: str) -> set[int]:
@@ -162,6 +200,7 @@ def _warm_group(spec_data: dict, indices: list[int], plugins) -> None:
             print(f"lineup entry {index}: {exc!r}", file=sys.stderr)
             continue
         print(f"{_WARMED}{index}", flush=True)
+    print(f"{_CPU}{time.process_time():.2f}", flush=True)
 
 
 def _warm_one(spec, index: int) -> None:

@@ -1,0 +1,59 @@
+"""Probe: the parallel warm-up's groups and the CPU seconds each takes, from an empty cache.
+
+    python jobs/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java [--round-robin]
+
+Builds the lineup as ``arena play`` does and runs :func:`cluster.run.warm.warm_up_parallel`
+in a new empty ``ARENA_CACHE_DIR`` (removed afterwards). The warm-up's wall time on an
+idle machine is about its costliest group's CPU time plus start-up, so ``critical_cpu_s``
+(the largest ``group_cpu_s``) is the figure that holds on a loaded machine.
+``--round-robin`` deals the entries in turn instead of by compile cost (the grouping
+before ``Agent.compile_seconds``), in the same code, for a paired comparison. Prints JSON.
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.getcwd())
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--agents", default="mcts,rhea,osla,rule_based")
+    p.add_argument("--ruleset", default="canonical")
+    p.add_argument("--round-robin", action="store_true")
+    a = p.parse_args()
+    cache = tempfile.mkdtemp(prefix="arena-warm-")
+    os.environ["ARENA_CACHE_DIR"] = cache
+    os.environ.pop("NUMBA_CACHE_DIR", None)
+    os.environ.pop("ARENA_NUMBA_CACHE_AUTO", None)
+    try:
+        from cluster.run import warm
+        from cluster.spec.study import build_spec
+
+        if a.round_robin:
+            warm.warm_groups = lambda units, workers, *rest: (
+                [units[g::max(1, min(workers, len(units)))] for g in range(max(1, min(workers, len(units))))])
+        spec = build_spec({
+            "study": {"name": "warm-probe", "seed": 0},
+            "game": {"name": "pommerman", "ruleset": a.ruleset, "max_steps": 5},
+            "budget": {"iterations": 50},
+            "design": {"seeds": 1, "games_per_seed": 1, "rotate_seats": False},
+            "lineup": [{"agent": name} for name in a.agents.split(",")],
+            "tracking": {"enabled": False},
+        }, check_files=False)
+        result = warm.warm_up_parallel(spec)
+        labels = [[spec.lineup[i].label for i in group] for group in result["groups"]]
+        cpu = [c for c in result["group_cpu_s"] if c is not None]
+        print(json.dumps({"agents": a.agents, "ruleset": a.ruleset, "round_robin": a.round_robin,
+                          "groups": labels, "group_cpu_s": result["group_cpu_s"],
+                          "critical_cpu_s": max(cpu) if cpu else None, "wall_s": round(result["seconds"], 2),
+                          "failed": result["failed"]}))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
