@@ -402,6 +402,32 @@ def test_zero_seed_file_plays_as_unseeded():
     assert played[0] == played[1]
 
 
+def test_fog_diagnostics_pools_the_series_of_a_view_range():
+    """With the population reset per game (``series_by = "game"``: one series a game) the
+    diagnostics count every series of a view range into one report (they once stopped
+    at the second series)."""
+    import io
+
+    from cluster.spec.study import build_spec
+    from jobs.tools.fog_diagnostics import run
+
+    spec = build_spec({
+        "study": {"name": "fog-diag-reset", "seed": 3, "results_dir": "/tmp/unused"},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 30},
+        "budget": {"iterations": 24},
+        "design": {"seeds": 1, "games_per_seed": 2, "series_by": "game", "vary": {"view_range": [0]}},
+        "lineup": [{"agent": "femcts", "label": "FEMCTS", "params": {"n_effective": 2}},
+                   {"agent": "random"}, {"agent": "random"}, {"agent": "random"}],
+        "tracking": {"enabled": False},
+    })
+    one = run(spec, [0], boards=1, games_per_board=1, sample_every=5, n_rollouts=2, log=io.StringIO())["0"]
+    both = run(spec, [0], boards=1, games_per_board=2, sample_every=5, n_rollouts=2, log=io.StringIO())["0"]
+    assert (one["games"], both["games"]) == (1, 2)
+    assert len(both["population_drift"]["FEMCTS"]) == 2  # one entry a series
+    assert both["decisions"]["FEMCTS"]["decisions"] > one["decisions"]["FEMCTS"]["decisions"]
+    assert both["results"]["FEMCTS"]["games"] == 2
+
+
 def test_fog_diagnostics_collapse_counts():
     """The collapse table: an agent on a doomed ring 12 ticks before a collapse
     either gets off it (escaped) or dies in that collapse."""

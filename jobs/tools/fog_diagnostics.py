@@ -330,6 +330,16 @@ def death_cause(before, actions, seat) -> str:
     return "other"
 
 
+def _rotation_index(plan) -> dict[int, int]:
+    """Each game's position among the games of its (condition, board), by game index:
+    the seat rotation ``--games-per-board`` counts (whatever the series)."""
+    by_board: dict[tuple[int, int], list[int]] = {}
+    for series in plan:
+        for t in series.games:
+            by_board.setdefault((t.condition, t.board_seed), []).append(t.game_index)
+    return {g: k for games in by_board.values() for k, g in enumerate(sorted(games))}
+
+
 def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, seed=0, log=sys.stderr,
         first_board=0):
     """Play the selected games; the per-view-range report (a dict)."""
@@ -352,13 +362,15 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
     seeds = load_populations(spec)
     report = {}
     rng = make_rng(np.random.SeedSequence(seed))
-    for series in plan_study(spec):
+    plan = plan_study(spec)
+    rotation = _rotation_index(plan)
+    for series in plan:
         first = series.games[0]
         vr = spec.design.conditions[first.condition].get("view_range", spec.game_config.view_range)
         if vr not in view_ranges:
             continue
         tasks = [t for t in series.games if first_board <= t.board_seed < first_board + boards
-                 and t.index_in_series % spec.design.games_per_seed < games_per_board]
+                 and rotation[t.game_index] < games_per_board]
         if not tasks:
             continue
         agents = build_agents(spec)
@@ -367,9 +379,11 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                                           "results": {}, "seconds": 0.0, "death_ticks": {},
                                           "decisions": {}, "view": {}, "population_drift": {},
                                           "collapse": {}})
-        counters = {}
-        decision_counters = {}
-        view_counters = {}
+        # one set of counters per view range, over all its series (one series a range when
+        # the population is carried; one a game with --unset design.seeds_per_set)
+        counters = rep.setdefault("_rollout_counters", {})
+        decision_counters = rep.setdefault("_decision_counters", {})
+        view_counters = rep.setdefault("_view_counters", {})
         start_population = {i: a.population.copy() for i, a in enumerate(agents)
                             if isinstance(a, FEMCTSAgent)}
         for task in tasks:
@@ -465,19 +479,17 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                   + " ".join(f"{labels[s]}={names.get(int(game.state.agents[s, A_STATUS]), '?')}"
                              for s in range(n)) + f" ({time.perf_counter() - t0:.0f} s)",
                   file=log, flush=True)
-        for label, counter in counters.items():
-            prev = rep["rollouts"].get(label)
-            rep["rollouts"][label] = counter.as_dict(getattr(counter, "feature_names", []))
-            assert prev is None
-        for label, counter in decision_counters.items():
-            rep["decisions"][label] = counter.as_dict()
-        for label, counter in view_counters.items():
-            rep["view"][label] = counter.as_dict()
         for i, pop in start_population.items():
             change = np.abs(agents[i].population - pop)
             rep["population_drift"].setdefault(spec.lineup[i].label, []).append(
                 {"max_abs": float(change.max()), "mean_abs": float(change.mean())})
     for rep in report.values():
+        for label, counter in rep.pop("_rollout_counters").items():
+            rep["rollouts"][label] = counter.as_dict(getattr(counter, "feature_names", []))
+        for label, counter in rep.pop("_decision_counters").items():
+            rep["decisions"][label] = counter.as_dict()
+        for label, counter in rep.pop("_view_counters").items():
+            rep["view"][label] = counter.as_dict()
         rep["deaths"] = {k: dict(v) for k, v in rep["deaths"].items()}
         rep["survival"] = {label: {str(t): round(1.0 - sum(d < t for d in rep["death_ticks"].get(label, []))
                                                 / res["games"], 3) for t in SURVIVAL_TICKS}
@@ -579,10 +591,13 @@ def main(argv=None) -> int:
     ap.add_argument("--sample-every", type=int, default=10, help="sample rollouts at every k-th tick")
     ap.add_argument("--rollouts", type=int, default=20, help="rollouts per sampled decision")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--unset", dest="unsets", action="append", default=[], metavar="KEY",
+                    help="remove a key from the spec, as `arena run --unset` (e.g. "
+                         "--unset design.seeds_per_set --set 'design.series_by=\"game\"')")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args(argv)
-    spec = load_spec(args.spec, args.overrides)
-    report = {"spec": args.spec, "overrides": args.overrides, "boards": args.boards,
+    spec = load_spec(args.spec, args.overrides, unsets=args.unsets)
+    report = {"spec": args.spec, "overrides": args.overrides, "unsets": args.unsets, "boards": args.boards,
               "first_board": args.first_board,
               "games_per_board": args.games_per_board,
               "by_view_range": run(spec, _ranges(args.view_range), args.boards, args.games_per_board,
