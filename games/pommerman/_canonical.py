@@ -34,9 +34,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..lowlevel import data_pointer, stack_alloca
+from ..lowlevel import stack_alloca
 from ._layout import (
-    has_layout_shapes,
+    step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
     DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAME_MASK, FLAMES, INCR_RANGE, KICK,
@@ -608,23 +608,10 @@ def step_canonical(state, actions):
         actions: int64[4] per agent id; values outside 0..5 count as STOP;
             dead agents' actions are ignored.
 
-    Inlined into its callers (only these checks and a call), as ``step_java``: the rules
-    run in :func:`_step_at`, which takes the seven arrays as data pointers (seven
-    registers instead of ~55 words of array structs pushed per simulated tick) and
-    rebuilds them with the layout's fixed shapes, so a state whose arrays have other
-    shapes is refused (ValueError) instead of read out of bounds.
+    Inlined into its callers: :func:`~._layout.step_through_pointers` with this ruleset's
+    :func:`_step_at` (the checks, then the rules on data pointers), as ``step_java``.
     """
-    if state.meta[M_DONE] != 0:
-        return
-    if not has_layout_shapes(state, actions):
-        raise ValueError("step_canonical: the state's arrays must have the layout's shapes "
-                         "(_layout.py), and actions one entry per agent")
-    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout
-    for i in range(N_AGENTS):
-        joint[i] = actions[i]
-    _step_at(data_pointer(state.board), data_pointer(state.items), data_pointer(state.agents),
-             data_pointer(state.bombs), data_pointer(state.flames), data_pointer(state.meta),
-             data_pointer(joint))
+    step_through_pointers(_step_at, state, actions)
 
 
 @nb.njit(cache=True)

@@ -19,7 +19,7 @@ import numba as nb
 import numpy as np
 
 from ._layout import (
-    has_layout_shapes,
+    step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     BOMB_FIELDS, FLAME_MASK, FLAME_WORDS, META_FIELDS,
     AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
@@ -31,7 +31,7 @@ from ._layout import (
     WOOD, PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
     flames_in_word, has_flames,
 )
-from ..lowlevel import data_pointer, stack_alloca
+from ..lowlevel import stack_alloca
 
 BOMB_LIFE = 10
 FLAME_LIFE = 5
@@ -370,24 +370,11 @@ def step_java(state, actions):
     Sets meta[M_OVERFLOW] = 1 if the bomb or flame capacity would be exceeded.
     A finished game (meta[M_DONE]) is left unchanged.
 
-    Inlined into its callers (it is only these checks and a call): the rules run in
-    :func:`_step_at`, which takes the seven arrays as data pointers, so a search
-    loop calls it with seven registers instead of pushing ~55 words of array
-    structs per simulated tick. Since ``_step_at`` rebuilds the arrays with the
-    layout's fixed shapes, a state whose arrays have other shapes is refused
-    (ValueError) instead of read out of bounds.
+    Inlined into its callers: :func:`~._layout.step_through_pointers` with this ruleset's
+    :func:`_step_at` (the checks, then the rules on data pointers, seven registers instead
+    of ~55 words of array structs pushed per simulated tick).
     """
-    if state.meta[M_DONE]:
-        return
-    if not has_layout_shapes(state, actions):
-        raise ValueError("step_java: the state's arrays must have the layout's shapes "
-                         "(_layout.py), and actions one entry per agent")
-    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)  # any int array, any layout
-    for i in range(N_AGENTS):
-        joint[i] = actions[i]
-    _step_at(data_pointer(state.board), data_pointer(state.items), data_pointer(state.agents),
-             data_pointer(state.bombs), data_pointer(state.flames), data_pointer(state.meta),
-             data_pointer(joint))
+    step_through_pointers(_step_at, state, actions)
 
 
 @nb.njit(cache=True)

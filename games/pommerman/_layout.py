@@ -73,7 +73,9 @@ import numpy as np
 
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..lowlevel import add_references, borrow, carve, copy_bytes, data_address, zero_bytes
+from ..lowlevel import (
+    add_references, borrow, carve, copy_bytes, data_address, data_pointer, stack_alloca, zero_bytes,
+)
 
 BOARD_SIZE = 11
 N_CELLS = BOARD_SIZE * BOARD_SIZE
@@ -157,13 +159,37 @@ _N_ARRAYS = 6
 @nb.njit(cache=True, inline="always")
 def has_layout_shapes(state, actions):
     """True when ``state``'s arrays have this layout's shapes and ``actions`` one entry per
-    agent: what the rules' pointer call (``_step_at`` of either ruleset, which rebuilds
-    the arrays at these fixed shapes) needs before it may read them."""
+    agent: what the rules' pointer call (:func:`step_through_pointers`) needs before the
+    rules may read them."""
     return (state.board.shape[0] == N_CELLS and state.items.shape[0] == N_CELLS
             and state.agents.shape[0] == N_AGENTS and state.agents.shape[1] == AGENT_FIELDS
             and state.bombs.shape[0] == MAX_BOMBS and state.bombs.shape[1] == BOMB_FIELDS
             and state.flames.shape[0] == FLAME_WORDS
             and state.meta.shape[0] == META_FIELDS and actions.shape[0] == N_AGENTS)
+
+
+@nb.njit(cache=True, inline="always")
+def step_through_pointers(step_at, state, actions):
+    """One tick of ``state`` by a ruleset's ``step_at`` (``_step_at`` of ``_java`` or
+    ``_canonical``), the body of both rulesets' ``step``: a finished game is left alone;
+    a state whose arrays do not have the layout's shapes is refused (ValueError) instead
+    of read out of bounds; the actions (any int array, any layout) are copied to the stack.
+
+    Inlined into the caller, so a search loop calls ``step_at`` with seven data pointers
+    (seven registers instead of ~55 words of array structs pushed per simulated tick);
+    ``step_at`` rebuilds the arrays at the layout's fixed shapes.
+    """
+    if state.meta[M_DONE] != 0:
+        return
+    if not has_layout_shapes(state, actions):
+        raise ValueError("step: the state's arrays must have the layout's shapes "
+                         "(_layout.py), and actions one entry per agent")
+    joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)
+    for i in range(N_AGENTS):
+        joint[i] = actions[i]
+    step_at(data_pointer(state.board), data_pointer(state.items), data_pointer(state.agents),
+            data_pointer(state.bombs), data_pointer(state.flames), data_pointer(state.meta),
+            data_pointer(joint))
 
 
 @nb.njit(cache=True, inline="always")
