@@ -88,11 +88,24 @@ class Game(ABC):
     #: covers changes (say a new state layout under a raw-array fingerprint), so that a
     #: record written before says why it cannot be checked instead of failing at step 0.
     fingerprint_version: ClassVar[int] = 1
+    #: About how many CPU seconds compiling :meth:`forward_model_kernels` takes on a fresh
+    #: numba cache. The parallel warm-up (:func:`cluster.run.warm.warm_groups`) compiles
+    #: them once, in its first group, and counts this against that group. Default: 0.
+    compile_seconds: ClassVar[float] = 0.0
 
     def __init__(self, config: Any):
         self.config = config
         self.state: Any = None
         self.invalid_actions = np.zeros(self.num_players, dtype=np.int64)
+
+    def forward_model_kernels(self) -> tuple:
+        """The numba dispatchers of this game's forward model that agents' search kernels
+        call, and so compile when those are first typed (for Pommerman the rules of the
+        config's ruleset). The parallel warm-up (:mod:`cluster.run.warm`) compiles them
+        once, in its first group, while its other groups compile what does not need them,
+        then load them from the first group's cache instead of compiling them again.
+        Default: none (every group compiles what it uses)."""
+        return ()
 
     # --- life cycle -----------------------------------------------------------
     def reset(self, seed) -> None:

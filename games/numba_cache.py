@@ -112,6 +112,35 @@ def seed_private_cache(private_root: str | Path) -> int:
     return linked
 
 
+def link_cache_entries(src_root: str | Path, dst_root: str | Path) -> int:
+    """Hard-link (or copy) into ``dst_root`` the numba cache indexes under ``src_root``
+    that ``dst_root`` does not have, each with its data files; returns the indexes
+    linked. An index ``dst_root`` has already is left alone (its process may have
+    written it), so no index of one process is put over another's. For a parallel
+    warm-up's groups to share what one of them compiled (see ``cluster.run.warm``)."""
+    import shutil
+
+    src_root, dst_root = Path(src_root), Path(dst_root)
+    linked = 0
+    for index in sorted(src_root.rglob("*.nbi")):
+        rel = index.relative_to(src_root)
+        target = dst_root / rel
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        base = index.name[:-len(".nbi")]
+        for path in [*index.parent.glob(f"{base}.*.nbc"), index]:  # the index last
+            out = target.parent / path.name
+            if out.exists():
+                continue
+            try:
+                os.link(path, out)
+            except OSError:
+                shutil.copy2(path, out)
+        linked += 1
+    return linked
+
+
 def _read_index(path: Path):
     """``(stamp, overloads)`` of a numba cache index (``*.nbi``) written by this numba
     version, else None (numba's own format: the version pickled, then the pickled pair)."""

@@ -123,3 +123,111 @@ def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch
     assert (one_process["units"], one_process["processes"]) == (2, 1)
     assert one_process["failed"] == ["Boom"], "the entry after a failing one in its group is still warmed"
     assert not warm_up_parallel(failing, PLUGINS)["skipped"], "a failed warm-up is tried again"
+
+
+FORWARD_MODEL_PLUGIN = textwrap.dedent('''
+    """A game whose forward model is a numba kernel and an agent whose search calls it."""
+    import numba as nb
+    import numpy as np
+
+    from agents.api import Agent
+    from agents.registry import register as register_agent
+    from conftest import CountConfig, CountGame
+    from games.registry import register as register_game
+
+
+    @nb.njit(cache=True)
+    def tick(points, gains):
+        for p in range(points.shape[0]):
+            points[p] += gains[p] % 3
+
+
+    @nb.njit(cache=True)
+    def best_action(points, seat):
+        best, choice = -1, 0
+        for a in range(3):
+            trial = points.copy()
+            gains = np.zeros(points.shape[0], dtype=np.int64)
+            gains[seat] = a
+            tick(trial, gains)
+            if trial[seat] > best:
+                best, choice = trial[seat], a
+        return choice
+
+
+    class TickGame(CountGame):
+        compile_seconds = 1.0
+
+        def apply(self, joint):
+            tick(self.state.points, (joint + self.state.bonus).astype(np.int64))
+            self.state.t[0] += 1
+
+        def forward_model_kernels(self):
+            return (tick,)
+
+
+    register_game("tick", CountConfig, TickGame)
+
+
+    @register_agent
+    class Lookahead(Agent):
+        name = "tick_lookahead"
+        games = ("tick",)
+        compile_seconds = 2.0
+
+        def decide(self, observation):
+            points = np.array([observation[1], 0], dtype=np.int64)
+            return int(best_action(points, 0)), 1
+
+
+    @register_agent
+    class Stop(Agent):
+        name = "tick_stop"
+        games = ("tick",)
+
+        def decide(self, observation):
+            return 0, 1
+''')
+
+
+def test_the_forward_model_compiles_once_for_all_groups(tmp_path, monkeypatch):
+    """With two groups the first compiles the game's forward model first; the other group's
+    search, typed after it, loads it from the first group's cache instead of compiling it,
+    and the merged cache serves everything."""
+    (tmp_path / "fm_plugin.py").write_text(FORWARD_MODEL_PLUGIN)
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), TESTS_DIR, os.environ.get("PYTHONPATH", "")]))
+    plugins = (*PLUGINS, "fm_plugin")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fm_plugin  # noqa: F401  (registers the game and agents in this process too)
+
+    spec = build_spec({
+        "study": {"name": "warm-fm", "seed": 7, "results_dir": str(tmp_path / "studies")},
+        "game": {"name": "tick", "max_steps": 4, "num_players": 2},
+        "budget": {"iterations": 3},
+        "design": {"seeds": 1, "games_per_seed": 1},
+        "lineup": [{"agent": "tick_lookahead"}, {"agent": "tick_stop"}],
+        "tracking": {"enabled": False},
+    })
+    result = warm_up_parallel(spec, plugins, workers=2)
+    assert result["failed"] == []
+    # the game's cost starts the first group: the costlier search goes to the second
+    assert result["groups"] == [[1], [0]]
+    assert result["forward_model"] == [{"loaded": 0, "compiled": 1}, {"loaded": 1, "compiled": 0}]
+    unshared = warm_up_parallel(spec, plugins, workers=2, force=True, share_forward_model=False)
+    assert unshared["forward_model"] == [None, None] and unshared["failed"] == []
+    probe = textwrap.dedent("""
+        import json, numpy as np, fm_plugin
+        fm_plugin.best_action(np.zeros(2, dtype=np.int64), 0)
+        kernels = (fm_plugin.tick, fm_plugin.best_action)
+        print(json.dumps([sum(sum(k.stats.cache_misses.values()) for k in kernels),
+                          sum(sum(k.stats.cache_hits.values()) for k in kernels)]))
+    """)
+    env = dict(os.environ)
+    env.pop("ARENA_NUMBA_CACHE_AUTO", None)
+    run = subprocess.run([sys.executable, "-c", "import games, agents\n" + probe], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    misses, hits = json.loads(run.stdout.strip().splitlines()[-1])
+    assert (misses, hits) == (0, 1), "the merged cache serves the search (its callee linked in)"

@@ -34,6 +34,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cluster.run.play import acting_players, build_agents, observation_for, worker_name
 from cluster.spec.plan import GameTask, board_seed_sequence, seat_seed_sequence
 from games.registry import make_game
@@ -56,7 +58,7 @@ def warm_units(spec) -> list[int]:
 
 
 def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = None,
-                costs: dict[str, float] | None = None) -> list[list[int]]:
+                costs: dict[str, float] | None = None, game_cost: float = 0.0) -> list[list[int]]:
     """``units`` in ``min(workers, number of agents)`` groups, one subprocess each,
     balanced by compile cost.
 
@@ -66,7 +68,11 @@ def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = 
     to the group with the least cost so far (ties: the first group): the greedy
     longest-processing-time schedule. Experiment 7's ``[femcts, mcts, rhea, osla]`` on 2
     cores gives ``[[femcts], [mcts, rhea, osla]]`` (round-robin dealing gave FEMCTS and
-    RHEA one core); four agents of equal cost give ``[[0, 2], [1, 3]]``."""
+    RHEA one core); four agents of equal cost give ``[[0, 2], [1, 3]]``.
+
+    ``game_cost`` (the game's :attr:`~games.api.Game.compile_seconds`) starts the first
+    group's load when there is more than one group: that group compiles the game's forward
+    model first (:func:`warm_up_parallel`)."""
     if not units:
         return []
     agents = agents or {u: str(u) for u in units}
@@ -78,6 +84,8 @@ def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = 
     n = max(1, min(workers, len(families)))
     groups: list[list[int]] = [[] for _ in range(n)]
     load = [0.0] * n
+    if n > 1:
+        load[0] = game_cost
     for name in order:
         g = min(range(n), key=lambda k: (load[k], k))
         groups[g] += families[name]
@@ -95,19 +103,28 @@ def _marker(spec, plugins) -> Path:
 
 
 def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 3600.0,
-                     force: bool = False) -> dict[str, Any]:
+                     force: bool = False, share_forward_model: bool = True) -> dict[str, Any]:
     """Compile the kernels of ``spec``'s lineup into the shared numba cache, the
     :func:`warm_units` entries in :func:`warm_groups`, one subprocess per group, ``workers``
     (default: the cores) groups at once.
 
     Returns ``{"seconds", "units", "processes", "skipped", "failed", "entries", "groups",
-    "group_cpu_s"}``: ``groups`` the lineup indices of each subprocess (:func:`warm_groups`),
-    ``group_cpu_s`` each one's CPU seconds (None where it did not report); ``skipped`` when the
+    "group_cpu_s", "forward_model"}``: ``groups`` the lineup indices of each subprocess
+    (:func:`warm_groups`), ``group_cpu_s`` each one's CPU seconds (None where it did not
+    report), ``forward_model`` each one's ``{"loaded": n, "compiled": m}`` signatures of the
+    game's forward model (None where not shared); ``skipped`` when the
     marker says this lineup was warmed with these sources already (``force`` ignores
     it), ``failed`` the lineup labels whose subprocess failed or ran past ``timeout``
     seconds (their kernels compile on first use), ``entries`` the cache entries merged.
     Never raises for a failed unit. The timeout is a safety net only: on a machine
     shared with heavy work a unit can take many times its idle minute.
+
+    With several groups the game's forward model (:meth:`games.api.Game.forward_model_kernels`,
+    which every search kernel calls) compiles once: the first group compiles it first
+    (counted with the game's ``compile_seconds`` in :func:`warm_groups`), the others put their
+    cheap entries first and load it from the first group's cache when they need it
+    (:func:`_share_forward_model`). ``share_forward_model=False`` lets every group compile
+    it (the scheme before, for a paired comparison).
     """
     from games.numba_cache import (
         SCRATCH_PREFIX, cache_root, merge_cache, private_cache_env, seed_private_cache,
@@ -118,18 +135,28 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     units = warm_units(spec)
     if marker.exists() and not force:
         return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": 0,
-                "skipped": True, "failed": [], "entries": 0, "groups": [], "group_cpu_s": []}
+                "skipped": True, "failed": [], "entries": 0, "groups": [], "group_cpu_s": [],
+                "forward_model": []}
     from agents.registry import agent_class
 
     workers = max(1, min(len(units), workers or os.cpu_count() or 1))
     agents = {i: spec.lineup[i].agent for i in units}
-    groups = warm_groups(units, workers, agents,
-                         {name: float(agent_class(name).compile_seconds) for name in set(agents.values())})
+    costs = {name: float(agent_class(name).compile_seconds) for name in set(agents.values())}
+    game_cost = float(make_game(spec.game, spec.game_config).compile_seconds) if share_forward_model else 0.0
+    groups = warm_groups(units, workers, agents, costs, game_cost)
+    if share_forward_model:
+        for group in groups[1:]:  # the cheap entries first: they compile while the first group does the game's
+            group.sort(key=lambda i: costs[agents[i]])
     spec_data = spec.to_dict()
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
+    # The forward model compiles once: the first group does it first and leaves a snapshot of
+    # its cache; the others wait for it when they first need it (_share_forward_model).
+    shared = {"ready": str(scratch / "forward-model.ready"), "snapshot": str(scratch / "forward-model")}
+    ready = Path(shared["ready"])
     failed, entries = [], 0
     group_cpu: list[float | None] = [None] * len(groups)
+    forward: list[dict | None] = [None] * len(groups)
     try:
         running: dict[int, tuple[subprocess.Popen, Path, float]] = {}
         for g, group in enumerate(groups):
@@ -140,11 +167,16 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
             proc = subprocess.Popen([sys.executable, "-m", "cluster.run.warm"], env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True)
-            proc.stdin.write(json.dumps({"spec": spec_data, "indices": group, "plugins": list(plugins)}))
+            job = {"spec": spec_data, "indices": group, "plugins": list(plugins)}
+            if share_forward_model and len(groups) > 1:
+                job["forward_model"] = dict(shared, role="compile" if g == 0 else "await")
+            proc.stdin.write(json.dumps(job))
             proc.stdin.close()
             running[g] = (proc, private, time.perf_counter())
         while running:
             time.sleep(0.05)
+            if share_forward_model and 0 not in running and not ready.exists():
+                ready.touch()  # the first group ended without it: the others compile it themselves
             for g, (proc, private, started) in list(running.items()):
                 code = proc.poll()
                 if code is None and time.perf_counter() - started < timeout:
@@ -155,6 +187,7 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                 out = proc.stdout.read()
                 warmed = _warmed_indices(out)
                 group_cpu[g] = _reported_cpu(out)
+                forward[g] = _reported_forward_model(out)
                 failed += [spec.lineup[i].label for i in groups[g] if i not in warmed]
                 entries += merge_cache(private, cache_root())  # what it compiled is sound either way
                 proc.stdout.close()
@@ -166,11 +199,22 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
         shutil.rmtree(scratch, ignore_errors=True)
     return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": len(groups),
             "skipped": False, "failed": failed, "entries": entries, "groups": groups,
-            "group_cpu_s": group_cpu}
+            "group_cpu_s": group_cpu, "forward_model": forward}
 
 
 _WARMED = "warmed: "
 _CPU = "cpu: "
+_FORWARD = "forward model: "
+
+
+def _reported_forward_model(stdout: str) -> dict[str, int] | None:
+    """``{"loaded": n, "compiled": m}``: the signatures of the game's forward model a group's
+    subprocess loaded from the cache and compiled, if it shared them."""
+    lines = [line for line in stdout.splitlines() if line.startswith(_FORWARD)]
+    if not lines:
+        return None
+    words = lines[-1][len(_FORWARD):].split()
+    return {words[0]: int(words[1]), words[2]: int(words[3])}
 
 
 def _reported_cpu(stdout: str) -> float | None:
@@ -184,15 +228,24 @@ def _warmed_indices(stdout: str) -> set[int]:
     return {int(line[len(_WARMED):]) for line in stdout.splitlines() if line.startswith(_WARMED)}
 
 
-def _warm_group(spec_data: dict, indices: list[int], plugins) -> None:
+def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dict | None = None) -> None:
     """In a subprocess: warm each lineup entry of ``indices`` in turn (:func:`_warm_one`),
     printing ``warmed: i`` for each that succeeded; one that fails does not stop the rest
-    (its kernels compile on first use, as without a warm-up)."""
+    (its kernels compile on first use, as without a warm-up). ``forward_model`` (when the
+    warm-up has several groups): see :func:`_share_forward_model`."""
     from cluster.spec import StudySpec
 
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
         importlib.import_module(module)
     spec = StudySpec.from_dict(spec_data)
+    kernels = ()
+    if forward_model:
+        try:
+            kernels = _share_forward_model(spec, **forward_model)
+        except Exception as exc:  # the groups then compile it each, as without sharing
+            print(f"forward model: {exc!r}", file=sys.stderr)
+            if forward_model["role"] == "compile":
+                Path(forward_model["ready"]).touch()
     for index in indices:
         try:
             _warm_one(spec, index)
@@ -200,7 +253,55 @@ def _warm_group(spec_data: dict, indices: list[int], plugins) -> None:
             print(f"lineup entry {index}: {exc!r}", file=sys.stderr)
             continue
         print(f"{_WARMED}{index}", flush=True)
+    if kernels:  # numba's own counters: signatures this process loaded from the cache / compiled
+        loaded = sum(sum(k._cache_hits.values()) for k in kernels)
+        compiled = sum(sum(k._cache_misses.values()) for k in kernels)
+        print(f"{_FORWARD}loaded {loaded} compiled {compiled}", flush=True)
     print(f"{_CPU}{time.process_time():.2f}", flush=True)
+
+
+def _share_forward_model(spec, role: str, ready: str, snapshot: str, timeout: float = 1800.0) -> tuple:
+    """Compile the game's forward model (:meth:`games.api.Game.forward_model_kernels`) once
+    for all the warm-up's groups.
+
+    ``role="compile"`` (the first group): play one tick of the game, which compiles it,
+    hard-link this process's cache into ``snapshot`` and create ``ready``. ``role="await"``
+    (the others): the first time one of those kernels is about to compile here (a search
+    kernel being typed calls it), wait for ``ready`` and link the snapshot's entries into
+    this process's cache, so numba loads the kernels instead of compiling them. Until then
+    a group compiles what does not need them (the cheap entries go first). Returns the
+    kernels."""
+    from games.numba_cache import cache_root, link_cache_entries
+
+    game = make_game(spec.game, spec.game_config)
+    kernels = game.forward_model_kernels()
+    if role == "compile":
+        game.reset(np.random.SeedSequence(spec.seed))
+        game.step([0] * game.num_players)
+        link_cache_entries(cache_root(), snapshot)
+        Path(ready).touch()
+        return kernels
+    waited = []
+
+    def wait_once():
+        if waited:
+            return
+        waited.append(True)
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(ready) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if os.path.isdir(snapshot):
+            link_cache_entries(snapshot, cache_root())
+        for kernel in kernels:
+            kernel.__dict__.pop("compile", None)
+
+    for kernel in kernels:
+        def compile_after_wait(sig, _compile=kernel.compile):
+            wait_once()
+            return _compile(sig)
+
+        kernel.compile = compile_after_wait  # numba types a call by kernel.compile(signature)
+    return kernels
 
 
 def _warm_one(spec, index: int) -> None:
@@ -260,4 +361,4 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
 
 if __name__ == "__main__":
     job = json.loads(sys.stdin.read())
-    _warm_group(job["spec"], [int(i) for i in job["indices"]], job.get("plugins", ()))
+    _warm_group(job["spec"], [int(i) for i in job["indices"]], job.get("plugins", ()), job.get("forward_model"))

@@ -198,10 +198,16 @@ class Pommerman(Game):
     num_players = N_AGENTS
     num_actions = N_ACTIONS
     action_names = ("stop", "up", "down", "left", "right", "bomb")
+    compile_seconds = 8.0  # CPU s of one ruleset's _step_at, 2026-12-06 (pommerman_compile_profile.py)
 
     def __init__(self, config: PommermanConfig | None = None, **options):
         super().__init__(config if config is not None else PommermanConfig(**options))
         self._died_at = np.full(N_AGENTS, -1, dtype=np.int64)
+
+    def forward_model_kernels(self) -> tuple:
+        """The rules of the config's ruleset (``_step_at``): every search kernel calls them."""
+        from . import _canonical, _java
+        return (_java._step_at,) if self.config.ruleset == "java" else (_canonical._step_at,)
 
     # --- life cycle -----------------------------------------------------
     def new_state(self, seed) -> PommermanState:

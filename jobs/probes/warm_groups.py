@@ -1,13 +1,15 @@
 """Probe: the parallel warm-up's groups and the CPU seconds each takes, from an empty cache.
 
-    python jobs/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java [--round-robin]
+    python jobs/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java [--round-robin] [--no-share]
 
 Builds the lineup as ``arena play`` does and runs :func:`cluster.run.warm.warm_up_parallel`
 in a new empty ``ARENA_CACHE_DIR`` (removed afterwards). The warm-up's wall time on an
 idle machine is about its costliest group's CPU time plus start-up, so ``critical_cpu_s``
 (the largest ``group_cpu_s``) is the figure that holds on a loaded machine.
 ``--round-robin`` deals the entries in turn instead of by compile cost (the grouping
-before ``Agent.compile_seconds``), in the same code, for a paired comparison. Prints JSON.
+before ``Agent.compile_seconds``), ``--no-share`` lets every group compile the game's
+forward model (before ``Game.forward_model_kernels``), in the same code, for a paired
+comparison. Prints JSON.
 """
 import argparse
 import json
@@ -24,6 +26,8 @@ def main():
     p.add_argument("--agents", default="mcts,rhea,osla,rule_based")
     p.add_argument("--ruleset", default="canonical")
     p.add_argument("--round-robin", action="store_true")
+    p.add_argument("--no-share", action="store_true",
+                   help="every group compiles the game's forward model (the scheme before sharing it)")
     a = p.parse_args()
     cache = tempfile.mkdtemp(prefix="arena-warm-")
     os.environ["ARENA_CACHE_DIR"] = cache
@@ -44,12 +48,13 @@ def main():
             "lineup": [{"agent": name} for name in a.agents.split(",")],
             "tracking": {"enabled": False},
         }, check_files=False)
-        result = warm.warm_up_parallel(spec)
+        result = warm.warm_up_parallel(spec, share_forward_model=not a.no_share)
         labels = [[spec.lineup[i].label for i in group] for group in result["groups"]]
         cpu = [c for c in result["group_cpu_s"] if c is not None]
-        print(json.dumps({"agents": a.agents, "ruleset": a.ruleset, "round_robin": a.round_robin,
+        print(json.dumps({"agents": a.agents, "ruleset": a.ruleset, "round_robin": a.round_robin, "share": not a.no_share,
                           "groups": labels, "group_cpu_s": result["group_cpu_s"],
-                          "critical_cpu_s": max(cpu) if cpu else None, "wall_s": round(result["seconds"], 2),
+                          "critical_cpu_s": max(cpu) if cpu else None,
+                          "forward_model": result["forward_model"], "wall_s": round(result["seconds"], 2),
                           "failed": result["failed"]}))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
