@@ -129,3 +129,27 @@ def test_java_step_refuses_a_state_of_another_shape():
                            np.ascontiguousarray(state.flames[:16]), state.meta)
     with pytest.raises(ValueError, match="layout's shapes"):
         step(short, np.zeros(4, dtype=np.int64))
+
+
+def test_search_kernels_refuse_a_scratch_state_of_another_shape():
+    """The searches step their scratch states without the per-tick shape check (the kernel
+    checks them once per decision): a scratch state whose arrays are not the layout's is
+    refused before any tick, for each search and ruleset."""
+    import pytest
+    from agents.api import Budget
+    from agents.registry import make_agent
+    from games.pommerman import Pommerman, PommermanConfig
+    from games.pommerman.kernels import PommermanState
+
+    for ruleset in ("canonical", "java"):
+        config = PommermanConfig(ruleset=ruleset)
+        game = Pommerman(config)
+        game.reset(np.random.SeedSequence(4))
+        for name in ("mcts", "osla", "rhea", "femcts"):
+            agent = make_agent(name, {}, Budget(iterations=20), config)
+            agent.begin_game(0, np.random.SeedSequence(1))
+            s = agent._scratch
+            agent._scratch = PommermanState(s.board, s.items, s.agents, s.bombs,
+                                            np.ascontiguousarray(s.flames[:16]), s.meta)
+            with pytest.raises(ValueError, match="layout's shapes"):
+                agent.act(game.observation(0))

@@ -224,6 +224,9 @@ def advance(state, player, action, joint, hidden, n_hidden, rng, ruleset=STATE_R
         ruleset: the state's ruleset as a constant of the calling kernel (a search
             kernel compiled per ruleset compiles only its rules, see
             ``games.pommerman.kernels.step_under``), or STATE_RULESET.
+
+    The layout's shape check is not repeated at every tick: a search kernel calls
+    ``require_layout_shapes`` once for each state it advances.
     """
     for i in range(N_AGENTS):
         if i == player:
@@ -232,7 +235,7 @@ def advance(state, player, action, joint, hidden, n_hidden, rng, ruleset=STATE_R
             joint[i] = rng_integer(rng, N_ACTIONS)
         else:
             joint[i] = 0
-    step_under(state, joint, ruleset)
+    step_under(state, joint, ruleset, False)  # the search kernel checked its states once
     if n_hidden > 0 and state.meta[M_DONE] != 0:
         undo_fog_termination(state, hidden)
 

@@ -26,13 +26,13 @@ import numpy as np
 
 from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
-from games.pommerman.kernels import M_STEP, N_ACTIONS, copy_into, heuristic
+from games.pommerman.kernels import M_STEP, N_ACTIONS, copy_into, heuristic, require_layout_shapes
 
 from ..api import Budget
 from ..registry import make_agent
 from ..search import backup, new_tree, reset_tree
 from ._common import prepare_search
-from .mcts import rollout, tree_policy
+from .mcts import simulate
 
 #: The Java framework's iterations per 40 ms decision on this machine type.
 JAVA_MCTS_DEPTH12_ITERATIONS = 1270
@@ -52,14 +52,13 @@ def mcts_ticks(observation, player, tree, root, scratch, iterations, exploration
     """The MCTS search loop of :func:`agents.pommerman.mcts.mcts_search` (same
     phases, iteration budget), returning the forward-model ticks it simulated (int64)."""
     hidden, joint, n_hidden, root_wood = prepare_search(root, observation)
+    require_layout_shapes(scratch)  # simulate's ticks are unchecked
     reset_tree(tree)
     root_step = root.meta[M_STEP]
     ticks = 0
     for _ in range(iterations):
         copy_into(scratch, root)
-        leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
-                           joint, hidden, n_hidden, rng)
-        rollout(scratch, player, tree.depth[leaf], rollout_depth, joint, hidden, n_hidden, rng)
+        leaf = simulate(tree, scratch, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng)
         backup(tree, leaf, heuristic(root, root_wood, scratch, player))
         ticks += scratch.meta[M_STEP] - root_step
     return ticks

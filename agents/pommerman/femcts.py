@@ -57,6 +57,7 @@ from games.pommerman.kernels import (
     B_ROW, BOARD_SIZE, EXTRA_BOMB, FLAME_MASK, FLAMES, FOG, INCR_RANGE, KICK, LAY_BOMB, M_MODE,
     M_N_BOMBS, M_RULESET, M_STEP, MODE_TEAM, N_ACTIONS, N_AGENTS, RIGID, RULESET_CANONICAL,
     RULESET_JAVA, STATE_RULESET, STOP, WOOD, borrowed_state, copy_into, drop_lowest, first_cell,
+    require_layout_shapes,
 )
 
 from ..api import Budget
@@ -421,6 +422,7 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
     tree = borrowed_tree(tree)
     root = borrowed_state(root)
     scratch = borrowed_state(scratch)
+    require_layout_shapes(scratch)  # once per decision: advance steps it unchecked
     hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
                                                                       max_wood)
     if feature_index.shape[0] > 0:

@@ -41,6 +41,7 @@ from pydantic import Field
 
 from games.pommerman.kernels import (
     M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STATE_RULESET, STOP, borrowed_state, copy_into,
+    require_layout_shapes,
 )
 from games.validation import config_class
 
@@ -59,38 +60,81 @@ from ._common import (
 @nb.njit(cache=True, inline="always")
 def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng,
                 quirks=0, ruleset=STATE_RULESET):
-    """Descend from the root re-simulating actions in ``state``; expand one node.
+    """Descend from the root re-simulating actions in ``state``; expand one node (the
+    tree policy of :func:`simulate`, for searches with rollouts of their own: FEMCTS).
 
     Returns: int, the node the rollout starts from (a new leaf, or a node at
     the depth limit / end of game / full tree; with ``QUIRK_STOP_AT_OWN_END``
     also where the searcher's result got decided).
 
-    Inlined (as :func:`rollout`) into the decision kernels that call it: as a call it
-    passed the tree and the state by value (~130 machine words) every iteration.
+    One tick site (:func:`~._common.advance`) for both kinds of step down. Inlined into
+    the decision kernels that call it: as a call it passed the tree and the state by
+    value (~130 machine words) every iteration.
     """
     node = ROOT_INDEX
     while not search_over(state, player, quirks) and tree.depth[node] < rollout_depth:
         action = random_untried_action(tree, node, rng)
-        if action >= 0:
+        expanded = action >= 0
+        if expanded:
             child = expand(tree, node, action)
             if child < 0:  # tree full: roll out from here
                 return node
-            advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
-            return child
-        action = select_uct(tree, node, exploration, epsilon, rng)
+        else:
+            action = select_uct(tree, node, exploration, epsilon, rng)
+            child = tree.children[node, action]
         advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
-        node = tree.children[node, action]
+        if expanded:
+            return child
+        node = child
     return node
 
 
 @nb.njit(cache=True, inline="always")
-def rollout(state, player, depth, rollout_depth, joint, hidden, n_hidden, rng, quirks=0,
-            ruleset=STATE_RULESET):
-    """Random play (own moves avoid flames) from ``depth`` to ``rollout_depth`` ticks."""
-    while depth < rollout_depth and not search_over(state, player, quirks):
-        action = safe_random_action(state, player, rng, quirks)
+def simulate(tree, state, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden, rng,
+             quirks=0, ruleset=STATE_RULESET):
+    """One iteration's ticks in ``state``: the tree policy, then the rollout.
+
+    Tree policy: descend from the root re-simulating actions (at a fully expanded node
+    the UCT child's action, at a node with untried actions a random one, expanded, which
+    ends the descent; a full tree ends it without a tick). Rollout: from the leaf's depth,
+    own moves random but not into flames (:func:`~._common.safe_random_action`), until
+    ``rollout_depth`` ticks from the root. Either stops at the end of the game (with
+    ``QUIRK_STOP_AT_OWN_END`` also where the searcher's result got decided).
+
+    Returns: int, the leaf (the node the rollout started from), for the backup.
+
+    One loop with one tick site (:func:`~._common.advance`) and one end test for both
+    phases: each inlined copy of the tick is compiled on a fresh cache, and the two
+    phases as separate loops had three. The draws and ticks are the same as the phases
+    as two loops. Inlined into the decision kernels: as a call it passed the tree and
+    the state by value (~130 machine words) every iteration.
+    """
+    node = ROOT_INDEX
+    leaf = -1  # -1 while descending the tree
+    depth = 0  # the rollout's ticks from the root
+    while not search_over(state, player, quirks):
+        if leaf < 0:
+            if tree.depth[node] >= rollout_depth:
+                break
+            action = random_untried_action(tree, node, rng)
+            if action >= 0:
+                child = expand(tree, node, action)
+                if child < 0:  # tree full: roll out from here, no tick
+                    leaf = node
+                    depth = tree.depth[node]
+                    continue
+                leaf = child
+                depth = tree.depth[child]
+            else:
+                action = select_uct(tree, node, exploration, epsilon, rng)
+                node = tree.children[node, action]
+        else:
+            if depth >= rollout_depth:
+                break
+            action = safe_random_action(state, player, rng, quirks)
+            depth += 1
         advance(state, player, action, joint, hidden, n_hidden, rng, ruleset)
-        depth += 1
+    return node if leaf < 0 else leaf
 
 
 @nb.njit(cache=True, inline="always")
@@ -121,16 +165,15 @@ def mcts_search(observation, player, tree, root, scratch, max_iterations, time_l
     tree = borrowed_tree(tree)
     root = borrowed_state(root)
     scratch = borrowed_state(scratch)
+    require_layout_shapes(scratch)  # once per decision: advance steps it unchecked
     hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
                                                                       max_wood)
     reset_tree(tree)
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
-        leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
-                           joint, hidden, n_hidden, rng, quirks, ruleset)
-        rollout(scratch, player, tree.depth[leaf], rollout_depth, joint, hidden, n_hidden, rng, quirks,
-                ruleset)
+        leaf = simulate(tree, scratch, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden,
+                        rng, quirks, ruleset)
         value = search_value(root, root_wood, scratch, player, quirks)
         backup(tree, leaf, value)
         iterations += 1

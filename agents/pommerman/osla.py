@@ -7,7 +7,9 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games.pommerman.kernels import M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STOP, copy_into
+from games.pommerman.kernels import (
+    M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STOP, copy_into, require_layout_shapes,
+)
 from games.validation import Real, config_class
 
 from ..registry import register
@@ -22,6 +24,7 @@ def osla_search(observation, player, root, scratch, epsilon, rng, quirks, max_wo
     heuristic (tie noise); returns (best action, 6 simulations). ``quirks``,
     ``max_wood``: the profile's switches (see ``_common.prepare_search``); ``ruleset``:
     the observation's, a constant (inlined into one kernel per ruleset)."""
+    require_layout_shapes(scratch)  # once per decision: advance steps it unchecked
     hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
                                                                       max_wood)
     best = 0

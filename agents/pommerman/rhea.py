@@ -31,6 +31,7 @@ from pydantic import Field
 from games.rng import rng_integer, rng_uniform
 from games.pommerman.kernels import (
     M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STATE_RULESET, STOP, borrowed_state, copy_into,
+    require_layout_shapes,
 )
 from games.validation import Real, config_class, one_of
 
@@ -223,6 +224,8 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
     root = borrowed_state(root)
     scratch = borrowed_state(scratch)
     mc_state = borrowed_state(mc_state)
+    require_layout_shapes(scratch)  # once per decision: advance steps them unchecked
+    require_layout_shapes(mc_state)
     hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
                                                                       max_wood)
     p = population.shape[0]

@@ -600,7 +600,7 @@ def _finish(agents, meta):
 
 
 @nb.njit(cache=True, inline="always")
-def step_canonical(state, actions):
+def step_canonical(state, actions, checked=True):
     """Advance a canonical-ruleset state by one tick in place.
 
     Args:
@@ -611,7 +611,7 @@ def step_canonical(state, actions):
     Inlined into its callers: :func:`~._layout.step_through_pointers` with this ruleset's
     :func:`_step_at` (the checks, then the rules on data pointers), as ``step_java``.
     """
-    step_through_pointers(_step_at, state, actions)
+    step_through_pointers(_step_at, state, actions, checked)
 
 
 @nb.njit(cache=True)

@@ -360,7 +360,7 @@ def _collapse_tile(board, bombs, flames, agents, meta, r, c, dying):
 
 
 @nb.njit(cache=True, inline="always")
-def step_java(state, actions):
+def step_java(state, actions, checked=True):
     """Advance a java-ruleset state by one tick in place (ForwardModel.next + tick).
 
     Args:
@@ -374,7 +374,7 @@ def step_java(state, actions):
     :func:`_step_at` (the checks, then the rules on data pointers, seven registers instead
     of ~55 words of array structs pushed per simulated tick).
     """
-    step_through_pointers(_step_at, state, actions)
+    step_through_pointers(_step_at, state, actions, checked)
 
 
 @nb.njit(cache=True)

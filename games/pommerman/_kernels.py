@@ -27,7 +27,7 @@ STATE_RULESET = -1
 
 
 @nb.njit(cache=True, inline="always")
-def step_under(state, actions, ruleset):
+def step_under(state, actions, ruleset, checked=True):
     """Advance ``state`` by one tick in place under ``ruleset``.
 
     Args:
@@ -35,6 +35,9 @@ def step_under(state, actions, ruleset):
         actions: int64[4], one action (0..5) per agent id; ignored for dead agents.
         ruleset: RULESET_JAVA or RULESET_CANONICAL (the state must be of that
             ruleset), or STATE_RULESET: the state's own (``meta[M_RULESET]``).
+        checked: False (a constant of the caller) skips the layout-shape check of
+            ``_layout.step_through_pointers``: for search loops whose kernel checked its
+            states once (``_layout.require_layout_shapes``).
 
     Inlined into the calling kernel (a search's tick): as a call it passed the state and
     the actions (~55 machine words of array structs) twice per simulated tick, here and
@@ -45,13 +48,13 @@ def step_under(state, actions, ruleset):
     s = borrowed_state(state)
     a = borrow(actions)
     if ruleset == RULESET_JAVA:
-        step_java(s, a)
+        step_java(s, a, checked)
     elif ruleset == RULESET_CANONICAL:
-        step_canonical(s, a)
+        step_canonical(s, a, checked)
     elif s.meta[M_RULESET] == RULESET_JAVA:
-        step_java(s, a)
+        step_java(s, a, checked)
     else:
-        step_canonical(s, a)
+        step_canonical(s, a, checked)
 
 
 @nb.njit(cache=True, inline="always")
@@ -219,6 +222,23 @@ def count_alive(state, player, teammates):
 
 
 @nb.njit(cache=True, inline="always")
+def count_alive_others(state, player):
+    """``(enemies, teammates)``: :func:`count_alive` of both kinds in one pass (the
+    heuristic's four counts are two inlined loops, not four)."""
+    mate = teammate_of(state, player)
+    enemies = 0
+    mates = 0
+    for i in range(N_AGENTS):
+        if i == player or not state.agents[i, A_ALIVE] or not state.agents[i, A_VISIBLE]:
+            continue
+        if i == mate:
+            mates += 1
+        else:
+            enemies += 1
+    return enemies, mates
+
+
+@nb.njit(cache=True, inline="always")
 def heuristic(root, root_wood, leaf, player, tie_death_scored=False):
     """The reference framework's heuristic value of ``leaf`` for ``player``.
 
@@ -253,8 +273,10 @@ def heuristic_score(root, root_wood, leaf, player):
     """
     team = leaf.meta[M_MODE] == MODE_TEAM
     enemy_factor = 0.4 if team else 0.5
-    enemies_killed = count_alive(root, player, False) - count_alive(leaf, player, False)
-    teammates_change = count_alive(leaf, player, True) - count_alive(root, player, True)
+    root_enemies, root_mates = count_alive_others(root, player)
+    leaf_enemies, leaf_mates = count_alive_others(leaf, player)
+    enemies_killed = root_enemies - leaf_enemies
+    teammates_change = leaf_mates - root_mates
     wood_destroyed = root_wood - count_wood(leaf)
     max_wood = max(root.meta[M_INITIAL_WOOD], 1)
     blast_gained = leaf.agents[player, A_BLAST] - root.agents[player, A_BLAST]

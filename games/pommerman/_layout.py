@@ -161,15 +161,29 @@ def has_layout_shapes(state, actions):
     """True when ``state``'s arrays have this layout's shapes and ``actions`` one entry per
     agent: what the rules' pointer call (:func:`step_through_pointers`) needs before the
     rules may read them."""
-    return (state.board.shape[0] == N_CELLS and state.items.shape[0] == N_CELLS
-            and state.agents.shape[0] == N_AGENTS and state.agents.shape[1] == AGENT_FIELDS
-            and state.bombs.shape[0] == MAX_BOMBS and state.bombs.shape[1] == BOMB_FIELDS
-            and state.flames.shape[0] == FLAME_WORDS
-            and state.meta.shape[0] == META_FIELDS and actions.shape[0] == N_AGENTS)
+    return state_has_layout_shapes(state) and actions.shape[0] == N_AGENTS
 
 
 @nb.njit(cache=True, inline="always")
-def step_through_pointers(step_at, state, actions):
+def state_has_layout_shapes(state):
+    """True when ``state``'s arrays have this layout's shapes (see :func:`has_layout_shapes`)."""
+    return (state.board.shape[0] == N_CELLS and state.items.shape[0] == N_CELLS
+            and state.agents.shape[0] == N_AGENTS and state.agents.shape[1] == AGENT_FIELDS
+            and state.bombs.shape[0] == MAX_BOMBS and state.bombs.shape[1] == BOMB_FIELDS
+            and state.flames.shape[0] == FLAME_WORDS and state.meta.shape[0] == META_FIELDS)
+
+
+@nb.njit(cache=True, inline="always")
+def require_layout_shapes(state):
+    """Raise ValueError unless ``state``'s arrays have the layout's shapes: what a search
+    kernel checks once per decision for the states it steps with ``checked=False`` (see
+    :func:`step_through_pointers`)."""
+    if not state_has_layout_shapes(state):
+        raise ValueError("search: the states' arrays must have the layout's shapes (_layout.py)")
+
+
+@nb.njit(cache=True, inline="always")
+def step_through_pointers(step_at, state, actions, checked=True):
     """One tick of ``state`` by a ruleset's ``step_at`` (``_step_at`` of ``_java`` or
     ``_canonical``), the body of both rulesets' ``step``: a finished game is left alone;
     a state whose arrays do not have the layout's shapes is refused (ValueError) instead
@@ -178,10 +192,15 @@ def step_through_pointers(step_at, state, actions):
     Inlined into the caller, so a search loop calls ``step_at`` with seven data pointers
     (seven registers instead of ~55 words of array structs pushed per simulated tick);
     ``step_at`` rebuilds the arrays at the layout's fixed shapes.
+
+    ``checked=False`` (a constant of the caller: the check is then not compiled) skips the
+    shape check, for a search loop whose kernel checked its states once
+    (:func:`require_layout_shapes`) and steps them with its own ``int64[4]`` actions: the
+    check was about an eighth of a search kernel's IR, at every inlined tick.
     """
     if state.meta[M_DONE] != 0:
         return
-    if not has_layout_shapes(state, actions):
+    if checked and not has_layout_shapes(state, actions):
         raise ValueError("step: the state's arrays must have the layout's shapes "
                          "(_layout.py), and actions one entry per agent")
     joint = nb.carray(stack_alloca(N_AGENTS, np.int64), N_AGENTS)
