@@ -210,7 +210,8 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
         max_iterations: int; time_limit: float seconds (0 = none).
         mutation_rate: float; tournament_size: int; shift_buffer: bool;
         evaluate_act: EVALUATE_LAST / EVALUATE_DISCOUNT; discount: float;
-        mc_rollouts: bool; mc_length, mc_repeat: int.
+        mc_rollouts: bool, a constant of the calling kernel (see :data:`RHEA_DECIDE`);
+        mc_length, mc_repeat: int.
         rng: uint64[2].
         quirks: int, ``QUIRK_*`` bits of the profile; max_wood: int, see
             ``_common.prepare_search``.
@@ -225,7 +226,8 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
     scratch = borrowed_state(scratch)
     mc_state = borrowed_state(mc_state)
     require_layout_shapes(scratch)  # once per decision: advance steps them unchecked
-    require_layout_shapes(mc_state)
+    if mc_rollouts:
+        require_layout_shapes(mc_state)
     hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
                                                                       max_wood)
     p = population.shape[0]
@@ -284,28 +286,57 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
 def rhea_decide_canonical(observation, player, root, scratch, mc_state, population, values,
                           has_population, offspring, off_values, max_iterations, time_limit,
                           mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                          mc_rollouts, mc_length, mc_repeat, rng, quirks=0, max_wood=0):
-    """:func:`rhea_search` for an observation of the canonical ruleset."""
+                          mc_length, mc_repeat, rng, quirks=0, max_wood=0):
+    """:func:`rhea_search` for an observation of the canonical ruleset, without Monte Carlo
+    rollouts (``mc_length`` and ``mc_repeat`` unused)."""
     return rhea_search(observation, player, root, scratch, mc_state, population, values,
                        has_population, offspring, off_values, max_iterations, time_limit,
                        mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                       mc_rollouts, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_CANONICAL)
+                       False, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_CANONICAL)
 
 
 @nb.njit(cache=True)
 def rhea_decide_java(observation, player, root, scratch, mc_state, population, values,
                      has_population, offspring, off_values, max_iterations, time_limit,
                      mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                     mc_rollouts, mc_length, mc_repeat, rng, quirks=0, max_wood=0):
-    """:func:`rhea_search` for an observation of the java ruleset."""
+                     mc_length, mc_repeat, rng, quirks=0, max_wood=0):
+    """:func:`rhea_search` for an observation of the java ruleset, without Monte Carlo rollouts."""
     return rhea_search(observation, player, root, scratch, mc_state, population, values,
                        has_population, offspring, off_values, max_iterations, time_limit,
                        mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                       mc_rollouts, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_JAVA)
+                       False, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_JAVA)
 
 
-#: The decision kernel by the observation's ruleset (each compiles only its rules).
-RHEA_DECIDE = {RULESET_CANONICAL: rhea_decide_canonical, RULESET_JAVA: rhea_decide_java}
+@nb.njit(cache=True)
+def rhea_decide_canonical_mc(observation, player, root, scratch, mc_state, population, values,
+                             has_population, offspring, off_values, max_iterations, time_limit,
+                             mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                             mc_length, mc_repeat, rng, quirks=0, max_wood=0):
+    """:func:`rhea_search` for an observation of the canonical ruleset, with Monte Carlo rollouts."""
+    return rhea_search(observation, player, root, scratch, mc_state, population, values,
+                       has_population, offspring, off_values, max_iterations, time_limit,
+                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                       True, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_CANONICAL)
+
+
+@nb.njit(cache=True)
+def rhea_decide_java_mc(observation, player, root, scratch, mc_state, population, values,
+                        has_population, offspring, off_values, max_iterations, time_limit,
+                        mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                        mc_length, mc_repeat, rng, quirks=0, max_wood=0):
+    """:func:`rhea_search` for an observation of the java ruleset, with Monte Carlo rollouts."""
+    return rhea_search(observation, player, root, scratch, mc_state, population, values,
+                       has_population, offspring, off_values, max_iterations, time_limit,
+                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                       True, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_JAVA)
+
+
+#: The decision kernel by (the observation's ruleset, Monte Carlo rollouts on). Each
+#: compiles only its own rules, and the default kernels (Monte Carlo rollouts off, a
+#: constant there) leave out the rollout's inlined tick and evaluation: a fresh cache
+#: compiles only the kernel a lineup uses.
+RHEA_DECIDE = {(RULESET_CANONICAL, False): rhea_decide_canonical, (RULESET_JAVA, False): rhea_decide_java,
+               (RULESET_CANONICAL, True): rhea_decide_canonical_mc, (RULESET_JAVA, True): rhea_decide_java_mc}
 
 
 # --------------------------------------------------------------------- the agent
@@ -377,12 +408,12 @@ class RHEAAgent(PommermanSearchAgent):
             return STOP, 0
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
-        action, iterations = RHEA_DECIDE[int(observation.meta[M_RULESET])](
+        action, iterations = RHEA_DECIDE[int(observation.meta[M_RULESET]), bool(c.mc_rollouts)](
             observation, self.seat, self._root, self._scratch, self._mc_state,
             self._population, self._values, self._has_population, self._offspring, self._off_values,
             max_iterations, seconds, float(c.mutation_rate), int(c.tournament_size),
             bool(c.shift_buffer), _EVALUATE[c.evaluate_act], float(c.discount),
-            bool(c.mc_rollouts), int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng,
+            int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng,
             self.quirks, self.model_max_wood(observation))
         self._has_population = True
         self.last_value = float(self._values[0])  # the fitness of the individual played
