@@ -109,6 +109,11 @@ class Agent(ABC):
     #: the lineup into parallel groups by it, longest first, so that one costly agent
     #: does not share a core with another. Only the ratios matter. Default: 1.
     compile_seconds: ClassVar[float] = 1.0
+    #: Whether the agent's kernels call the game's forward model
+    #: (:meth:`games.api.Game.forward_model_kernels`; a search does). The parallel warm-up
+    #: compiles the agents that do not while the game's forward model compiles in another
+    #: group (:func:`cluster.run.warm.warm_groups`). Default: True.
+    uses_forward_model: ClassVar[bool] = True
 
     @classmethod
     def learns(cls, config) -> bool:

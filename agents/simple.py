@@ -12,6 +12,7 @@ class RandomAgent(Agent):
     """Uniformly random over the legal actions (own generator, seeded per game)."""
 
     name = "random"
+    uses_forward_model = False
 
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)

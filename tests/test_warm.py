@@ -97,6 +97,28 @@ def test_warm_groups_balance_the_agents_compile_cost_one_group_per_core():
     assert warm_groups([0, 1, 2, 3], 4, names, costs) == [[0, 1], [2], [3]]
 
 
+def test_warm_groups_count_the_forward_model_and_fill_its_wait_with_model_free_agents():
+    """The first group compiles the game's forward model first; the others wait for it before
+    their first search, and compile the agents that never call it meanwhile."""
+    costs = {"femcts": 12.0, "mcts": 5.0, "rhea": 5.0, "osla": 2.0, "rule_based": 3.0}
+    names = {0: "mcts", 1: "rhea", 2: "osla", 3: "rule_based"}
+    assert warm_groups([0, 1, 2, 3], 2, names, costs, 10.0, {"rule_based"}) == [[0, 2], [1, 3]]
+    # rule_based counted as a search: it would not fill the wait, so it goes with MCTS
+    assert warm_groups([0, 1, 2, 3], 2, names, costs, 10.0) == [[0, 3], [1, 2]]
+    names = {0: "femcts", 1: "mcts", 2: "rhea", 3: "osla"}
+    assert warm_groups([0, 1, 2, 3], 2, names, costs, 10.0) == [[0], [1, 2, 3]]
+    assert warm_groups([0, 1], 1, names, costs, 10.0) == [[0, 1]], "one group: nothing to wait for"
+
+
+def test_only_the_search_agents_use_the_forward_model():
+    from agents.registry import agent_class
+
+    uses = {name: agent_class(name).uses_forward_model
+            for name in ("femcts", "mcts", "rhea", "osla", "rule_based", "simple", "random")}
+    assert uses == {"femcts": True, "mcts": True, "rhea": True, "osla": True,
+                    "rule_based": False, "simple": False, "random": False}
+
+
 def test_the_pommerman_agents_declare_their_compile_cost():
     from agents.api import Agent
     from agents.registry import agent_class
@@ -181,12 +203,8 @@ FORWARD_MODEL_PLUGIN = textwrap.dedent('''
 
 
     @register_agent
-    class Stop(Agent):
-        name = "tick_stop"
-        games = ("tick",)
-
-        def decide(self, observation):
-            return 0, 1
+    class Lookahead2(Lookahead):
+        name = "tick_lookahead2"
 ''')
 
 
@@ -207,13 +225,12 @@ def test_the_forward_model_compiles_once_for_all_groups(tmp_path, monkeypatch):
         "game": {"name": "tick", "max_steps": 4, "num_players": 2},
         "budget": {"iterations": 3},
         "design": {"seeds": 1, "games_per_seed": 1},
-        "lineup": [{"agent": "tick_lookahead"}, {"agent": "tick_stop"}],
+        "lineup": [{"agent": "tick_lookahead"}, {"agent": "tick_lookahead2"}],
         "tracking": {"enabled": False},
     })
     result = warm_up_parallel(spec, plugins, workers=2)
     assert result["failed"] == []
-    # the game's cost starts the first group: the costlier search goes to the second
-    assert result["groups"] == [[1], [0]]
+    assert result["groups"] == [[0], [1]]
     assert result["forward_model"] == [{"loaded": 0, "compiled": 1}, {"loaded": 1, "compiled": 0}]
     unshared = warm_up_parallel(spec, plugins, workers=2, force=True, share_forward_model=False)
     assert unshared["forward_model"] == [None, None] and unshared["failed"] == []

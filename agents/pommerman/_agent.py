@@ -63,6 +63,7 @@ class PommermanAgent(Agent):
     sets them from its config."""
 
     games = ("pommerman",)
+    uses_forward_model = False  # the rule players; a search agent (below) steps the game
 
     def __init__(self, config, budget: Budget, game_config):
         super().__init__(config, budget, game_config)
@@ -83,6 +84,7 @@ class PommermanSearchAgent(PommermanAgent):
     bits (see ``_common``)."""
 
     Config = PommermanSearchConfig
+    uses_forward_model = True
 
     def __init__(self, config, budget: Budget, game_config):
         super().__init__(config, budget, game_config)

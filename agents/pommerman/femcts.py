@@ -702,7 +702,7 @@ class FEMCTSAgent(PommermanSearchAgent):
     """MCTS whose rollout policy is evolved online (population carried across games)."""
 
     name = "femcts"
-    compile_seconds = 22.0  # CPU s beyond the game's kernels, 2026-12-06 (pommerman_compile_profile.py)
+    compile_seconds = 12.0  # CPU s beyond the game's kernels, 2026-12-06 12:05 (pommerman_compile_profile.py)
     exports_population = True
 
     @classmethod

@@ -58,21 +58,25 @@ def warm_units(spec) -> list[int]:
 
 
 def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = None,
-                costs: dict[str, float] | None = None, game_cost: float = 0.0) -> list[list[int]]:
+                costs: dict[str, float] | None = None, game_cost: float = 0.0,
+                model_free: frozenset[str] | set[str] = frozenset()) -> list[list[int]]:
     """``units`` in ``min(workers, number of agents)`` groups, one subprocess each,
     balanced by compile cost.
 
     ``agents`` names each unit's agent (default: every unit its own) and ``costs`` each
     agent's :attr:`~agents.api.Agent.compile_seconds` (default 1). Units of one agent stay
     in one group (their kernels compile once there); the agents, costliest first, each go
-    to the group with the least cost so far (ties: the first group): the greedy
-    longest-processing-time schedule. Experiment 7's ``[femcts, mcts, rhea, osla]`` on 2
-    cores gives ``[[femcts], [mcts, rhea, osla]]`` (round-robin dealing gave FEMCTS and
-    RHEA one core); four agents of equal cost give ``[[0, 2], [1, 3]]``.
+    to the group that would then finish first (ties: the first group): the greedy
+    longest-processing-time schedule. Four agents of equal cost give ``[[0, 2], [1, 3]]``.
 
-    ``game_cost`` (the game's :attr:`~games.api.Game.compile_seconds`) starts the first
-    group's load when there is more than one group: that group compiles the game's forward
-    model first (:func:`warm_up_parallel`)."""
+    With several groups the first compiles the game's forward model first (``game_cost``,
+    the game's :attr:`~games.api.Game.compile_seconds`) and the others wait for it before
+    their first search (:func:`warm_up_parallel`): a group finishes at ``game_cost`` +
+    its searches' costs, plus, in the first group, its ``model_free`` agents' (those whose
+    :attr:`~agents.api.Agent.uses_forward_model` is False), which the other groups compile
+    while they wait. So the default lineup ``[mcts, rhea, osla, rule_based]`` on 2 cores
+    gives ``[[mcts, osla], [rhea, rule_based]]``; experiment 7's ``[femcts, mcts, rhea, osla]``
+    gives ``[[femcts], [mcts, rhea, osla]]``. With ``game_cost`` 0 it is plain LPT."""
     if not units:
         return []
     agents = agents or {u: str(u) for u in units}
@@ -82,14 +86,25 @@ def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = 
         families.setdefault(agents[u], []).append(u)
     order = sorted(families, key=lambda name: -costs.get(name, 1.0))  # stable: lineup order on ties
     n = max(1, min(workers, len(families)))
+    game = game_cost if n > 1 else 0.0
     groups: list[list[int]] = [[] for _ in range(n)]
-    load = [0.0] * n
-    if n > 1:
-        load[0] = game_cost
+    free = [0.0] * n  # the model-free agents' cost in each group
+    searches = [0.0] * n  # the other agents'
+
+    def finish(g: int, add_free: float, add_search: float) -> float:
+        if g == 0:
+            return game + free[g] + add_free + searches[g] + add_search
+        return max(game, free[g] + add_free) + searches[g] + add_search
+
     for name in order:
-        g = min(range(n), key=lambda k: (load[k], k))
+        cost = costs.get(name, 1.0)
+        is_free = name in model_free
+        g = min(range(n), key=lambda k: (finish(k, cost if is_free else 0.0, 0.0 if is_free else cost), k))
         groups[g] += families[name]
-        load[g] += costs.get(name, 1.0)
+        if is_free:
+            free[g] += cost
+        else:
+            searches[g] += cost
     return groups
 
 
@@ -142,11 +157,12 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     workers = max(1, min(len(units), workers or os.cpu_count() or 1))
     agents = {i: spec.lineup[i].agent for i in units}
     costs = {name: float(agent_class(name).compile_seconds) for name in set(agents.values())}
+    model_free = {name for name in set(agents.values()) if not agent_class(name).uses_forward_model}
     game_cost = float(make_game(spec.game, spec.game_config).compile_seconds) if share_forward_model else 0.0
-    groups = warm_groups(units, workers, agents, costs, game_cost)
+    groups = warm_groups(units, workers, agents, costs, game_cost, model_free)
     if share_forward_model:
-        for group in groups[1:]:  # the cheap entries first: they compile while the first group does the game's
-            group.sort(key=lambda i: costs[agents[i]])
+        for group in groups[1:]:  # the model-free entries first: they compile while the first group does the game's
+            group.sort(key=lambda i: agents[i] not in model_free)
     spec_data = spec.to_dict()
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
