@@ -270,8 +270,8 @@ def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dic
             continue
         print(f"{_WARMED}{index}", flush=True)
     if kernels:  # numba's own counters: signatures this process loaded from the cache / compiled
-        loaded = sum(sum(k._cache_hits.values()) for k in kernels)
-        compiled = sum(sum(k._cache_misses.values()) for k in kernels)
+        loaded = sum(sum(k.stats.cache_hits.values()) for k in kernels)
+        compiled = sum(sum(k.stats.cache_misses.values()) for k in kernels)
         print(f"{_FORWARD}loaded {loaded} compiled {compiled}", flush=True)
     print(f"{_CPU}{time.process_time():.2f}", flush=True)
 
@@ -285,7 +285,7 @@ def _share_forward_model(spec, role: str, ready: str, snapshot: str, timeout: fl
     (the others): the first time one of those kernels is about to compile here (a search
     kernel being typed calls it), wait for ``ready`` and link the snapshot's entries into
     this process's cache, so numba loads the kernels instead of compiling them. Until then
-    a group compiles what does not need them (the cheap entries go first). Returns the
+    a group compiles what does not need them (its model-free entries go first). Returns the
     kernels."""
     from games.numba_cache import cache_root, link_cache_entries
 
