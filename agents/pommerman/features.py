@@ -282,8 +282,10 @@ def prepare_feature_cache(cache, root, horizon, feature_index):
             if best < 0 or d2 < best:
                 best = d2
         cache.nearest_rigid[c] = best
-    _nearest_cells(cache.wood, n_wood, cache.nearest_wood)
-    _nearest_cells(cache.power, n_power, cache.nearest_power)
+    # np.int64(): the counts start as the literal 0, and numba would compile _nearest_cells
+    # for Literal[int](0) as well as for int64
+    _nearest_cells(cache.wood, np.int64(n_wood), cache.nearest_wood)
+    _nearest_cells(cache.power, np.int64(n_power), cache.nearest_power)
 
 
 @nb.njit(cache=True)

@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import numba as nb
+import numpy as np
 from pydantic import Field
 
 from games.pommerman.kernels import (
@@ -71,7 +72,7 @@ def tree_policy(tree, state, player, rollout_depth, exploration, epsilon, joint,
     the decision kernels that call it: as a call it passed the tree and the state by
     value (~130 machine words) every iteration.
     """
-    node = ROOT_INDEX
+    node = np.int64(ROOT_INDEX)  # not a literal: numba would compile the callees for Literal[int](0) too
     while not search_over(state, player, quirks) and tree.depth[node] < rollout_depth:
         action = random_untried_action(tree, node, rng)
         expanded = action >= 0
@@ -109,7 +110,7 @@ def simulate(tree, state, player, rollout_depth, exploration, epsilon, joint, hi
     as two loops. Inlined into the decision kernels: as a call it passed the tree and
     the state by value (~130 machine words) every iteration.
     """
-    node = ROOT_INDEX
+    node = np.int64(ROOT_INDEX)  # not a literal: numba would compile the callees for Literal[int](0) too
     leaf = -1  # -1 while descending the tree
     depth = 0  # the rollout's ticks from the root
     while not search_over(state, player, quirks):
