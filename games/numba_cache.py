@@ -86,8 +86,6 @@ def seed_private_cache(private_root: str | Path) -> int:
     loads what is cached already and compiles only what is missing; returns the files
     linked. numba replaces a cache file by renaming a new one over it, so the shared
     files are never written through the links."""
-    import shutil
-
     root = cache_root()
     if _user_chose_cache_dir():
         sources = [root]
@@ -104,12 +102,20 @@ def seed_private_cache(private_root: str | Path) -> int:
                 continue
             target = private_root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(path, target)
-            except OSError:
-                shutil.copy2(path, target)
+            _link_or_copy(path, target)
             linked += 1
     return linked
+
+
+def _link_or_copy(path: Path, target: Path) -> None:
+    """Hard-link ``path`` as ``target``, or copy it where a hard link cannot be made
+    (another file system)."""
+    import shutil
+
+    try:
+        os.link(path, target)
+    except OSError:
+        shutil.copy2(path, target)
 
 
 def link_cache_entries(src_root: str | Path, dst_root: str | Path) -> int:
@@ -118,8 +124,6 @@ def link_cache_entries(src_root: str | Path, dst_root: str | Path) -> int:
     linked. An index ``dst_root`` has already is left alone (its process may have
     written it), so no index of one process is put over another's. For a parallel
     warm-up's groups to share what one of them compiled (see ``cluster.run.warm``)."""
-    import shutil
-
     src_root, dst_root = Path(src_root), Path(dst_root)
     linked = 0
     for index in sorted(src_root.rglob("*.nbi")):
@@ -131,12 +135,8 @@ def link_cache_entries(src_root: str | Path, dst_root: str | Path) -> int:
         base = index.name[:-len(".nbi")]
         for path in [*index.parent.glob(f"{base}.*.nbc"), index]:  # the index last
             out = target.parent / path.name
-            if out.exists():
-                continue
-            try:
-                os.link(path, out)
-            except OSError:
-                shutil.copy2(path, out)
+            if not out.exists():
+                _link_or_copy(path, out)
         linked += 1
     return linked
 
