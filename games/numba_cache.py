@@ -127,18 +127,40 @@ def link_cache_entries(src_root: str | Path, dst_root: str | Path) -> int:
     src_root, dst_root = Path(src_root), Path(dst_root)
     linked = 0
     for index in sorted(src_root.rglob("*.nbi")):
-        rel = index.relative_to(src_root)
-        target = dst_root / rel
-        if target.exists():
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        base = index.name[:-len(".nbi")]
-        for path in [*index.parent.glob(f"{base}.*.nbc"), index]:  # the index last
-            out = target.parent / path.name
-            if not out.exists():
-                _link_or_copy(path, out)
-        linked += 1
+        linked += _link_index(index, dst_root / index.relative_to(src_root))
     return linked
+
+
+def link_complete_index(src_index: str | Path, dst_index: str | Path) -> bool:
+    """Hard-link (or copy) the numba cache index ``src_index`` as ``dst_index`` with the
+    data files it names, if ``dst_index`` does not exist yet and every one of those data
+    files does (numba writes an index before the data it points at, so a process still
+    compiling can have an index ahead of its data); returns whether it linked. For a
+    warm-up group that loads a kernel another group compiled (``cluster.run.warm``)."""
+    src_index = Path(src_index)
+    index = _read_index(src_index)
+    if index is None or Path(dst_index).exists():
+        return False
+    if not all((src_index.parent / name).exists() for name in index[1].values()):
+        return False
+    return bool(_link_index(src_index, Path(dst_index)))
+
+
+def _link_index(index: Path, target: Path) -> int:
+    """Link ``index`` and its data files as ``target`` (the index last) unless ``target``
+    exists; 1 if linked, else 0."""
+    if target.exists():
+        return 0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    base = index.name[:-len(".nbi")]
+    for path in [*index.parent.glob(f"{base}.*.nbc"), index]:  # the index last
+        out = target.parent / path.name
+        if not out.exists():
+            try:
+                _link_or_copy(path, out)
+            except FileNotFoundError:  # replaced by its process meanwhile: numba compiles instead
+                return 0
+    return 1
 
 
 def _read_index(path: Path):

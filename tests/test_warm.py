@@ -64,6 +64,50 @@ def test_merged_private_caches_serve_every_signature(tmp_path, monkeypatch):
     assert _call(module_dir, tmp_path / "seeded", [1.5, 1]) == {"values": [2.5, 2], "hits": 2, "misses": 0}
 
 
+PEER_CALL = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from cluster.run.warm import _load_from_peers
+    linked = _load_from_peers(json.loads(sys.argv[3]))
+    from tiny_kernel import plus_one
+    values = [plus_one(v) for v in json.loads(sys.argv[2])]
+    stats = plus_one.stats
+    print(json.dumps({"values": values, "hits": sum(stats.cache_hits.values()),
+                      "misses": sum(stats.cache_misses.values()), "linked": linked["kernels"]}))
+""")
+
+
+def _call_with_peers(module_dir, cache_dir, values, peers) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    env.pop("ARENA_NUMBA_CACHE_AUTO", None)
+    run = subprocess.run([sys.executable, "-c", PEER_CALL, str(module_dir), json.dumps(values),
+                          json.dumps([str(p) for p in peers])],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_a_warm_up_group_loads_what_another_group_compiled(tmp_path):
+    """A kernel another group compiled already (a peer's private cache) is linked in and
+    loaded, not compiled again; a signature the peer lacks still compiles here, and a
+    peer's index whose data file is not written yet is left alone."""
+    module_dir = tmp_path / "src"
+    module_dir.mkdir()
+    (module_dir / "tiny_kernel.py").write_text(KERNEL)
+    peer = tmp_path / "group0"
+    assert _call(module_dir, peer, [1])["misses"] == 1
+    nobody = tmp_path / "group-empty"
+    loaded = _call_with_peers(module_dir, tmp_path / "group1", [1, 1.5], [nobody, peer])
+    assert loaded == {"values": [2, 2.5], "hits": 1, "misses": 1, "linked": 1}
+    for data in peer.rglob("*.nbc"):  # the peer's index now points at a data file not there yet
+        data.unlink()
+    alone = _call_with_peers(module_dir, tmp_path / "group2", [1], [peer])
+    assert alone == {"values": [2], "hits": 0, "misses": 1, "linked": 0}
+    merged = tmp_path / "node_cache"
+    assert merge_cache(tmp_path / "group1", merged) == 2, "both signatures reach the shared cache"
+    assert _call(module_dir, merged, [1, 1.5]) == {"values": [2, 2.5], "hits": 2, "misses": 0}
+
+
 def _spec(tmp_path, lineup):
     return build_spec({
         "study": {"name": "warm", "seed": 7, "results_dir": str(tmp_path / "studies")},
@@ -122,10 +166,16 @@ def test_only_the_search_agents_use_the_forward_model():
 def test_the_pommerman_agents_declare_their_compile_cost():
     from agents.api import Agent
     from agents.registry import agent_class
+    from games.pommerman import Pommerman
 
     assert Agent.compile_seconds == 1.0
     costs = {name: agent_class(name).compile_seconds for name in ("femcts", "mcts", "rhea", "osla", "rule_based")}
     assert costs["femcts"] > costs["mcts"] >= costs["rhea"] > costs["osla"] > 0
+    # the default lineup: MCTS with the rules on one core, the rest on the other (measured
+    # best of the four-way splits, jobs/probes/warm_groups.py --groups)
+    names = {0: "mcts", 1: "rhea", 2: "osla", 3: "rule_based"}
+    game_cost = Pommerman.compile_seconds
+    assert warm_groups([0, 1, 2, 3], 2, names, costs, game_cost, {"rule_based"}) == [[0], [1, 2, 3]]
 
 
 def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch):

@@ -218,7 +218,7 @@ class MCTSAgent(PommermanSearchAgent):
     """Open-loop UCT from the agent's observation; most visited root action."""
 
     name = "mcts"
-    compile_seconds = 5.0  # CPU s beyond the game's kernels, 2026-12-06 12:05 (pommerman_compile_profile.py)
+    compile_seconds = 11.0  # CPU s of a first decision beyond the game's kernels, alone in a fresh cache, 2026-12-06 14:10 (pommerman_compile_profile.py --agents mcts,mcts,mcts,mcts)
     Config = MCTSConfig
 
     def __init__(self, config, budget, game_config):

@@ -71,7 +71,7 @@ class OSLAAgent(PommermanSearchAgent):
     Always six simulations, whatever the budget."""
 
     name = "osla"
-    compile_seconds = 2.0  # CPU s beyond the game's kernels, 2026-12-06 12:05 (pommerman_compile_profile.py)
+    compile_seconds = 5.0  # CPU s of a first decision beyond the game's kernels, alone in a fresh cache, 2026-12-06 14:10 (pommerman_compile_profile.py --agents osla,osla,osla,osla)
     Config = OSLAConfig
 
     def decide(self, observation):

@@ -384,7 +384,7 @@ class RHEAAgent(PommermanSearchAgent):
     decisions of a game (shift buffer)."""
 
     name = "rhea"
-    compile_seconds = 5.0  # CPU s beyond the game's kernels, 2026-12-06 12:05 (pommerman_compile_profile.py)
+    compile_seconds = 8.0  # CPU s of a first decision beyond the game's kernels, alone in a fresh cache, 2026-12-06 14:10 (pommerman_compile_profile.py --agents rhea,rhea,rhea,rhea)
     Config = RHEAConfig
 
     def __init__(self, config, budget, game_config):

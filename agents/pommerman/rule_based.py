@@ -287,7 +287,7 @@ class RuleBasedAgent(PommermanAgent):
     the kernel above); no search, 0 iterations per decision."""
 
     name = "rule_based"
-    compile_seconds = 3.0  # CPU s beyond the game's kernels, 2026-12-06 12:05 (pommerman_compile_profile.py)
+    compile_seconds = 3.0  # CPU s of a first decision beyond the game's kernels, alone in a fresh cache, 2026-12-06 14:10 (pommerman_compile_profile.py --agents rule_based,rule_based,rule_based,rule_based)
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)

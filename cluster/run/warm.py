@@ -13,6 +13,11 @@ one afterwards (:func:`games.numba_cache.merge_cache`: numba's own cache
 files are not safe to fill from several processes at once); a private cache
 starts as hard links to the shared one, so what is cached already is loaded.
 
+The groups share what they compile: the game's forward model compiles in the first
+group only, the others waiting for it (:func:`_share_forward_model`), and a group about to
+compile any other kernel that a peer group has compiled already loads it from the peer's
+private cache instead (:func:`_load_from_peers`).
+
 A marker file in the shared cache, keyed by the sources and the lineup, makes
 a second call with the same lineup return at once. If a subprocess fails,
 nothing breaks: its kernels are compiled on first use, as without a warm-up.
@@ -75,8 +80,9 @@ def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = 
     its searches' costs, plus, in the first group, its ``model_free`` agents' (those whose
     :attr:`~agents.api.Agent.uses_forward_model` is False), which the other groups compile
     while they wait. So the default lineup ``[mcts, rhea, osla, rule_based]`` on 2 cores
-    gives ``[[mcts, osla], [rhea, rule_based]]``; experiment 7's ``[femcts, mcts, rhea, osla]``
-    gives ``[[femcts], [mcts, rhea, osla]]``. With ``game_cost`` 0 it is plain LPT."""
+    gives ``[[mcts], [rhea, osla, rule_based]]``; experiment 7's ``[femcts, mcts, rhea, osla]``
+    gives ``[[femcts, osla], [mcts, rhea]]`` (with the costs of 2026-12-06 14:10). With
+    ``game_cost`` 0 it is plain LPT."""
     if not units:
         return []
     agents = agents or {u: str(u) for u in units}
@@ -118,13 +124,14 @@ def _marker(spec, plugins) -> Path:
 
 
 def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 3600.0,
-                     force: bool = False, share_forward_model: bool = True) -> dict[str, Any]:
+                     force: bool = False, share_forward_model: bool = True,
+                     share_kernels: bool = True) -> dict[str, Any]:
     """Compile the kernels of ``spec``'s lineup into the shared numba cache, the
     :func:`warm_units` entries in :func:`warm_groups`, one subprocess per group, ``workers``
     (default: the cores) groups at once.
 
     Returns ``{"seconds", "units", "processes", "skipped", "failed", "entries", "groups",
-    "group_cpu_s", "forward_model"}``: ``groups`` the lineup indices of each subprocess
+    "group_cpu_s", "forward_model", "from_peers"}``: ``groups`` the lineup indices of each subprocess
     (:func:`warm_groups`), ``group_cpu_s`` each one's CPU seconds (None where it did not
     report), ``forward_model`` each one's ``{"loaded": n, "compiled": m}`` signatures of the
     game's forward model (None where not shared); ``skipped`` when the
@@ -139,7 +146,9 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     (counted with the game's ``compile_seconds`` in :func:`warm_groups`), the others put their
     cheap entries first and load it from the first group's cache when they need it
     (:func:`_share_forward_model`). ``share_forward_model=False`` lets every group compile
-    it (the scheme before, for a paired comparison).
+    it (the scheme before, for a paired comparison). ``share_kernels`` (default) lets each
+    group load the kernels another group has compiled already (:func:`_load_from_peers`);
+    ``from_peers`` in the result counts them per group (None where not shared).
     """
     from games.numba_cache import (
         SCRATCH_PREFIX, cache_root, merge_cache, private_cache_env, seed_private_cache,
@@ -151,7 +160,7 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     if marker.exists() and not force:
         return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": 0,
                 "skipped": True, "failed": [], "entries": 0, "groups": [], "group_cpu_s": [],
-                "forward_model": []}
+                "forward_model": [], "from_peers": []}
     from agents.registry import agent_class
 
     workers = max(1, min(len(units), workers or os.cpu_count() or 1))
@@ -173,6 +182,7 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     failed, entries = [], 0
     group_cpu: list[float | None] = [None] * len(groups)
     forward: list[dict | None] = [None] * len(groups)
+    from_peers: list[int | None] = [None] * len(groups)
     try:
         running: dict[int, tuple[subprocess.Popen, Path, float]] = {}
         for g, group in enumerate(groups):
@@ -186,6 +196,8 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
             job = {"spec": spec_data, "indices": group, "plugins": list(plugins)}
             if share_forward_model and len(groups) > 1:
                 job["forward_model"] = dict(shared, role="compile" if g == 0 else "await")
+            if share_kernels and len(groups) > 1:
+                job["peers"] = [str(scratch / f"group{h}") for h in range(len(groups)) if h != g]
             proc.stdin.write(json.dumps(job))
             proc.stdin.close()
             running[g] = (proc, private, time.perf_counter())
@@ -204,6 +216,7 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                 warmed = _warmed_indices(out)
                 group_cpu[g] = _reported_cpu(out)
                 forward[g] = _reported_forward_model(out)
+                from_peers[g] = _reported_from_peers(out)
                 failed += [spec.lineup[i].label for i in groups[g] if i not in warmed]
                 entries += merge_cache(private, cache_root())  # what it compiled is sound either way
                 proc.stdout.close()
@@ -215,12 +228,13 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
         shutil.rmtree(scratch, ignore_errors=True)
     return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": len(groups),
             "skipped": False, "failed": failed, "entries": entries, "groups": groups,
-            "group_cpu_s": group_cpu, "forward_model": forward}
+            "group_cpu_s": group_cpu, "forward_model": forward, "from_peers": from_peers}
 
 
 _WARMED = "warmed: "
 _CPU = "cpu: "
 _FORWARD = "forward model: "
+_PEERS = "from peers: "
 
 
 def _reported_forward_model(stdout: str) -> dict[str, int] | None:
@@ -231,6 +245,13 @@ def _reported_forward_model(stdout: str) -> dict[str, int] | None:
         return None
     words = lines[-1][len(_FORWARD):].split()
     return {words[0]: int(words[1]), words[2]: int(words[3])}
+
+
+def _reported_from_peers(stdout: str) -> int | None:
+    """The kernels a group's subprocess loaded from another group's cache (a ``from peers: n``
+    line, see :func:`_load_from_peers`), if it shared them."""
+    lines = [line for line in stdout.splitlines() if line.startswith(_PEERS)]
+    return int(lines[-1][len(_PEERS):]) if lines else None
 
 
 def _reported_cpu(stdout: str) -> float | None:
@@ -244,7 +265,8 @@ def _warmed_indices(stdout: str) -> set[int]:
     return {int(line[len(_WARMED):]) for line in stdout.splitlines() if line.startswith(_WARMED)}
 
 
-def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dict | None = None) -> None:
+def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dict | None = None,
+                peers: list[str] = ()) -> None:
     """In a subprocess: warm each lineup entry of ``indices`` in turn (:func:`_warm_one`),
     printing ``warmed: i`` for each that succeeded; one that fails does not stop the rest
     (its kernels compile on first use, as without a warm-up). ``forward_model`` (when the
@@ -254,6 +276,7 @@ def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dic
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
         importlib.import_module(module)
     spec = StudySpec.from_dict(spec_data)
+    from_peers = _load_from_peers(peers) if peers else None
     kernels = ()
     if forward_model:
         try:
@@ -273,7 +296,50 @@ def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dic
         loaded = sum(sum(k.stats.cache_hits.values()) for k in kernels)
         compiled = sum(sum(k.stats.cache_misses.values()) for k in kernels)
         print(f"{_FORWARD}loaded {loaded} compiled {compiled}", flush=True)
+    if from_peers is not None:
+        print(f"{_PEERS}{from_peers['kernels']}", flush=True)
     print(f"{_CPU}{time.process_time():.2f}", flush=True)
+
+
+def _load_from_peers(peers: list[str]) -> dict[str, int]:
+    """Let this warm-up group load any kernel another group has compiled already.
+
+    Before numba compiles a cached dispatcher here that this process's cache has no index
+    for, the index of the same kernel in a peer group's private cache (``peers``, laid out
+    as :func:`games.numba_cache.cache_root` is) is linked in, with its data files, if it is
+    complete there (:func:`games.numba_cache.link_complete_index`); numba then loads the
+    signatures it holds instead of compiling them. So the kernels every search shares
+    (the observation, state copies, the search tree's) compile in whichever group reaches
+    them first, typically one that waits for the forward model meanwhile, not once per
+    group. A peer still compiling a kernel is not waited for (only the forward model is,
+    :func:`_share_forward_model`). Patches ``Dispatcher.compile`` in this subprocess only.
+    Returns the counter of kernels linked, updated as they are."""
+    from numba.core.caching import FunctionCache
+    from numba.core.dispatcher import Dispatcher
+
+    from games.numba_cache import cache_root, link_complete_index
+
+    own = cache_root()
+    roots = [Path(p) for p in peers]
+    counts = {"kernels": 0}
+    compile_here = Dispatcher.compile
+
+    def compile_or_link(self, sig):
+        if isinstance(self._cache, FunctionCache):
+            index = Path(self._cache._cache_file._index_path)
+            if not index.exists():
+                try:
+                    rel = index.relative_to(own)
+                except ValueError:  # a cache outside this group's (the user's NUMBA_CACHE_DIR)
+                    rel = None
+                for root in roots if rel is not None else ():
+                    if link_complete_index(root / rel, index):
+                        counts["kernels"] += 1
+                        break
+        return compile_here(self, sig)
+
+    Dispatcher.compile = compile_or_link
+    return counts
 
 
 def _share_forward_model(spec, role: str, ready: str, snapshot: str, timeout: float = 1800.0) -> tuple:
@@ -377,4 +443,5 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
 
 if __name__ == "__main__":
     job = json.loads(sys.stdin.read())
-    _warm_group(job["spec"], [int(i) for i in job["indices"]], job.get("plugins", ()), job.get("forward_model"))
+    _warm_group(job["spec"], [int(i) for i in job["indices"]], job.get("plugins", ()), job.get("forward_model"),
+                job.get("peers", ()))
