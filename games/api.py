@@ -99,9 +99,9 @@ class Game(ABC):
         self.invalid_actions = np.zeros(self.num_players, dtype=np.int64)
 
     def forward_model_kernels(self) -> tuple:
-        """The numba dispatchers of this game's forward model that agents' search kernels
-        call, and so compile when those are first typed (for Pommerman the rules of the
-        config's ruleset). The parallel warm-up (:mod:`cluster.run.warm`) compiles them
+        """The numba dispatchers of this game's forward model: those agents' search kernels
+        call, and so compile when those are first typed, and those :meth:`step` calls (for
+        Pommerman the rules of the config's ruleset and the step around them). The parallel warm-up (:mod:`cluster.run.warm`) compiles them
         once, in its first group, while its other groups compile what does not need them,
         then load them from the first group's cache instead of compiling them again.
         Default: none (every group compiles what it uses)."""

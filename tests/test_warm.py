@@ -68,23 +68,34 @@ PEER_CALL = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, sys.argv[1])
     from cluster.run.warm import _load_from_peers
-    linked = _load_from_peers(json.loads(sys.argv[3]))
+    linked = _load_from_peers(json.loads(sys.argv[3]), sys.argv[4] or None, timeout=60)
     from tiny_kernel import plus_one
     values = [plus_one(v) for v in json.loads(sys.argv[2])]
     stats = plus_one.stats
     print(json.dumps({"values": values, "hits": sum(stats.cache_hits.values()),
-                      "misses": sum(stats.cache_misses.values()), "linked": linked["kernels"]}))
+                      "misses": sum(stats.cache_misses.values()), "linked": linked["kernels"],
+                      "waited_s": linked["waited_s"]}))
 """)
 
 
-def _call_with_peers(module_dir, cache_dir, values, peers) -> dict:
+def _start_with_peers(module_dir, cache_dir, values, peers, claims=None) -> subprocess.Popen:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
     env.pop("ARENA_NUMBA_CACHE_AUTO", None)
-    run = subprocess.run([sys.executable, "-c", PEER_CALL, str(module_dir), json.dumps(values),
-                          json.dumps([str(p) for p in peers])],
-                         env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return subprocess.Popen([sys.executable, "-c", PEER_CALL, str(module_dir), json.dumps(values),
+                             json.dumps([str(p) for p in peers]), str(claims or "")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _result(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    result["waited"] = result.pop("waited_s") > 0.5  # the subprocess starts in about a second
+    return result
+
+
+def _call_with_peers(module_dir, cache_dir, values, peers, claims=None) -> dict:
+    return _result(_start_with_peers(module_dir, cache_dir, values, peers, claims))
 
 
 def test_a_warm_up_group_loads_what_another_group_compiled(tmp_path):
@@ -98,14 +109,44 @@ def test_a_warm_up_group_loads_what_another_group_compiled(tmp_path):
     assert _call(module_dir, peer, [1])["misses"] == 1
     nobody = tmp_path / "group-empty"
     loaded = _call_with_peers(module_dir, tmp_path / "group1", [1, 1.5], [nobody, peer])
-    assert loaded == {"values": [2, 2.5], "hits": 1, "misses": 1, "linked": 1}
+    assert loaded == {"values": [2, 2.5], "hits": 1, "misses": 1, "linked": 1, "waited": False}
     for data in peer.rglob("*.nbc"):  # the peer's index now points at a data file not there yet
         data.unlink()
     alone = _call_with_peers(module_dir, tmp_path / "group2", [1], [peer])
-    assert alone == {"values": [2], "hits": 0, "misses": 1, "linked": 0}
+    assert alone == {"values": [2], "hits": 0, "misses": 1, "linked": 0, "waited": False}
     merged = tmp_path / "node_cache"
     assert merge_cache(tmp_path / "group1", merged) == 2, "both signatures reach the shared cache"
     assert _call(module_dir, merged, [1, 1.5]) == {"values": [2, 2.5], "hits": 2, "misses": 0}
+
+
+def test_a_warm_up_group_waits_for_a_kernel_a_peer_is_compiling(tmp_path):
+    """A kernel a peer has claimed (it is compiling it) is waited for and loaded from the
+    peer once the claim goes; a claim whose process is gone is not waited for."""
+    import shutil
+    import time
+
+    module_dir = tmp_path / "src"
+    module_dir.mkdir()
+    (module_dir / "tiny_kernel.py").write_text(KERNEL)
+    compiled = tmp_path / "compiled"
+    assert _call(module_dir, compiled, [1])["misses"] == 1
+    (index,) = compiled.rglob("*.nbi")
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    claim = claims / (index.relative_to(compiled).as_posix().replace("/", "__") + ".claim")
+    claim.write_text(str(os.getpid()))  # a live process "compiles" it
+    peer = tmp_path / "group0"
+    waiting = _start_with_peers(module_dir, tmp_path / "group1", [1], [peer], claims)
+    time.sleep(3.0)
+    assert waiting.poll() is None, "it waits while the claim stands"
+    shutil.copytree(compiled, peer)  # the peer's compile ends: its cache has the kernel,
+    claim.unlink()                   # then its claim goes
+    assert _result(waiting) == {"values": [2], "hits": 1, "misses": 0, "linked": 1, "waited": True}
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    claim.write_text(gone.stdout.strip())  # claimed by a process that died
+    alone = _call_with_peers(module_dir, tmp_path / "group2", [1], [tmp_path / "group-empty"], claims)
+    assert alone == {"values": [2], "hits": 0, "misses": 1, "linked": 0, "waited": False}
 
 
 def _spec(tmp_path, lineup):

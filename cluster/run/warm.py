@@ -179,10 +179,12 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     # its cache; the others wait for it when they first need it (_share_forward_model).
     shared = {"ready": str(scratch / "forward-model.ready"), "snapshot": str(scratch / "forward-model")}
     ready = Path(shared["ready"])
+    claims = scratch / "claims"  # the kernels a group is compiling (_load_from_peers)
+    claims.mkdir()
     failed, entries = [], 0
     group_cpu: list[float | None] = [None] * len(groups)
     forward: list[dict | None] = [None] * len(groups)
-    from_peers: list[int | None] = [None] * len(groups)
+    from_peers: list[dict | None] = [None] * len(groups)
     try:
         running: dict[int, tuple[subprocess.Popen, Path, float]] = {}
         for g, group in enumerate(groups):
@@ -198,6 +200,7 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                 job["forward_model"] = dict(shared, role="compile" if g == 0 else "await")
             if share_kernels and len(groups) > 1:
                 job["peers"] = [str(scratch / f"group{h}") for h in range(len(groups)) if h != g]
+                job["claims"] = str(claims)
             proc.stdin.write(json.dumps(job))
             proc.stdin.close()
             running[g] = (proc, private, time.perf_counter())
@@ -247,11 +250,15 @@ def _reported_forward_model(stdout: str) -> dict[str, int] | None:
     return {words[0]: int(words[1]), words[2]: int(words[3])}
 
 
-def _reported_from_peers(stdout: str) -> int | None:
-    """The kernels a group's subprocess loaded from another group's cache (a ``from peers: n``
-    line, see :func:`_load_from_peers`), if it shared them."""
+def _reported_from_peers(stdout: str) -> dict[str, float] | None:
+    """``{"kernels": n, "waited_s": s}``: the kernels a group's subprocess loaded from other
+    groups' caches and the seconds it waited for their compiles (a ``from peers: n s`` line,
+    see :func:`_load_from_peers`), if it shared them."""
     lines = [line for line in stdout.splitlines() if line.startswith(_PEERS)]
-    return int(lines[-1][len(_PEERS):]) if lines else None
+    if not lines:
+        return None
+    kernels, waited = lines[-1][len(_PEERS):].split()
+    return {"kernels": int(kernels), "waited_s": float(waited)}
 
 
 def _reported_cpu(stdout: str) -> float | None:
@@ -266,7 +273,7 @@ def _warmed_indices(stdout: str) -> set[int]:
 
 
 def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dict | None = None,
-                peers: list[str] = ()) -> None:
+                peers: list[str] = (), claims: str | None = None) -> None:
     """In a subprocess: warm each lineup entry of ``indices`` in turn (:func:`_warm_one`),
     printing ``warmed: i`` for each that succeeded; one that fails does not stop the rest
     (its kernels compile on first use, as without a warm-up). ``forward_model`` (when the
@@ -276,7 +283,7 @@ def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dic
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
         importlib.import_module(module)
     spec = StudySpec.from_dict(spec_data)
-    from_peers = _load_from_peers(peers) if peers else None
+    from_peers = _load_from_peers(peers, claims) if peers else None
     kernels = ()
     if forward_model:
         try:
@@ -297,23 +304,29 @@ def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dic
         compiled = sum(sum(k.stats.cache_misses.values()) for k in kernels)
         print(f"{_FORWARD}loaded {loaded} compiled {compiled}", flush=True)
     if from_peers is not None:
-        print(f"{_PEERS}{from_peers['kernels']}", flush=True)
+        print(f"{_PEERS}{from_peers['kernels']} {from_peers['waited_s']:.2f}", flush=True)
     print(f"{_CPU}{time.process_time():.2f}", flush=True)
 
 
-def _load_from_peers(peers: list[str]) -> dict[str, int]:
-    """Let this warm-up group load any kernel another group has compiled already.
+def _load_from_peers(peers: list[str], claims: str | None = None, timeout: float = 300.0) -> dict[str, float]:
+    """Let this warm-up group load the kernels another group compiles, instead of compiling
+    them again.
 
     Before numba compiles a cached dispatcher here that this process's cache has no index
     for, the index of the same kernel in a peer group's private cache (``peers``, laid out
     as :func:`games.numba_cache.cache_root` is) is linked in, with its data files, if it is
     complete there (:func:`games.numba_cache.link_complete_index`); numba then loads the
-    signatures it holds instead of compiling them. So the kernels every search shares
-    (the observation, state copies, the search tree's) compile in whichever group reaches
-    them first, typically one that waits for the forward model meanwhile, not once per
-    group. A peer still compiling a kernel is not waited for (only the forward model is,
-    :func:`_share_forward_model`). Patches ``Dispatcher.compile`` in this subprocess only.
-    Returns the counter of kernels linked, updated as they are."""
+    signatures it holds instead of compiling them. With ``claims`` (a directory the groups
+    share) a group that compiles a kernel claims it first (a file created exclusively,
+    holding its pid, removed when the compile ends); a group that needs a kernel a peer is
+    compiling waits for that compile (at most ``timeout`` seconds, or until the peer's
+    process is gone) and loads it. So the kernels the searches share (the observation,
+    state copies, the search's set-up and tree) compile once, in whichever group reaches
+    them first. Waits cannot deadlock: a group waits only while compiling a kernel that
+    calls the one waited for, and numba's call graphs have no cycles. Patches
+    ``Dispatcher.compile`` in this subprocess only. Returns counters (``kernels``: linked
+    from a peer; ``waited_s``: seconds spent waiting for peers' compiles), updated as they
+    change."""
     from numba.core.caching import FunctionCache
     from numba.core.dispatcher import Dispatcher
 
@@ -321,25 +334,75 @@ def _load_from_peers(peers: list[str]) -> dict[str, int]:
 
     own = cache_root()
     roots = [Path(p) for p in peers]
-    counts = {"kernels": 0}
+    claims_dir = Path(claims) if claims else None
+    counts = {"kernels": 0, "waited_s": 0.0}
+    settled: set[Path] = set()  # indexes this process has linked, compiled or given up on
     compile_here = Dispatcher.compile
 
+    def link(rel: Path, index: Path) -> bool:
+        for root in roots:
+            if link_complete_index(root / rel, index):
+                counts["kernels"] += 1
+                return True
+        return False
+
     def compile_or_link(self, sig):
-        if isinstance(self._cache, FunctionCache):
-            index = Path(self._cache._cache_file._index_path)
-            if not index.exists():
-                try:
-                    rel = index.relative_to(own)
-                except ValueError:  # a cache outside this group's (the user's NUMBA_CACHE_DIR)
-                    rel = None
-                for root in roots if rel is not None else ():
-                    if link_complete_index(root / rel, index):
-                        counts["kernels"] += 1
-                        break
+        if not isinstance(self._cache, FunctionCache):
+            return compile_here(self, sig)
+        index = Path(self._cache._cache_file._index_path)
+        if index in settled or index.exists():
+            return compile_here(self, sig)
+        settled.add(index)
+        try:
+            rel = index.relative_to(own)
+        except ValueError:  # a cache outside this group's (the user's NUMBA_CACHE_DIR)
+            return compile_here(self, sig)
+        if link(rel, index) or claims_dir is None:
+            return compile_here(self, sig)
+        claim = claims_dir / (rel.as_posix().replace("/", "__") + ".claim")
+        if _claim(claim):
+            try:
+                return compile_here(self, sig)
+            finally:
+                claim.unlink(missing_ok=True)
+        started = time.monotonic()
+        while claim.exists() and _holder_alive(claim) and time.monotonic() - started < timeout:
+            time.sleep(0.02)
+        counts["waited_s"] += time.monotonic() - started
+        link(rel, index)
         return compile_here(self, sig)
 
     Dispatcher.compile = compile_or_link
     return counts
+
+
+def _claim(path: Path) -> bool:
+    """Create ``path`` holding this process's pid if it does not exist; whether it did."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as f:
+        f.write(str(os.getpid()))
+    return True
+
+
+def _holder_alive(claim: Path) -> bool:
+    """Whether the process whose pid ``claim`` holds still runs (True while it is being
+    written or cannot be read: the wait's timeout covers that)."""
+    try:
+        pid = int(claim.read_text() or 0)
+    except (OSError, ValueError):
+        return True
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _share_forward_model(spec, role: str, ready: str, snapshot: str, timeout: float = 1800.0) -> tuple:
@@ -444,4 +507,4 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
 if __name__ == "__main__":
     job = json.loads(sys.stdin.read())
     _warm_group(job["spec"], [int(i) for i in job["indices"]], job.get("plugins", ()), job.get("forward_model"),
-                job.get("peers", ()))
+                job.get("peers", ()), job.get("claims"))

@@ -205,9 +205,13 @@ class Pommerman(Game):
         self._died_at = np.full(N_AGENTS, -1, dtype=np.int64)
 
     def forward_model_kernels(self) -> tuple:
-        """The rules of the config's ruleset (``_step_at``): every search kernel calls them."""
+        """The rules of the config's ruleset (``_step_at``), which every search kernel calls,
+        and the step that applies them to this game's state (``step_java`` /
+        ``step_canonical`` called from Python)."""
         from . import _canonical, _java
-        return (_java._step_at,) if self.config.ruleset == "java" else (_canonical._step_at,)
+        if self.config.ruleset == "java":
+            return (_java._step_at, _java.step_java)
+        return (_canonical._step_at, _canonical.step_canonical)
 
     # --- life cycle -----------------------------------------------------
     def new_state(self, seed) -> PommermanState:
