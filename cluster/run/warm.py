@@ -292,9 +292,12 @@ def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dic
             print(f"forward model: {exc!r}", file=sys.stderr)
             if forward_model["role"] == "compile":
                 Path(forward_model["ready"]).touch()
+    # A group awaiting the forward model does not step the game: the first group compiles
+    # the step, and stepping here would block the group's next agent until it has.
+    awaiting = bool(kernels) and forward_model["role"] == "await"
     for index in indices:
         try:
-            _warm_one(spec, index)
+            _warm_one(spec, index, step=not awaiting)
         except Exception as exc:
             print(f"lineup entry {index}: {exc!r}", file=sys.stderr)
             continue
@@ -449,9 +452,9 @@ def _share_forward_model(spec, role: str, ready: str, snapshot: str, timeout: fl
     return kernels
 
 
-def _warm_one(spec, index: int) -> None:
+def _warm_one(spec, index: int, step: bool = True) -> None:
     """Build the game and lineup entry ``index`` and let it decide once (compiling its
-    kernels), then step the game once."""
+    kernels), then (``step``) step the game once."""
     import numpy as np
 
     from agents.registry import make_agent
@@ -466,7 +469,8 @@ def _warm_one(spec, index: int) -> None:
     agent.begin_game(player, np.random.SeedSequence([spec.seed, index]))
     actions = [0] * game.num_players
     actions[player] = agent.act(observation_for(game, player, agent))
-    game.step(actions)
+    if step:
+        game.step(actions)
 
 
 def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
