@@ -105,14 +105,14 @@ class Agent(ABC):
     supports_iteration_budget: ClassVar[bool] = True
     #: About how many CPU seconds compiling this agent's kernels takes on a fresh numba
     #: cache, beyond the game's own kernels (``jobs/probes/pommerman_compile_profile.py``
-    #: measures it per agent). The warm-up (:func:`cluster.run.warm.warm_groups`) deals
-    #: the lineup into parallel groups by it, longest first, so that one costly agent
-    #: does not share a core with another. Only the ratios matter. Default: 1.
+    #: measures it per agent). The parallel warm-up's groups take the lineup's agents
+    #: costliest first (:func:`cluster.run.warm.warm_queue`), so that a costly agent does
+    #: not start last. Only the order matters. Default: 1.
     compile_seconds: ClassVar[float] = 1.0
     #: Whether the agent's kernels call the game's forward model
     #: (:meth:`games.api.Game.forward_model_kernels`; a search does). The parallel warm-up
-    #: compiles the agents that do not while the game's forward model compiles in another
-    #: group (:func:`cluster.run.warm.warm_groups`). Default: True.
+    #: compiles the agents that do not first, while the game's forward model compiles in
+    #: another group (:func:`cluster.run.warm.warm_queue`). Default: True.
     uses_forward_model: ClassVar[bool] = True
 
     @classmethod

@@ -88,10 +88,6 @@ class Game(ABC):
     #: covers changes (say a new state layout under a raw-array fingerprint), so that a
     #: record written before says why it cannot be checked instead of failing at step 0.
     fingerprint_version: ClassVar[int] = 1
-    #: About how many CPU seconds compiling :meth:`forward_model_kernels` takes on a fresh
-    #: numba cache. The parallel warm-up (:func:`cluster.run.warm.warm_groups`) compiles
-    #: them once, in its first group, and counts this against that group. Default: 0.
-    compile_seconds: ClassVar[float] = 0.0
 
     def __init__(self, config: Any):
         self.config = config
@@ -101,10 +97,11 @@ class Game(ABC):
     def forward_model_kernels(self) -> tuple:
         """The numba dispatchers of this game's forward model: those agents' search kernels
         call, and so compile when those are first typed, and those :meth:`step` calls (for
-        Pommerman the rules of the config's ruleset and the step around them). The parallel warm-up (:mod:`cluster.run.warm`) compiles them
-        once, in its first group, while its other groups compile what does not need them,
-        then load them from the first group's cache instead of compiling them again.
-        Default: none (every group compiles what it uses)."""
+        Pommerman the rules of the config's ruleset and the step around them). The parallel
+        warm-up (:mod:`cluster.run.warm`) compiles them once, in its first group, while its
+        other groups compile what does not need them, then load them from the first group's
+        cache instead of compiling them again. Default: none (every group compiles what it
+        uses)."""
         return ()
 
     # --- life cycle -----------------------------------------------------------

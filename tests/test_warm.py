@@ -10,7 +10,7 @@ import textwrap
 
 from conftest import PLUGINS, TESTS_DIR
 from cluster.spec import build_spec
-from cluster.run.warm import warm_groups, warm_units, warm_up_parallel
+from cluster.run.warm import warm_queue, warm_units, warm_up_parallel
 from games.numba_cache import merge_cache, seed_private_cache
 
 KERNEL = textwrap.dedent("""
@@ -166,33 +166,19 @@ def test_warm_units_one_per_distinct_entry(tmp_path):
     assert warm_units(spec) == [0, 2]
 
 
-def test_warm_groups_balance_the_agents_compile_cost_one_group_per_core():
-    # equal costs: dealt in turn (mcts+osla, rhea+rule_based)
-    assert warm_groups([0, 1, 2, 3], 2) == [[0, 2], [1, 3]]
-    assert warm_groups([0, 1, 2], 8) == [[0], [1], [2]]
-    assert warm_groups([4, 5, 6], 1) == [[4, 5, 6]]
-    assert warm_groups([], 2) == []
-    # experiment 7's lineup: FEMCTS alone on one core, the other three on the other
+def test_warm_queue_one_item_per_agent_model_free_first_then_costliest():
+    assert warm_queue([0, 1, 2, 3]) == [[0], [1], [2], [3]], "equal costs: the lineup order"
+    assert warm_queue([]) == []
     names = {0: "femcts", 1: "mcts", 2: "rhea", 3: "osla"}
-    costs = {"femcts": 22.0, "mcts": 10.0, "rhea": 9.0, "osla": 3.0}
-    assert warm_groups([0, 1, 2, 3], 2, names, costs) == [[0], [1, 2, 3]]
-    # two entries of one agent (other parameters) share a group: their kernels compile once
-    names = {0: "femcts", 1: "femcts", 2: "mcts", 3: "rhea"}
-    assert warm_groups([0, 1, 2, 3], 2, names, costs) == [[0, 1], [2, 3]]
-    assert warm_groups([0, 1, 2, 3], 4, names, costs) == [[0, 1], [2], [3]]
-
-
-def test_warm_groups_count_the_forward_model_and_fill_its_wait_with_model_free_agents():
-    """The first group compiles the game's forward model first; the others wait for it before
-    their first search, and compile the agents that never call it meanwhile."""
-    costs = {"femcts": 12.0, "mcts": 5.0, "rhea": 5.0, "osla": 2.0, "rule_based": 3.0}
+    costs = {"femcts": 16.0, "mcts": 11.0, "rhea": 8.0, "osla": 5.0, "rule_based": 3.0}
+    assert warm_queue([3, 2, 1, 0], names, costs) == [[0], [1], [2], [3]]
+    # two entries of one agent (other parameters) are one item: their kernels compile once
+    names = {0: "femcts", 1: "mcts", 2: "femcts", 3: "rhea"}
+    assert warm_queue([0, 1, 2, 3], names, costs) == [[0, 2], [1], [3]]
+    # an agent that never calls the forward model goes first, costs aside: a group compiles
+    # it while the first group compiles the forward model
     names = {0: "mcts", 1: "rhea", 2: "osla", 3: "rule_based"}
-    assert warm_groups([0, 1, 2, 3], 2, names, costs, 10.0, {"rule_based"}) == [[0, 2], [1, 3]]
-    # rule_based counted as a search: it would not fill the wait, so it goes with MCTS
-    assert warm_groups([0, 1, 2, 3], 2, names, costs, 10.0) == [[0, 3], [1, 2]]
-    names = {0: "femcts", 1: "mcts", 2: "rhea", 3: "osla"}
-    assert warm_groups([0, 1, 2, 3], 2, names, costs, 10.0) == [[0], [1, 2, 3]]
-    assert warm_groups([0, 1], 1, names, costs, 10.0) == [[0, 1]], "one group: nothing to wait for"
+    assert warm_queue([0, 1, 2, 3], names, costs, {"rule_based"}) == [[3], [0], [1], [2]]
 
 
 def test_only_the_search_agents_use_the_forward_model():
@@ -207,16 +193,13 @@ def test_only_the_search_agents_use_the_forward_model():
 def test_the_pommerman_agents_declare_their_compile_cost():
     from agents.api import Agent
     from agents.registry import agent_class
-    from games.pommerman import Pommerman
 
     assert Agent.compile_seconds == 1.0
     costs = {name: agent_class(name).compile_seconds for name in ("femcts", "mcts", "rhea", "osla", "rule_based")}
     assert costs["femcts"] > costs["mcts"] >= costs["rhea"] > costs["osla"] > 0
-    # the default lineup: MCTS with the rules on one core, the rest on the other (measured
-    # best of the four-way splits, jobs/probes/warm_groups.py --groups)
     names = {0: "mcts", 1: "rhea", 2: "osla", 3: "rule_based"}
-    game_cost = Pommerman.compile_seconds
-    assert warm_groups([0, 1, 2, 3], 2, names, costs, game_cost, {"rule_based"}) == [[0], [1, 2, 3]]
+    free = {name for name in names.values() if not agent_class(name).uses_forward_model}
+    assert warm_queue([0, 1, 2, 3], names, costs, free) == [[3], [0], [1], [2]]
 
 
 def test_warm_up_runs_once_per_lineup_and_reports_failures(tmp_path, monkeypatch):
@@ -269,8 +252,6 @@ FORWARD_MODEL_PLUGIN = textwrap.dedent('''
 
 
     class TickGame(CountGame):
-        compile_seconds = 1.0
-
         def apply(self, joint):
             tick(self.state.points, (joint + self.state.bonus).astype(np.int64))
             self.state.t[0] += 1
@@ -321,8 +302,10 @@ def test_the_forward_model_compiles_once_for_all_groups(tmp_path, monkeypatch):
     })
     result = warm_up_parallel(spec, plugins, workers=2)
     assert result["failed"] == []
-    assert result["groups"] == [[0], [1]]
-    assert result["forward_model"] == [{"loaded": 0, "compiled": 1}, {"loaded": 1, "compiled": 0}]
+    assert sorted(i for group in result["groups"] for i in group) == [0, 1], "each entry warmed once"
+    first, other = result["forward_model"]
+    assert first == {"loaded": 0, "compiled": 1}, "the first group compiles the forward model"
+    assert other["compiled"] == 0, "the other loads it when it searches (if it took an entry)"
     unshared = warm_up_parallel(spec, plugins, workers=2, force=True, share_forward_model=False)
     assert unshared["forward_model"] == [None, None] and unshared["failed"] == []
     probe = textwrap.dedent("""

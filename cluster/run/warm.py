@@ -3,13 +3,13 @@
 On a fresh numba cache (a new install, a new node, any edit to ``games/`` or
 ``agents/``, see :mod:`games.numba_cache`) the first decision of each agent
 compiles its search kernel, seconds to tens of seconds each, one after the other in one
-process. :func:`warm_up_parallel` compiles them side by side instead: the distinct
-lineup entries (:func:`warm_units`) are dealt into one group per core, balanced by each agent's
-compile cost (:func:`warm_groups`), and each group's subprocess builds the game and makes each of
-its agents decide once, in turn, so kernels its agents share (the game's step) compile
-once per group and no core waits for a process of its own to start. Each
-subprocess compiles into a private cache directory, merged into the shared
-one afterwards (:func:`games.numba_cache.merge_cache`: numba's own cache
+process. :func:`warm_up_parallel` compiles them side by side instead: one subprocess per
+core (a *group*) builds the game and warms lineup entries in turn (each decides once), taking
+the next entry from one queue (:func:`warm_queue`: the distinct entries, :func:`warm_units`,
+an agent's entries together, those that never call the game's forward model first, then the
+costliest first) until none is left, so no core idles while there is work and no compile-cost
+estimate has to be right. Each subprocess compiles into a private cache directory, merged into
+the shared one afterwards (:func:`games.numba_cache.merge_cache`: numba's own cache
 files are not safe to fill from several processes at once); a private cache
 starts as hard links to the shared one, so what is cached already is loaded.
 
@@ -22,7 +22,7 @@ A marker file in the shared cache, keyed by the sources and the lineup, makes
 a second call with the same lineup return at once. If a subprocess fails,
 nothing breaks: its kernels are compiled on first use, as without a warm-up.
 
-    python -m cluster.run.warm < job.json    # one group: {"spec": ..., "indices": [i, ...], "plugins": [...]}
+    python -m cluster.run.warm < job.json    # one group: {"spec": ..., "queue": [[i, ...], ...], "plugins": [...]}
 """
 from __future__ import annotations
 
@@ -62,71 +62,28 @@ def warm_units(spec) -> list[int]:
     return units
 
 
-#: The share of a search agent's compile done before its kernel first types a call to the
-#: game's forward model, which a group awaiting the forward model gets on with meanwhile
-#: (MCTS: 7.7 of 12.8 CPU-s in a trace of its warm-up group, 2026-12-06).
-PRE_FORWARD_MODEL_SHARE = 0.5
+def warm_queue(units: list[int], agents: dict[int, str] | None = None,
+               costs: dict[str, float] | None = None,
+               model_free: frozenset[str] | set[str] = frozenset()) -> list[list[int]]:
+    """The order in which the warm-up's groups take ``units``: one item per agent (its units
+    together, so its kernels compile once, in one group), the ``model_free`` agents first
+    (those whose :attr:`~agents.api.Agent.uses_forward_model` is False: a group takes them
+    while the first group compiles the game's forward model), then the others by
+    :attr:`~agents.api.Agent.compile_seconds` (``costs``, default 1), costliest first: the
+    longest-processing-time order, taken greedily by whichever group is free
+    (:func:`warm_up_parallel`). Ties keep the lineup order.
 
-
-def warm_groups(units: list[int], workers: int, agents: dict[int, str] | None = None,
-                costs: dict[str, float] | None = None, game_cost: float = 0.0,
-                model_free: frozenset[str] | set[str] = frozenset()) -> list[list[int]]:
-    """``units`` in ``min(workers, number of agents)`` groups, one subprocess each,
-    balanced by compile cost.
-
-    ``agents`` names each unit's agent (default: every unit its own) and ``costs`` each
-    agent's :attr:`~agents.api.Agent.compile_seconds` (default 1). Units of one agent stay
-    in one group (their kernels compile once there); the agents, costliest first, each go
-    to the group that would then finish first (ties: the first group): the greedy
-    longest-processing-time schedule. Four agents of equal cost give ``[[0, 2], [1, 3]]``.
-
-    With several groups the first compiles the game's forward model first (``game_cost``,
-    the game's :attr:`~games.api.Game.compile_seconds`) and the others wait for it when
-    their first search needs it (:func:`warm_up_parallel`). The first group finishes at
-    ``game_cost`` + all its agents' costs. Another group first compiles its ``model_free``
-    agents (those whose :attr:`~agents.api.Agent.uses_forward_model` is False) and the part
-    of its first (costliest) search typed before the forward model
-    (:data:`PRE_FORWARD_MODEL_SHARE`), waits for the forward model if that is not ready,
-    then does the rest; with no search it never waits. So the default lineup ``[mcts, rhea,
-    osla, rule_based]`` on 2 cores gives ``[[rhea], [mcts, osla, rule_based]]`` (the group
-    waiting for the rules gets on with MCTS meanwhile); experiment 7's ``[femcts, mcts, rhea,
-    osla]`` gives ``[[mcts, osla], [femcts, rhea]]`` (with the costs of 2026-12-06 14:10).
-    With ``game_cost`` 0 it is plain LPT."""
-    if not units:
-        return []
+    ``agents`` names each unit's agent (default: every unit its own). The default lineup
+    ``[mcts, rhea, osla, rule_based]`` gives ``[[3], [0], [1], [2]]``: on 2 cores the
+    second group compiles the rule-based agent and then MCTS (as far as its kernel is typed
+    before the rules) while the first compiles the rules; the first then takes RHEA."""
     agents = agents or {u: str(u) for u in units}
     costs = costs or {}
     families: dict[str, list[int]] = {}
     for u in units:
         families.setdefault(agents[u], []).append(u)
-    order = sorted(families, key=lambda name: -costs.get(name, 1.0))  # stable: lineup order on ties
-    n = max(1, min(workers, len(families)))
-    game = game_cost if n > 1 else 0.0
-    groups: list[list[int]] = [[] for _ in range(n)]
-    free = [0.0] * n  # the model-free agents' cost in each group
-    searches = [0.0] * n  # the other agents'
-    first_search = [0.0] * n  # the cost of each group's first (costliest) search
-
-    def finish(g: int, add_free: float, add_search: float) -> float:
-        total = searches[g] + add_search
-        if g == 0 or game == 0.0:
-            return game + free[g] + add_free + total
-        if total == 0.0:  # nothing here needs the forward model
-            return free[g] + add_free
-        ahead = PRE_FORWARD_MODEL_SHARE * (first_search[g] or add_search)
-        return max(game, free[g] + add_free + ahead) + total - ahead
-
-    for name in order:
-        cost = costs.get(name, 1.0)
-        is_free = name in model_free
-        g = min(range(n), key=lambda k: (finish(k, cost if is_free else 0.0, 0.0 if is_free else cost), k))
-        groups[g] += families[name]
-        if is_free:
-            free[g] += cost
-        else:
-            searches[g] += cost
-            first_search[g] = first_search[g] or cost
-    return groups
+    order = sorted(families, key=lambda name: (name not in model_free, -costs.get(name, 1.0)))
+    return [families[name] for name in order]
 
 
 def _marker(spec, plugins) -> Path:
@@ -141,29 +98,29 @@ def _marker(spec, plugins) -> Path:
 def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 3600.0,
                      force: bool = False, share_forward_model: bool = True,
                      share_kernels: bool = True) -> dict[str, Any]:
-    """Compile the kernels of ``spec``'s lineup into the shared numba cache, the
-    :func:`warm_units` entries in :func:`warm_groups`, one subprocess per group, ``workers``
-    (default: the cores) groups at once.
+    """Compile the kernels of ``spec``'s lineup into the shared numba cache: ``workers``
+    (default: the cores, at most one per agent) subprocesses take the :func:`warm_queue`
+    items in turn, each warming the next one nobody has taken (a claim file per item).
 
     Returns ``{"seconds", "units", "processes", "skipped", "failed", "entries", "groups",
-    "group_cpu_s", "forward_model", "from_peers"}``: ``groups`` the lineup indices of each subprocess
-    (:func:`warm_groups`), ``group_cpu_s`` each one's CPU seconds (None where it did not
-    report), ``forward_model`` each one's ``{"loaded": n, "compiled": m}`` signatures of the
-    game's forward model (None where not shared); ``skipped`` when the
+    "group_cpu_s", "forward_model", "from_peers"}``: ``groups`` the lineup indices each
+    subprocess warmed, in its order, ``group_cpu_s`` each one's CPU seconds (None where it
+    did not report), ``forward_model`` each one's ``{"loaded": n, "compiled": m}``
+    signatures of the game's forward model (None where not shared); ``skipped`` when the
     marker says this lineup was warmed with these sources already (``force`` ignores
-    it), ``failed`` the lineup labels whose subprocess failed or ran past ``timeout``
-    seconds (their kernels compile on first use), ``entries`` the cache entries merged.
-    Never raises for a failed unit. The timeout is a safety net only: on a machine
+    it), ``failed`` the lineup labels nobody warmed (their subprocess failed or ran past
+    ``timeout`` seconds: their kernels compile on first use), ``entries`` the cache entries
+    merged. Never raises for a failed unit. The timeout is a safety net only: on a machine
     shared with heavy work a unit can take many times its idle minute.
 
     With several groups the game's forward model (:meth:`games.api.Game.forward_model_kernels`,
-    which every search kernel calls) compiles once: the first group compiles it first
-    (counted with the game's ``compile_seconds`` in :func:`warm_groups`), the others put their
-    cheap entries first and load it from the first group's cache when they need it
-    (:func:`_share_forward_model`). ``share_forward_model=False`` lets every group compile
-    it (the scheme before, for a paired comparison). ``share_kernels`` (default) lets each
-    group load the kernels another group has compiled already (:func:`_load_from_peers`);
-    ``from_peers`` in the result counts them per group (None where not shared).
+    which every search kernel calls) compiles once: the first group compiles it before it
+    takes an item, the others take items meanwhile and, when a search first needs it, wait
+    and load it from the first group's cache (:func:`_share_forward_model`).
+    ``share_forward_model=False`` lets every group compile it (the scheme before, for a
+    paired comparison). ``share_kernels`` (default) lets each group load the kernels
+    another group compiles (:func:`_load_from_peers`); ``from_peers`` in the result has
+    each group's ``{"kernels", "waited_s"}`` (None where not shared).
     """
     from games.numba_cache import (
         SCRATCH_PREFIX, cache_root, merge_cache, private_cache_env, seed_private_cache,
@@ -178,15 +135,11 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                 "forward_model": [], "from_peers": []}
     from agents.registry import agent_class
 
-    workers = max(1, min(len(units), workers or os.cpu_count() or 1))
     agents = {i: spec.lineup[i].agent for i in units}
     costs = {name: float(agent_class(name).compile_seconds) for name in set(agents.values())}
     model_free = {name for name in set(agents.values()) if not agent_class(name).uses_forward_model}
-    game_cost = float(make_game(spec.game, spec.game_config).compile_seconds) if share_forward_model else 0.0
-    groups = warm_groups(units, workers, agents, costs, game_cost, model_free)
-    if share_forward_model:
-        for group in groups[1:]:  # the model-free entries first: they compile while the first group does the game's
-            group.sort(key=lambda i: agents[i] not in model_free)
+    queue = warm_queue(units, agents, costs, model_free)
+    n = max(1, min(len(queue), workers or os.cpu_count() or 1))
     spec_data = spec.to_dict()
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
@@ -196,13 +149,16 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     ready = Path(shared["ready"])
     claims = scratch / "claims"  # the kernels a group is compiling (_load_from_peers)
     claims.mkdir()
-    failed, entries = [], 0
-    group_cpu: list[float | None] = [None] * len(groups)
-    forward: list[dict | None] = [None] * len(groups)
-    from_peers: list[dict | None] = [None] * len(groups)
+    taken = scratch / "queue"  # the queue's items a group has taken (_warm_group)
+    taken.mkdir()
+    entries = 0
+    groups: list[list[int]] = [[] for _ in range(n)]
+    group_cpu: list[float | None] = [None] * n
+    forward: list[dict | None] = [None] * n
+    from_peers: list[dict | None] = [None] * n
     try:
         running: dict[int, tuple[subprocess.Popen, Path, float]] = {}
-        for g, group in enumerate(groups):
+        for g in range(n):
             private = scratch / f"group{g}"
             seed_private_cache(private)  # what is cached already is loaded, not compiled again
             env = private_cache_env(private)
@@ -210,11 +166,11 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
             proc = subprocess.Popen([sys.executable, "-m", "cluster.run.warm"], env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True)
-            job = {"spec": spec_data, "indices": group, "plugins": list(plugins)}
-            if share_forward_model and len(groups) > 1:
+            job = {"spec": spec_data, "queue": queue, "taken": str(taken), "plugins": list(plugins)}
+            if share_forward_model and n > 1:
                 job["forward_model"] = dict(shared, role="compile" if g == 0 else "await")
-            if share_kernels and len(groups) > 1:
-                job["peers"] = [str(scratch / f"group{h}") for h in range(len(groups)) if h != g]
+            if share_kernels and n > 1:
+                job["peers"] = [str(scratch / f"group{h}") for h in range(n) if h != g]
                 job["claims"] = str(claims)
             proc.stdin.write(json.dumps(job))
             proc.stdin.close()
@@ -231,20 +187,21 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                     proc.kill()
                     proc.wait()
                 out = proc.stdout.read()
-                warmed = _warmed_indices(out)
+                groups[g] = _warmed_indices(out)
                 group_cpu[g] = _reported_cpu(out)
                 forward[g] = _reported_forward_model(out)
                 from_peers[g] = _reported_from_peers(out)
-                failed += [spec.lineup[i].label for i in groups[g] if i not in warmed]
                 entries += merge_cache(private, cache_root())  # what it compiled is sound either way
                 proc.stdout.close()
                 del running[g]
+        warmed = {i for group in groups for i in group}
+        failed = [spec.lineup[i].label for item in queue for i in item if i not in warmed]
         if not failed:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": len(groups),
+    return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": n,
             "skipped": False, "failed": failed, "entries": entries, "groups": groups,
             "group_cpu_s": group_cpu, "forward_model": forward, "from_peers": from_peers}
 
@@ -282,17 +239,21 @@ def _reported_cpu(stdout: str) -> float | None:
     return float(lines[-1][len(_CPU):]) if lines else None
 
 
-def _warmed_indices(stdout: str) -> set[int]:
-    """The lineup indices a group's subprocess reported warmed (a ``warmed: i`` line each)."""
-    return {int(line[len(_WARMED):]) for line in stdout.splitlines() if line.startswith(_WARMED)}
+def _warmed_indices(stdout: str) -> list[int]:
+    """The lineup indices a group's subprocess reported warmed (a ``warmed: i`` line each),
+    in its order."""
+    return [int(line[len(_WARMED):]) for line in stdout.splitlines() if line.startswith(_WARMED)]
 
 
-def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dict | None = None,
-                peers: list[str] = (), claims: str | None = None) -> None:
-    """In a subprocess: warm each lineup entry of ``indices`` in turn (:func:`_warm_one`),
-    printing ``warmed: i`` for each that succeeded; one that fails does not stop the rest
-    (its kernels compile on first use, as without a warm-up). ``forward_model`` (when the
-    warm-up has several groups): see :func:`_share_forward_model`."""
+def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model: dict | None = None,
+                peers: list[str] = (), claims: str | None = None, taken: str | None = None) -> None:
+    """In a subprocess: take the ``queue``'s items in turn, each that no other group has
+    taken yet (a file per item created exclusively in ``taken``; every item when ``taken``
+    is None), and warm its lineup entries (:func:`_warm_one`), printing ``warmed: i`` for
+    each that succeeded; one that fails does not stop the rest (its kernels compile on
+    first use, as without a warm-up). ``forward_model`` (when the warm-up has several
+    groups): see :func:`_share_forward_model`; ``peers`` and ``claims``: see
+    :func:`_load_from_peers`."""
     from cluster.spec import StudySpec
 
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
@@ -310,13 +271,16 @@ def _warm_group(spec_data: dict, indices: list[int], plugins, forward_model: dic
     # A group awaiting the forward model does not step the game: the first group compiles
     # the step, and stepping here would block the group's next agent until it has.
     awaiting = bool(kernels) and forward_model["role"] == "await"
-    for index in indices:
-        try:
-            _warm_one(spec, index, step=not awaiting)
-        except Exception as exc:
-            print(f"lineup entry {index}: {exc!r}", file=sys.stderr)
+    for k, item in enumerate(queue):
+        if taken is not None and not _claim(Path(taken) / f"{k}.item"):
             continue
-        print(f"{_WARMED}{index}", flush=True)
+        for index in item:
+            try:
+                _warm_one(spec, index, step=not awaiting)
+            except Exception as exc:
+                print(f"lineup entry {index}: {exc!r}", file=sys.stderr)
+                continue
+            print(f"{_WARMED}{index}", flush=True)
     if kernels:  # numba's own counters: signatures this process loaded from the cache / compiled
         loaded = sum(sum(k.stats.cache_hits.values()) for k in kernels)
         compiled = sum(sum(k.stats.cache_misses.values()) for k in kernels)
@@ -525,5 +489,5 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
 
 if __name__ == "__main__":
     job = json.loads(sys.stdin.read())
-    _warm_group(job["spec"], [int(i) for i in job["indices"]], job.get("plugins", ()), job.get("forward_model"),
-                job.get("peers", ()), job.get("claims"))
+    _warm_group(job["spec"], [[int(i) for i in item] for item in job["queue"]], job.get("plugins", ()),
+                job.get("forward_model"), job.get("peers", ()), job.get("claims"), job.get("taken"))

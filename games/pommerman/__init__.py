@@ -198,7 +198,6 @@ class Pommerman(Game):
     num_players = N_AGENTS
     num_actions = N_ACTIONS
     action_names = ("stop", "up", "down", "left", "right", "bomb")
-    compile_seconds = 10.0  # CPU s of the rules and the game's kernels, 2026-12-06 12:05 (pommerman_compile_profile.py)
 
     def __init__(self, config: PommermanConfig | None = None, **options):
         super().__init__(config if config is not None else PommermanConfig(**options))

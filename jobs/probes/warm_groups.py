@@ -1,18 +1,17 @@
 """Probe: the parallel warm-up's groups and the CPU seconds each takes, from an empty cache.
 
-    python jobs/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java [--round-robin] [--no-share]
-        [--no-peers] [--groups "0;1,2,3"]
+    python jobs/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java
+        [--no-share] [--no-peers] [--order "0;3;1;2"] [--workers 2]
 
 Builds the lineup as ``arena play`` does and runs :func:`cluster.run.warm.warm_up_parallel`
 in a new empty ``ARENA_CACHE_DIR`` (removed afterwards). The warm-up's wall time on an
 idle machine is about its costliest group's CPU time plus start-up, so ``critical_cpu_s``
-(the largest ``group_cpu_s``) is the figure that holds on a loaded machine.
-``--round-robin`` deals the entries in turn instead of by compile cost (the grouping
-before ``Agent.compile_seconds``), ``--no-share`` lets every group compile the game's
-forward model (before ``Game.forward_model_kernels``), ``--no-peers`` keeps every group from
-loading the kernels another group compiled (``warm._load_from_peers``), ``--groups`` forces a
-grouping (lineup indices, groups separated by ``;``), in the same code, for a paired
-comparison. Prints JSON.
+(the largest ``group_cpu_s``) is the figure that holds on a loaded machine. ``groups`` is
+what each group took from the queue (``warm.warm_queue``). ``--no-share`` lets every group
+compile the game's forward model (before ``Game.forward_model_kernels``), ``--no-peers``
+keeps every group from loading the kernels another group compiles (before
+``warm._load_from_peers``), ``--order`` forces the queue (lineup indices, items separated
+by ``;``, an item's entries by ``,``), in the same code, for a paired comparison. Prints JSON.
 """
 import argparse
 import json
@@ -28,12 +27,12 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--agents", default="mcts,rhea,osla,rule_based")
     p.add_argument("--ruleset", default="canonical")
-    p.add_argument("--round-robin", action="store_true")
+    p.add_argument("--workers", type=int, default=None, help="groups (default: the cores)")
     p.add_argument("--no-share", action="store_true",
                    help="every group compiles the game's forward model (the scheme before sharing it)")
     p.add_argument("--no-peers", action="store_true",
                    help="no group loads a kernel another group compiled (the scheme before)")
-    p.add_argument("--groups", default=None, help='force the grouping, e.g. "0;1,2,3"')
+    p.add_argument("--order", default=None, help='force the queue, e.g. "0;3;1;2"')
     a = p.parse_args()
     cache = tempfile.mkdtemp(prefix="arena-warm-")
     os.environ["ARENA_CACHE_DIR"] = cache
@@ -43,12 +42,9 @@ def main():
         from cluster.run import warm
         from cluster.spec.study import build_spec
 
-        if a.round_robin:
-            warm.warm_groups = lambda units, workers, *rest: (
-                [units[g::max(1, min(workers, len(units)))] for g in range(max(1, min(workers, len(units))))])
-        if a.groups:
-            forced = [[int(i) for i in group.split(",")] for group in a.groups.split(";")]
-            warm.warm_groups = lambda *args, **kwargs: forced
+        if a.order:
+            forced = [[int(i) for i in item.split(",")] for item in a.order.split(";")]
+            warm.warm_queue = lambda *args, **kwargs: forced
         spec = build_spec({
             "study": {"name": "warm-probe", "seed": 0},
             "game": {"name": "pommerman", "ruleset": a.ruleset, "max_steps": 5},
@@ -57,10 +53,11 @@ def main():
             "lineup": [{"agent": name} for name in a.agents.split(",")],
             "tracking": {"enabled": False},
         }, check_files=False)
-        result = warm.warm_up_parallel(spec, share_forward_model=not a.no_share, share_kernels=not a.no_peers)
+        result = warm.warm_up_parallel(spec, workers=a.workers, share_forward_model=not a.no_share,
+                                       share_kernels=not a.no_peers)
         labels = [[spec.lineup[i].label for i in group] for group in result["groups"]]
         cpu = [c for c in result["group_cpu_s"] if c is not None]
-        print(json.dumps({"agents": a.agents, "ruleset": a.ruleset, "round_robin": a.round_robin, "share": not a.no_share,
+        print(json.dumps({"agents": a.agents, "ruleset": a.ruleset, "share": not a.no_share,
                           "peers": not a.no_peers, "from_peers": result["from_peers"],
                           "groups": labels, "group_cpu_s": result["group_cpu_s"],
                           "critical_cpu_s": max(cpu) if cpu else None,
