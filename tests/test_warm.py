@@ -300,9 +300,13 @@ def test_the_forward_model_compiles_once_for_all_groups(tmp_path, monkeypatch):
         "lineup": [{"agent": "tick_lookahead"}, {"agent": "tick_lookahead2"}],
         "tracking": {"enabled": False},
     })
-    result = warm_up_parallel(spec, plugins, workers=2)
+    (tmp_path / "trace").mkdir()
+    result = warm_up_parallel(spec, plugins, workers=2, trace_dir=tmp_path / "trace")
     assert result["failed"] == []
     assert sorted(i for group in result["groups"] for i in group) == [0, 1], "each entry warmed once"
+    traces = [json.loads((tmp_path / "trace" / f"group{g}.json").read_text()) for g in (0, 1)]
+    ticks = [sum(c["kernel"] == "fm_plugin.tick" for c in trace) for trace in traces]
+    assert ticks == [1, 0], "the trace shows the forward model compiled in the first group only"
     first, other = result["forward_model"]
     assert first == {"loaded": 0, "compiled": 1}, "the first group compiles the forward model"
     assert other["compiled"] == 0, "the other loads it when it searches (if it took an entry)"

@@ -97,7 +97,7 @@ def _marker(spec, plugins) -> Path:
 
 def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: float = 3600.0,
                      force: bool = False, share_forward_model: bool = True,
-                     share_kernels: bool = True) -> dict[str, Any]:
+                     share_kernels: bool = True, trace_dir: str | Path | None = None) -> dict[str, Any]:
     """Compile the kernels of ``spec``'s lineup into the shared numba cache: ``workers``
     (default: the cores, at most one per agent) subprocesses take the :func:`warm_queue`
     items in turn, each warming the next one nobody has taken (a claim file per item).
@@ -120,7 +120,8 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     ``share_forward_model=False`` lets every group compile it (the scheme before, for a
     paired comparison). ``share_kernels`` (default) lets each group load the kernels
     another group compiles (:func:`_load_from_peers`); ``from_peers`` in the result has
-    each group's ``{"kernels", "waited_s"}`` (None where not shared).
+    each group's ``{"kernels", "waited_s"}`` (None where not shared). ``trace_dir``: each
+    group writes the timeline of its compiles there (:func:`_trace_compiles`), for a probe.
     """
     from games.numba_cache import (
         SCRATCH_PREFIX, cache_root, merge_cache, private_cache_env, seed_private_cache,
@@ -167,6 +168,8 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True)
             job = {"spec": spec_data, "queue": queue, "taken": str(taken), "plugins": list(plugins)}
+            if trace_dir is not None:
+                job["trace"] = str(Path(trace_dir) / f"group{g}.json")
             if share_forward_model and n > 1:
                 job["forward_model"] = dict(shared, role="compile" if g == 0 else "await")
             if share_kernels and n > 1:
@@ -246,15 +249,18 @@ def _warmed_indices(stdout: str) -> list[int]:
 
 
 def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model: dict | None = None,
-                peers: list[str] = (), claims: str | None = None, taken: str | None = None) -> None:
+                peers: list[str] = (), claims: str | None = None, taken: str | None = None,
+                trace: str | None = None) -> None:
     """In a subprocess: take the ``queue``'s items in turn, each that no other group has
     taken yet (a file per item created exclusively in ``taken``; every item when ``taken``
     is None), and warm its lineup entries (:func:`_warm_one`), printing ``warmed: i`` for
     each that succeeded; one that fails does not stop the rest (its kernels compile on
     first use, as without a warm-up). ``forward_model`` (when the warm-up has several
     groups): see :func:`_share_forward_model`; ``peers`` and ``claims``: see
-    :func:`_load_from_peers`."""
+    :func:`_load_from_peers`; ``trace``: see :func:`_trace_compiles`."""
     from cluster.spec import StudySpec
+
+    compiles = _trace_compiles() if trace else None
 
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
         importlib.import_module(module)
@@ -287,7 +293,35 @@ def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model:
         print(f"{_FORWARD}loaded {loaded} compiled {compiled}", flush=True)
     if from_peers is not None:
         print(f"{_PEERS}{from_peers['kernels']} {from_peers['waited_s']:.2f}", flush=True)
+    if compiles is not None:
+        Path(trace).write_text(json.dumps(compiles))
     print(f"{_CPU}{time.process_time():.2f}", flush=True)
+
+
+def _trace_compiles() -> list[dict]:
+    """Record every numba compile in this process (numba's ``numba:compile`` events): the
+    returned list gets one ``{"kernel", "depth", "start_s", "end_s"}`` per compile as it
+    ends (``depth`` 0 for a compile started from Python, 1 for one started while typing
+    another, ...; seconds of wall time since this call), for ``jobs/probes/warm_groups.py
+    --trace``."""
+    from numba.core import event
+
+    t0 = time.perf_counter()
+    open_compiles: list[tuple[str, float]] = []
+    compiles: list[dict] = []
+
+    class CompileTimeline(event.Listener):
+        def on_start(self, ev):
+            fn = ev.data["dispatcher"].py_func
+            open_compiles.append((f"{fn.__module__}.{fn.__qualname__}", time.perf_counter() - t0))
+
+        def on_end(self, ev):
+            kernel, start = open_compiles.pop()
+            compiles.append({"kernel": kernel, "depth": len(open_compiles), "start_s": round(start, 3),
+                             "end_s": round(time.perf_counter() - t0, 3)})
+
+    event.register("numba:compile", CompileTimeline())
+    return compiles
 
 
 def _load_from_peers(peers: list[str], claims: str | None = None, timeout: float = 300.0) -> dict[str, float]:
@@ -490,4 +524,5 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
 if __name__ == "__main__":
     job = json.loads(sys.stdin.read())
     _warm_group(job["spec"], [[int(i) for i in item] for item in job["queue"]], job.get("plugins", ()),
-                job.get("forward_model"), job.get("peers", ()), job.get("claims"), job.get("taken"))
+                job.get("forward_model"), job.get("peers", ()), job.get("claims"), job.get("taken"),
+                job.get("trace"))

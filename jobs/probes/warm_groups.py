@@ -1,7 +1,7 @@
 """Probe: the parallel warm-up's groups and the CPU seconds each takes, from an empty cache.
 
     python jobs/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java
-        [--no-share] [--no-peers] [--order "0;3;1;2"] [--workers 2]
+        [--no-share] [--no-peers] [--order "0;3;1;2"] [--workers 2] [--trace] [--min-seconds 0.3]
 
 Builds the lineup as ``arena play`` does and runs :func:`cluster.run.warm.warm_up_parallel`
 in a new empty ``ARENA_CACHE_DIR`` (removed afterwards). The warm-up's wall time on an
@@ -11,7 +11,10 @@ what each group took from the queue (``warm.warm_queue``). ``--no-share`` lets e
 compile the game's forward model (before ``Game.forward_model_kernels``), ``--no-peers``
 keeps every group from loading the kernels another group compiles (before
 ``warm._load_from_peers``), ``--order`` forces the queue (lineup indices, items separated
-by ``;``, an item's entries by ``,``), in the same code, for a paired comparison. Prints JSON.
+by ``;``, an item's entries by ``,``), in the same code, for a paired comparison. Prints JSON;
+``--trace`` then prints each group's compile timeline (the kernels it compiled, nested by who
+typed whom, with their wall-time start and end in the group's process; those shorter than
+``--min-seconds`` left out): where a group waited, and what two groups both compiled.
 """
 import argparse
 import json
@@ -33,6 +36,8 @@ def main():
     p.add_argument("--no-peers", action="store_true",
                    help="no group loads a kernel another group compiled (the scheme before)")
     p.add_argument("--order", default=None, help='force the queue, e.g. "0;3;1;2"')
+    p.add_argument("--trace", action="store_true", help="print each group's compile timeline")
+    p.add_argument("--min-seconds", type=float, default=0.3, help="shortest compile --trace shows")
     a = p.parse_args()
     cache = tempfile.mkdtemp(prefix="arena-warm-")
     os.environ["ARENA_CACHE_DIR"] = cache
@@ -53,8 +58,11 @@ def main():
             "lineup": [{"agent": name} for name in a.agents.split(",")],
             "tracking": {"enabled": False},
         }, check_files=False)
+        trace_dir = os.path.join(cache, "trace") if a.trace else None
+        if trace_dir:
+            os.makedirs(trace_dir)
         result = warm.warm_up_parallel(spec, workers=a.workers, share_forward_model=not a.no_share,
-                                       share_kernels=not a.no_peers)
+                                       share_kernels=not a.no_peers, trace_dir=trace_dir)
         labels = [[spec.lineup[i].label for i in group] for group in result["groups"]]
         cpu = [c for c in result["group_cpu_s"] if c is not None]
         print(json.dumps({"agents": a.agents, "ruleset": a.ruleset, "share": not a.no_share,
@@ -63,6 +71,16 @@ def main():
                           "critical_cpu_s": max(cpu) if cpu else None,
                           "forward_model": result["forward_model"], "wall_s": round(result["seconds"], 2),
                           "failed": result["failed"]}))
+        for g in range(len(result["groups"])) if trace_dir else ():
+            path = os.path.join(trace_dir, f"group{g}.json")
+            if not os.path.exists(path):
+                print(f"group {g}: no trace (the group failed)")
+                continue
+            print(f"group {g}: took {labels[g]}")
+            for c in sorted(json.load(open(path)), key=lambda c: c["start_s"]):
+                if c["end_s"] - c["start_s"] >= a.min_seconds:
+                    print(f"  {c['start_s']:7.2f} {c['end_s']:7.2f} {c['end_s'] - c['start_s']:6.2f} "
+                          f"{'  ' * c['depth']}{c['kernel']}")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
