@@ -15,8 +15,9 @@ starts as hard links to the shared one, so what is cached already is loaded.
 
 The groups share what they compile: the game's forward model compiles in the first
 group only, the others waiting for it (:func:`_share_forward_model`), and a group about to
-compile any other kernel that a peer group has compiled already loads it from the peer's
-private cache instead (:func:`_load_from_peers`).
+compile any other kernel that a peer group has compiled, or is compiling, loads it from the
+peer's private cache instead, waiting for the peer's compile if need be
+(:func:`_load_from_peers`).
 
 A marker file in the shared cache, keyed by the sources and the lineup, makes
 a second call with the same lineup return at once. If a subprocess fails,
