@@ -118,19 +118,6 @@ def _link_or_copy(path: Path, target: Path) -> None:
         shutil.copy2(path, target)
 
 
-def link_cache_entries(src_root: str | Path, dst_root: str | Path) -> int:
-    """Hard-link (or copy) into ``dst_root`` the numba cache indexes under ``src_root``
-    that ``dst_root`` does not have, each with its data files; returns the indexes
-    linked. An index ``dst_root`` has already is left alone (its process may have
-    written it), so no index of one process is put over another's. For a parallel
-    warm-up's groups to share what one of them compiled (see ``cluster.run.warm``)."""
-    src_root, dst_root = Path(src_root), Path(dst_root)
-    linked = 0
-    for index in sorted(src_root.rglob("*.nbi")):
-        linked += _link_index(index, dst_root / index.relative_to(src_root))
-    return linked
-
-
 def link_complete_index(src_index: str | Path, dst_index: str | Path) -> bool:
     """Hard-link (or copy) the numba cache index ``src_index`` as ``dst_index`` with the
     data files it names, if ``dst_index`` does not exist yet and every one of those data

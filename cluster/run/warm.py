@@ -13,11 +13,11 @@ the shared one afterwards (:func:`games.numba_cache.merge_cache`: numba's own ca
 files are not safe to fill from several processes at once); a private cache
 starts as hard links to the shared one, so what is cached already is loaded.
 
-The groups share what they compile: the game's forward model compiles in the first
-group only, the others waiting for it (:func:`_share_forward_model`), and a group about to
-compile any other kernel that a peer group has compiled, or is compiling, loads it from the
-peer's private cache instead, waiting for the peer's compile if need be
-(:func:`_load_from_peers`).
+The groups share what they compile: a group about to compile a kernel that a peer group
+has compiled, or is compiling, loads it from the peer's private cache instead, waiting for
+the peer's compile if need be (:func:`_load_from_peers`). The first group claims the game's
+forward model as it starts and compiles it first, so the others wait for it instead of
+racing to compile it.
 
 A marker file in the shared cache, keyed by the sources and the lineup, makes
 a second call with the same lineup return at once. If a subprocess fails,
@@ -114,14 +114,14 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     merged. Never raises for a failed unit. The timeout is a safety net only: on a machine
     shared with heavy work a unit can take many times its idle minute.
 
-    With several groups the game's forward model (:meth:`games.api.Game.forward_model_kernels`,
-    which every search kernel calls) compiles once: the first group compiles it before it
-    takes an item, the others take items meanwhile and, when a search first needs it, wait
-    and load it from the first group's cache (:func:`_share_forward_model`).
-    ``share_forward_model=False`` lets every group compile it (the scheme before, for a
-    paired comparison). ``share_kernels`` (default) lets each group load the kernels
-    another group compiles (:func:`_load_from_peers`); ``from_peers`` in the result has
-    each group's ``{"kernels", "waited_s"}`` (None where not shared). ``trace_dir``: each
+    ``share_kernels`` (default) lets each group load the kernels another group compiles,
+    or wait for one it is compiling (:func:`_load_from_peers`); ``from_peers`` in the
+    result has each group's ``{"kernels", "waited_s"}`` (None where not shared). With it,
+    ``share_forward_model`` (default) has the first group compile the game's forward model
+    (:meth:`games.api.Game.forward_model_kernels`, which every search kernel calls) before
+    it takes an item: that group claims its kernels as it starts, so
+    the others take items meanwhile and, when a search first needs them, wait and load
+    them; ``False`` lets the groups reach them in any order (each group steps the game). ``trace_dir``: each
     group writes the timeline of its compiles there (:func:`_trace_compiles`), for a probe.
     """
     from games.numba_cache import (
@@ -145,12 +145,9 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     spec_data = spec.to_dict()
     cache_root().mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=cache_root()))  # hard links work there
-    # The forward model compiles once: the first group does it first and leaves a snapshot of
-    # its cache; the others wait for it when they first need it (_share_forward_model).
-    shared = {"ready": str(scratch / "forward-model.ready"), "snapshot": str(scratch / "forward-model")}
-    ready = Path(shared["ready"])
     claims = scratch / "claims"  # the kernels a group is compiling (_load_from_peers)
     claims.mkdir()
+    share_forward_model = share_forward_model and share_kernels and n > 1
     taken = scratch / "queue"  # the queue's items a group has taken (_warm_group)
     taken.mkdir()
     entries = 0
@@ -171,8 +168,8 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
             job = {"spec": spec_data, "queue": queue, "taken": str(taken), "plugins": list(plugins)}
             if trace_dir is not None:
                 job["trace"] = str(Path(trace_dir) / f"group{g}.json")
-            if share_forward_model and n > 1:
-                job["forward_model"] = dict(shared, role="compile" if g == 0 else "await")
+            if share_forward_model:
+                job["forward_model"] = "compile first" if g == 0 else "await"
             if share_kernels and n > 1:
                 job["peers"] = [str(scratch / f"group{h}") for h in range(n) if h != g]
                 job["claims"] = str(claims)
@@ -181,8 +178,6 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
             running[g] = (proc, private, time.perf_counter())
         while running:
             time.sleep(0.05)
-            if share_forward_model and 0 not in running and not ready.exists():
-                ready.touch()  # the first group ended without it: the others compile it themselves
             for g, (proc, private, started) in list(running.items()):
                 code = proc.poll()
                 if code is None and time.perf_counter() - started < timeout:
@@ -249,16 +244,19 @@ def _warmed_indices(stdout: str) -> list[int]:
     return [int(line[len(_WARMED):]) for line in stdout.splitlines() if line.startswith(_WARMED)]
 
 
-def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model: dict | None = None,
+def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model: str | None = None,
                 peers: list[str] = (), claims: str | None = None, taken: str | None = None,
                 trace: str | None = None) -> None:
     """In a subprocess: take the ``queue``'s items in turn, each that no other group has
     taken yet (a file per item created exclusively in ``taken``; every item when ``taken``
     is None), and warm its lineup entries (:func:`_warm_one`), printing ``warmed: i`` for
     each that succeeded; one that fails does not stop the rest (its kernels compile on
-    first use, as without a warm-up). ``forward_model`` (when the warm-up has several
-    groups): see :func:`_share_forward_model`; ``peers`` and ``claims``: see
-    :func:`_load_from_peers`; ``trace``: see :func:`_trace_compiles`."""
+    first use, as without a warm-up). ``forward_model`` (when the warm-up shares it):
+    ``"compile first"`` claims the forward model's kernels and steps the game before taking
+    an item (the first group), ``"await"`` never steps it (a search waits for the first
+    group's compile instead); either reports the forward model's signatures it loaded and
+    compiled. ``peers`` and ``claims``: see :func:`_load_from_peers`; ``trace``: see
+    :func:`_trace_compiles`."""
     from cluster.spec import StudySpec
 
     compiles = _trace_compiles() if trace else None
@@ -269,15 +267,25 @@ def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model:
     from_peers = _load_from_peers(peers, claims) if peers else None
     kernels = ()
     if forward_model:
-        try:
-            kernels = _share_forward_model(spec, **forward_model)
-        except Exception as exc:  # the groups then compile it each, as without sharing
-            print(f"forward model: {exc!r}", file=sys.stderr)
-            if forward_model["role"] == "compile":
-                Path(forward_model["ready"]).touch()
+        game = make_game(spec.game, spec.game_config)
+        kernels = game.forward_model_kernels()
+        if forward_model == "compile first":
+            # claimed at once (the others are still importing), compiled by stepping the game
+            first_claims = [_claim_path(Path(claims), rel) for rel in map(_cache_index_rel, kernels)
+                            if rel is not None and claims]
+            for claim in first_claims:
+                _claim(claim)
+            try:
+                game.reset(np.random.SeedSequence(spec.seed))
+                game.step([0] * game.num_players)
+            except Exception as exc:  # the others then compile it
+                print(f"forward model: {exc!r}", file=sys.stderr)
+            for claim in first_claims:  # one left: the step failed, or loaded it from the cache
+                if _claimed_for(claim, os.getpid()):
+                    claim.unlink(missing_ok=True)
     # A group awaiting the forward model does not step the game: the first group compiles
     # the step, and stepping here would block the group's next agent until it has.
-    awaiting = bool(kernels) and forward_model["role"] == "await"
+    awaiting = forward_model == "await"
     for k, item in enumerate(queue):
         if taken is not None and not _claim(Path(taken) / f"{k}.item"):
             continue
@@ -344,7 +352,6 @@ def _load_from_peers(peers: list[str], claims: str | None = None, timeout: float
     ``Dispatcher.compile`` in this subprocess only. Returns counters (``kernels``: linked
     from a peer; ``waited_s``: seconds spent waiting for peers' compiles), updated as they
     change."""
-    from numba.core.caching import FunctionCache
     from numba.core.dispatcher import Dispatcher
 
     from games.numba_cache import cache_root, link_complete_index
@@ -364,20 +371,17 @@ def _load_from_peers(peers: list[str], claims: str | None = None, timeout: float
         return False
 
     def compile_or_link(self, sig):
-        if not isinstance(self._cache, FunctionCache):
+        rel = _cache_index_rel(self)
+        if rel is None:  # no file cache, or one outside this group's (the user's NUMBA_CACHE_DIR)
             return compile_here(self, sig)
-        index = Path(self._cache._cache_file._index_path)
+        index = own / rel
         if index in settled or index.exists():
             return compile_here(self, sig)
         settled.add(index)
-        try:
-            rel = index.relative_to(own)
-        except ValueError:  # a cache outside this group's (the user's NUMBA_CACHE_DIR)
-            return compile_here(self, sig)
         if link(rel, index) or claims_dir is None:
             return compile_here(self, sig)
-        claim = claims_dir / (rel.as_posix().replace("/", "__") + ".claim")
-        if _claim(claim):
+        claim = _claim_path(claims_dir, rel)
+        if _claim(claim) or _claimed_for(claim, os.getpid()):
             try:
                 return compile_here(self, sig)
             finally:
@@ -391,6 +395,36 @@ def _load_from_peers(peers: list[str], claims: str | None = None, timeout: float
 
     Dispatcher.compile = compile_or_link
     return counts
+
+
+def _cache_index_rel(dispatcher) -> Path | None:
+    """The path of ``dispatcher``'s numba cache index relative to this process's
+    :func:`games.numba_cache.cache_root` (the same in every group's private cache and in
+    the shared one), or None when it has no file cache there."""
+    from numba.core.caching import FunctionCache
+
+    from games.numba_cache import cache_root
+
+    if not isinstance(dispatcher._cache, FunctionCache):
+        return None
+    try:
+        return Path(dispatcher._cache._cache_file._index_path).relative_to(cache_root())
+    except ValueError:
+        return None
+
+
+def _claim_path(claims: Path, rel: Path) -> Path:
+    """The claim file of the kernel whose cache index is at ``rel`` (see :func:`_cache_index_rel`)."""
+    return Path(claims) / (rel.as_posix().replace("/", "__") + ".claim")
+
+
+def _claimed_for(claim: Path, pid: int) -> bool:
+    """Whether ``claim`` holds ``pid`` (the first group's claims on the forward model, made
+    before it compiles it)."""
+    try:
+        return int(claim.read_text() or 0) == pid
+    except (OSError, ValueError):
+        return False
 
 
 def _claim(path: Path) -> bool:
@@ -420,50 +454,6 @@ def _holder_alive(claim: Path) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _share_forward_model(spec, role: str, ready: str, snapshot: str, timeout: float = 1800.0) -> tuple:
-    """Compile the game's forward model (:meth:`games.api.Game.forward_model_kernels`) once
-    for all the warm-up's groups.
-
-    ``role="compile"`` (the first group): play one tick of the game, which compiles it,
-    hard-link this process's cache into ``snapshot`` and create ``ready``. ``role="await"``
-    (the others): the first time one of those kernels is about to compile here (a search
-    kernel being typed calls it), wait for ``ready`` and link the snapshot's entries into
-    this process's cache, so numba loads the kernels instead of compiling them. Until then
-    a group compiles what does not need them (its model-free entries go first). Returns the
-    kernels."""
-    from games.numba_cache import cache_root, link_cache_entries
-
-    game = make_game(spec.game, spec.game_config)
-    kernels = game.forward_model_kernels()
-    if role == "compile":
-        game.reset(np.random.SeedSequence(spec.seed))
-        game.step([0] * game.num_players)
-        link_cache_entries(cache_root(), snapshot)
-        Path(ready).touch()
-        return kernels
-    waited = []
-
-    def wait_once():
-        if waited:
-            return
-        waited.append(True)
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(ready) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if os.path.isdir(snapshot):
-            link_cache_entries(snapshot, cache_root())
-        for kernel in kernels:
-            kernel.__dict__.pop("compile", None)
-
-    for kernel in kernels:
-        def compile_after_wait(sig, _compile=kernel.compile):
-            wait_once()
-            return _compile(sig)
-
-        kernel.compile = compile_after_wait  # numba types a call by kernel.compile(signature)
-    return kernels
 
 
 def _warm_one(spec, index: int, step: bool = True) -> None:

@@ -7,8 +7,8 @@ Builds the lineup as ``arena play`` does and runs :func:`cluster.run.warm.warm_u
 in a new empty ``ARENA_CACHE_DIR`` (removed afterwards). The warm-up's wall time on an
 idle machine is about its costliest group's CPU time plus start-up, so ``critical_cpu_s``
 (the largest ``group_cpu_s``) is the figure that holds on a loaded machine. ``groups`` is
-what each group took from the queue (``warm.warm_queue``). ``--no-share`` lets every group
-compile the game's forward model (before ``Game.forward_model_kernels``), ``--no-peers``
+what each group took from the queue (``warm.warm_queue``). ``--no-share`` has no group compile
+the game's forward model first (each steps the game; they reach it in any order), ``--no-peers``
 keeps every group from loading the kernels another group compiles (before
 ``warm._load_from_peers``), ``--order`` forces the queue (lineup indices, items separated
 by ``;``, an item's entries by ``,``), in the same code, for a paired comparison. Prints JSON;
@@ -32,7 +32,7 @@ def main():
     p.add_argument("--ruleset", default="canonical")
     p.add_argument("--workers", type=int, default=None, help="groups (default: the cores)")
     p.add_argument("--no-share", action="store_true",
-                   help="every group compiles the game's forward model (the scheme before sharing it)")
+                   help="no group compiles the forward model first: the groups reach it in any order")
     p.add_argument("--no-peers", action="store_true",
                    help="no group loads a kernel another group compiled (the scheme before)")
     p.add_argument("--order", default=None, help='force the queue, e.g. "0;3;1;2"')
