@@ -282,61 +282,31 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
     return np.int64(population[0, 0]), iterations
 
 
-@nb.njit(cache=True)
-def rhea_decide_canonical(observation, player, root, scratch, mc_state, population, values,
-                          has_population, offspring, off_values, max_iterations, time_limit,
-                          mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                          mc_length, mc_repeat, rng, quirks=0, max_wood=0):
-    """:func:`rhea_search` for an observation of the canonical ruleset, without Monte Carlo
-    rollouts (``mc_length`` and ``mc_repeat`` unused)."""
-    return rhea_search(observation, player, root, scratch, mc_state, population, values,
-                       has_population, offspring, off_values, max_iterations, time_limit,
-                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                       False, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_CANONICAL)
+def _rhea_decide_for(ruleset, mc_rollouts):
+    """The decision kernel: :func:`rhea_search` with ``ruleset`` (RULESET_CANONICAL /
+    RULESET_JAVA) and ``mc_rollouts`` (bool) as constants of the kernel (closure values,
+    which numba folds as it does globals), so it compiles only its own rules and, with
+    Monte Carlo rollouts off, leaves out the rollout's inlined tick and evaluation
+    (``mc_length`` and ``mc_repeat`` are then unused). numba caches each closure under its
+    own key (the closure values are part of it)."""
+
+    @nb.njit(cache=True)
+    def rhea_decide(observation, player, root, scratch, mc_state, population, values,
+                    has_population, offspring, off_values, max_iterations, time_limit,
+                    mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                    mc_length, mc_repeat, rng, quirks=0, max_wood=0):
+        return rhea_search(observation, player, root, scratch, mc_state, population, values,
+                           has_population, offspring, off_values, max_iterations, time_limit,
+                           mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
+                           mc_rollouts, mc_length, mc_repeat, rng, quirks, max_wood, ruleset)
+
+    return rhea_decide
 
 
-@nb.njit(cache=True)
-def rhea_decide_java(observation, player, root, scratch, mc_state, population, values,
-                     has_population, offspring, off_values, max_iterations, time_limit,
-                     mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                     mc_length, mc_repeat, rng, quirks=0, max_wood=0):
-    """:func:`rhea_search` for an observation of the java ruleset, without Monte Carlo rollouts."""
-    return rhea_search(observation, player, root, scratch, mc_state, population, values,
-                       has_population, offspring, off_values, max_iterations, time_limit,
-                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                       False, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_JAVA)
-
-
-@nb.njit(cache=True)
-def rhea_decide_canonical_mc(observation, player, root, scratch, mc_state, population, values,
-                             has_population, offspring, off_values, max_iterations, time_limit,
-                             mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                             mc_length, mc_repeat, rng, quirks=0, max_wood=0):
-    """:func:`rhea_search` for an observation of the canonical ruleset, with Monte Carlo rollouts."""
-    return rhea_search(observation, player, root, scratch, mc_state, population, values,
-                       has_population, offspring, off_values, max_iterations, time_limit,
-                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                       True, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_CANONICAL)
-
-
-@nb.njit(cache=True)
-def rhea_decide_java_mc(observation, player, root, scratch, mc_state, population, values,
-                        has_population, offspring, off_values, max_iterations, time_limit,
-                        mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                        mc_length, mc_repeat, rng, quirks=0, max_wood=0):
-    """:func:`rhea_search` for an observation of the java ruleset, with Monte Carlo rollouts."""
-    return rhea_search(observation, player, root, scratch, mc_state, population, values,
-                       has_population, offspring, off_values, max_iterations, time_limit,
-                       mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                       True, mc_length, mc_repeat, rng, quirks, max_wood, RULESET_JAVA)
-
-
-#: The decision kernel by (the observation's ruleset, Monte Carlo rollouts on). Each
-#: compiles only its own rules, and the default kernels (Monte Carlo rollouts off, a
-#: constant there) leave out the rollout's inlined tick and evaluation: a fresh cache
-#: compiles only the kernel a lineup uses.
-RHEA_DECIDE = {(RULESET_CANONICAL, False): rhea_decide_canonical, (RULESET_JAVA, False): rhea_decide_java,
-               (RULESET_CANONICAL, True): rhea_decide_canonical_mc, (RULESET_JAVA, True): rhea_decide_java_mc}
+#: The decision kernel by (the observation's ruleset, Monte Carlo rollouts on), see
+#: :func:`_rhea_decide_for`: a fresh cache compiles only the kernel a lineup uses.
+RHEA_DECIDE = {(ruleset, mc): _rhea_decide_for(ruleset, mc)
+               for ruleset in (RULESET_CANONICAL, RULESET_JAVA) for mc in (False, True)}
 
 
 # --------------------------------------------------------------------- the agent
