@@ -46,19 +46,19 @@ DIR_DCOL = np.array([0, 0, 0, -1, 1, 0], dtype=np.int64)
 @nb.njit(cache=True, inline="always")
 def _blocks(code):
     """True for the codes that stop movement (rigid, wood)."""
-    return code == RIGID or code == WOOD
+    return (code == RIGID) | (code == WOOD)
 
 
 @nb.njit(cache=True, inline="always")
 def _is_powerup(code):
     """True for the visible power-up codes 6, 7, 8."""
-    return code == EXTRA_BOMB or code == INCR_RANGE or code == KICK
+    return (code >= EXTRA_BOMB) & (code <= KICK)
 
 
 @nb.njit(cache=True, inline="always")
 def _is_agent(code):
     """True for the agent codes 10..13."""
-    return AGENT0 <= code < AGENT0 + N_AGENTS
+    return (code >= AGENT0) & (code < AGENT0 + N_AGENTS)
 
 
 @nb.njit(cache=True, inline="always")
@@ -299,16 +299,19 @@ def _move_agent(board, items, agents, apos, ades, i):
     cur = apos[i]
     nxt = ades[i]
     code = AGENT0 + i
-    if cur != nxt:
-        nt = board[nxt]
-        if not _blocks(nt):
-            apos[i] = nxt
-            agents[i, A_ROW] = ROW_OF[nxt]
-            agents[i, A_COL] = COL_OF[nxt]
-            oc = board[cur]
-            if not (_is_powerup(oc) or oc == FLAMES or oc == BOMB
-                    or (_is_agent(oc) and oc != code)):
-                _reveal(board, items, cur)
+    # Without branches on the (random) move: ``moved`` selects the new position, and the
+    # reveal of the cell left (its hidden item, or 0: a passage) is a select too.
+    moved = (cur != nxt) & (not _blocks(board[nxt]))
+    p = nxt if moved else cur
+    apos[i] = p
+    agents[i, A_ROW] = ROW_OF[p]
+    agents[i, A_COL] = COL_OF[p]
+    oc = board[cur]
+    keep = _is_powerup(oc) | (oc == FLAMES) | (oc == BOMB) | (_is_agent(oc) & (oc != code))
+    reveal = moved & (not keep)
+    hidden = items[cur]
+    board[cur] = hidden if reveal else oc
+    items[cur] = 0 if reveal else hidden
     board[nxt] = code
 
 
@@ -448,13 +451,14 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         if agents[i, A_STATUS] != STATUS_INCOMPLETE:
             continue
         a = actions[i]
-        if a < 0 or a > LAY_BOMB:
-            a = 0
-        if 1 <= a <= 4:
-            t = _step_cell(apos[i], a)
-            if t >= 0 and not _blocks(board[t]):
-                ades[i] = t
-        elif a == LAY_BOMB:
+        a = a if (a >= 0) & (a <= LAY_BOMB) else 0
+        # The move without a branch on the (random) action: direction 0 (stop, lay a
+        # bomb) steps to the cell itself, which never blocks (it holds the agent or a bomb).
+        p = apos[i]
+        t = _step_cell(p, a if a != LAY_BOMB else 0)
+        ok = (t >= 0) & (not _blocks(board[t if t >= 0 else p]))
+        ades[i] = t if ok else p
+        if a == LAY_BOMB:
             p = apos[i]
             if agents[i, A_AMMO] > 0 and grid[p] == 0:
                 if nb_ >= MAX_BOMBS:
@@ -505,10 +509,11 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         for j in range(i + 1, N_AGENTS):
             if not alive[j]:
                 continue
-            if ades[i] != apos[i] and ades[j] != apos[j]:
-                if ades[i] == apos[j] and ades[j] == apos[i]:
-                    ades[i] = apos[i]
-                    ades[j] = apos[j]
+            # one branch, rarely taken (``&``: no short-circuit branches on random moves)
+            if ((ades[i] != apos[i]) & (ades[j] != apos[j])
+                    & (ades[i] == apos[j]) & (ades[j] == apos[i])):
+                ades[i] = apos[i]
+                ades[j] = apos[j]
     if any_moving:
         for k in range(nb_):
             for m in range(k + 1, nb_):
@@ -571,8 +576,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     # bit i while agent i's desired cell differs from its position)
     moving = 0
     for i in range(N_AGENTS):
-        if ades[i] != apos[i]:
-            moving |= 1 << i
+        moving |= np.int64(ades[i] != apos[i]) << i
     for k in range(nb_):
         if moving:
             for i in range(N_AGENTS):
