@@ -552,22 +552,22 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                 continue
             if bdes[k] == bpos[k]:
                 bombs[k, B_DIR] = 0
-            if ades[i] == bdes[k]:
-                if agents[i, A_KICK]:
-                    v = _delta_dir(apos[i], ades[i])
-                    bombs[k, B_DIR] = v
-                    if v != 0:
-                        t = _step_cell(bdes[k], v)
-                        if t < 0 or _blocks(board[t]) or _is_agent(board[t]):
-                            bdes[k] = bpos[k]
-                            bombs[k, B_DIR] = 0
-                        else:
-                            bdes[k] = t
-                else:
-                    if ades[i] != apos[i]:
-                        ades[i] = apos[i]
-                    if bdes[k] != bpos[k]:
+            # an agent heading for the bomb's cell kicks it (rare: one branch) or both
+            # revert (selects: no branch on the random moves)
+            hit = ades[i] == bdes[k]
+            if hit & (agents[i, A_KICK] != 0):
+                v = _delta_dir(apos[i], ades[i])
+                bombs[k, B_DIR] = v
+                if v != 0:
+                    t = _step_cell(bdes[k], v)
+                    if t < 0 or _blocks(board[t]) or _is_agent(board[t]):
                         bdes[k] = bpos[k]
+                        bombs[k, B_DIR] = 0
+                    else:
+                        bdes[k] = t
+            else:
+                ades[i] = apos[i] if hit else ades[i]
+                bdes[k] = bpos[k] if hit else bdes[k]
 
     # 7. bomb overlaps again
     _overlap_bombs(bpos, bdes, nb_, grid)
@@ -580,9 +580,9 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     for k in range(nb_):
         if moving:
             for i in range(N_AGENTS):
-                if moving >> i & 1 and ades[i] == bdes[k]:
-                    ades[i] = apos[i]
-                    moving &= ~(1 << i)
+                back = (moving >> i) & np.int64(ades[i] == bdes[k])  # a select, no branch
+                ades[i] = apos[i] if back else ades[i]
+                moving &= ~(back << i)
         _move_bomb(board, items, bombs, bpos, bdes, k)
 
     # 9. pick-ups
@@ -604,7 +604,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         again = False
         bdead = np.uint64(0)
         for k in range(nb_):
-            if bombs[k, B_LIFE] == 0 or has_flames(flames, bpos[k]):
+            if (bombs[k, B_LIFE] == 0) | has_flames(flames, bpos[k]):
                 made = _explode(board, flames, meta, bombs[k, B_ROW], bombs[k, B_COL],
                                 bombs[k, B_BLAST])
                 if made > 0:
@@ -638,19 +638,19 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         while bits:
             c = w * 64 + first_cell(bits)
             bits = drop_lowest(bits)
+            # Without branches on the flames' lives: the cell shows flames while any stay;
+            # else the first dead flame reveals its item (or 0, a passage) and a second
+            # finds the item taken (a passage); a dead flame takes the item off ``items``.
             v = flames[c]
             dead = np.int64(v & _BYTE)
-            if dead:
-                _reveal(board, items, c)
-                if dead > 1:
-                    board[c] = PASSAGE
-                n_dead += dead
-                v = v & ~_BYTE
-                if v == 0:
-                    clear_flame_cell(flames, c)
-                    continue
-                flames[c] = v
-            board[c] = FLAMES
+            rest = v & ~_BYTE
+            hidden = items[c]
+            shown = hidden if dead == 1 else np.int8(PASSAGE)
+            board[c] = np.int8(FLAMES) if rest != 0 else shown
+            items[c] = np.int8(0) if dead != 0 else hidden
+            flames[c] = rest
+            flames[FLAME_MASK + w] &= ~(np.uint64(rest == 0) << np.uint64(c & 63))
+            n_dead += dead
     meta[M_N_FLAMES] -= n_dead
 
     # 13. kill or move agents
