@@ -44,6 +44,7 @@ from ._layout import (
     M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_FFA, MODE_TEAM,
     N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN, RIGID,
     RULESET_CANONICAL, STATUS_LOSS, STATUS_TIE, STATUS_WIN, STOP, WOOD,
+    COL_OF, NEIGHBOUR, ROW_OF,
     PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
 )
 
@@ -84,20 +85,10 @@ _S_SIZE = _S_ALIVE + N_AGENTS
 
 @nb.njit(cache=True, inline="always")
 def _next_cell(p, direction):
-    """Flat cell one step from flat cell ``p`` in ``direction`` (1..4), or -1 off the board."""
-    r = p // BOARD_SIZE
-    c = p % BOARD_SIZE
-    if direction == 1:
-        r -= 1
-    elif direction == 2:
-        r += 1
-    elif direction == 3:
-        c -= 1
-    elif direction == 4:
-        c += 1
-    if r < 0 or r >= BOARD_SIZE or c < 0 or c >= BOARD_SIZE:
-        return -1
-    return r * BOARD_SIZE + c
+    """Flat cell one step from flat cell ``p`` in ``direction`` (0 none: ``p`` itself,
+    1..4 up / down / left / right), or -1 off the board: one load from ``NEIGHBOUR``
+    (no division by 11, no branch on the direction)."""
+    return np.int64(NEIGHBOUR[p * 5 + direction])
 
 
 @nb.njit(cache=True, inline="always")
@@ -141,23 +132,19 @@ def _tick_flames(board, items, flames, meta):
         while bits:
             p = w * 64 + first_cell(bits)
             bits = drop_lowest(bits)
+            # Without branches on the lives: flames that stay show; else a single dead
+            # flame reveals the hidden item (0: a passage), several leave a passage; a dead
+            # flame takes the item off ``items``.
             v = flames[p]
             dead = np.int64(v & _BYTE)
-            if dead:
-                it = items[p]
-                if it != 0 and dead == 1:
-                    items[p] = 0
-                    board[p] = it
-                else:
-                    items[p] = 0
-                    board[p] = PASSAGE
-                n_dead += dead
-            v = v >> _EIGHT
-            if v == 0:
-                clear_flame_cell(flames, p)
-            else:
-                flames[p] = v
-                board[p] = FLAMES
+            rest = v >> _EIGHT
+            it = items[p]
+            shown = it if dead == 1 else np.int8(PASSAGE)
+            board[p] = np.int8(FLAMES) if rest != 0 else shown
+            items[p] = np.int8(0) if dead != 0 else it
+            flames[p] = rest
+            flames[FLAME_MASK + w] &= ~(np.uint64(rest == 0) << np.uint64(p & 63))
+            n_dead += dead
     meta[M_N_FLAMES] -= n_dead
 
 
@@ -176,8 +163,6 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
             continue
         board[p] = PASSAGE
         act = acts[a]
-        if act == STOP:
-            continue
         if act == LAY_BOMB:
             nb_ = meta[M_N_BOMBS]
             has_bomb = False
@@ -198,9 +183,11 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
                 bombs[nb_, B_DIR] = 0
                 meta[M_N_BOMBS] = nb_ + 1
             continue
+        # Without a branch on the (random) action: STOP steps to the cell itself, a
+        # passage since the line above, so it stays.
         q = _next_cell(p, act)
-        if q >= 0 and not _is_wall(board[q]):
-            ades[a] = q
+        ok = (q >= 0) & (not _is_wall(board[q if q >= 0 else p]))
+        ades[a] = q if ok else p
 
 
 @nb.njit(cache=True, inline="always")
@@ -393,30 +380,31 @@ def _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast):
         if d == p and s[_S_KBY + b] == 0:
             bombs[b, B_DIR] = 0
         else:
-            bombs[b, B_ROW] = d // BOARD_SIZE
-            bombs[b, B_COL] = d % BOARD_SIZE
+            bombs[b, B_ROW] = ROW_OF[d]
+            bombs[b, B_COL] = COL_OF[d]
     for a in range(N_AGENTS):
         if agents[a, A_ALIVE] == 0:
             continue
         d = s[_S_ADES + a]
         p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
-        if d != p:
-            q = _next_cell(p, acts[a])
-            agents[a, A_ROW] = q // BOARD_SIZE
-            agents[a, A_COL] = q % BOARD_SIZE
-            v = board[q]
-            if v == EXTRA_BOMB:
-                if agents[a, A_AMMO] + 1 < MAX_AMMO:
-                    agents[a, A_AMMO] += 1
-                else:
-                    agents[a, A_AMMO] = MAX_AMMO
-            elif v == INCR_RANGE:
-                if agents[a, A_BLAST] + 1 < max_blast:
-                    agents[a, A_BLAST] += 1
-                else:
-                    agents[a, A_BLAST] = max_blast
-            elif v == KICK:
-                agents[a, A_KICK] = 1
+        # selects on the (random) move; the power-up branches below are rarely taken
+        moved = d != p
+        q = _next_cell(p, acts[a] if moved else 0)
+        agents[a, A_ROW] = ROW_OF[q]
+        agents[a, A_COL] = COL_OF[q]
+        v = board[q] if moved else np.int8(PASSAGE)
+        if v == EXTRA_BOMB:
+            if agents[a, A_AMMO] + 1 < MAX_AMMO:
+                agents[a, A_AMMO] += 1
+            else:
+                agents[a, A_AMMO] = MAX_AMMO
+        elif v == INCR_RANGE:
+            if agents[a, A_BLAST] + 1 < max_blast:
+                agents[a, A_BLAST] += 1
+            else:
+                agents[a, A_BLAST] = max_blast
+        elif v == KICK:
+            agents[a, A_KICK] = 1
 
 
 @nb.njit(cache=True, inline="always")

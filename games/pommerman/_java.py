@@ -28,7 +28,7 @@ from ._layout import (
     M_N_FLAMES, M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_FFA,
     N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN,
     RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
-    WOOD, PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
+    WOOD, COL_OF, NEIGHBOUR, ROW_OF, PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
     flames_in_word, has_flames,
 )
 from ..lowlevel import stack_alloca
@@ -37,10 +37,6 @@ BOMB_LIFE = 10
 FLAME_LIFE = 5
 COLLAPSE_START = 500
 COLLAPSE_STEP = 75
-
-# Direction code (0 none, 1 up, 2 down, 3 left, 4 right) -> row / col offset.
-DIR_DROW = np.array([0, -1, 1, 0, 0, 0], dtype=np.int64)
-DIR_DCOL = np.array([0, 0, 0, -1, 1, 0], dtype=np.int64)
 
 
 @nb.njit(cache=True, inline="always")
@@ -76,23 +72,6 @@ def _delta_dir(frm, to):
     return 0
 
 
-def _neighbour_table():
-    """int16[121 * 5]: entry ``c * 5 + direction`` is the cell one step from flat cell
-    ``c`` in ``direction`` (0 none, 1..4 up / down / left / right), or -1 off the board."""
-    table = np.full(N_CELLS * 5, -1, dtype=np.int16)
-    for c in range(N_CELLS):
-        for d in range(5):
-            r = c // BOARD_SIZE + DIR_DROW[d]
-            q = c % BOARD_SIZE + DIR_DCOL[d]
-            if 0 <= r < BOARD_SIZE and 0 <= q < BOARD_SIZE:
-                table[c * 5 + d] = r * BOARD_SIZE + q
-    return table
-
-
-NEIGHBOUR = _neighbour_table()
-#: Row and column of each flat cell (int8[121]; compile-time constants, no division by 11).
-ROW_OF = (np.arange(N_CELLS) // BOARD_SIZE).astype(np.int8)
-COL_OF = (np.arange(N_CELLS) % BOARD_SIZE).astype(np.int8)
 
 
 @nb.njit(cache=True, inline="always")

@@ -101,6 +101,27 @@ STOP, UP, DOWN, LEFT, RIGHT, LAY_BOMB = 0, 1, 2, 3, 4, 5
 ACTION_DROW = np.array([0, -1, 1, 0, 0, 0], dtype=np.int64)
 ACTION_DCOL = np.array([0, 0, 0, -1, 1, 0], dtype=np.int64)
 
+def _neighbour_table():
+    """int16[121 * 5]: entry ``c * 5 + direction`` is the cell one step from flat cell
+    ``c`` in ``direction`` (0 none: ``c`` itself, 1..4 up / down / left / right), or -1
+    off the board."""
+    table = np.full(N_CELLS * 5, -1, dtype=np.int16)
+    for c in range(N_CELLS):
+        for d in range(5):
+            r = c // BOARD_SIZE + ACTION_DROW[d]
+            q = c % BOARD_SIZE + ACTION_DCOL[d]
+            if 0 <= r < BOARD_SIZE and 0 <= q < BOARD_SIZE:
+                table[c * 5 + d] = r * BOARD_SIZE + q
+    return table
+
+
+#: The rules' moves as table loads (compile-time constants in the kernels: no division
+#: by 11, no branch on the direction): ``NEIGHBOUR`` (see ``_neighbour_table``), and the
+#: row and column of each flat cell (int8[121]).
+NEIGHBOUR = _neighbour_table()
+ROW_OF = (np.arange(N_CELLS) // BOARD_SIZE).astype(np.int8)
+COL_OF = (np.arange(N_CELLS) % BOARD_SIZE).astype(np.int8)
+
 # Agent columns.
 A_ROW, A_COL, A_ALIVE, A_AMMO, A_BLAST, A_KICK, A_STATUS, A_REWARD, A_VISIBLE = range(9)
 AGENT_FIELDS = 9
