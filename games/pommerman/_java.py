@@ -208,10 +208,11 @@ def _explode(board, flames, meta, r, c, blast):
 
 
 @nb.njit(cache=True, inline="always")
-def _overlap_bombs(bpos, bdes, n, cnt):
+def _overlap_bombs(bpos, bdes, n):
     """checkPositionOverlap over the bombs: revert every bomb whose desired cell is shared.
 
-    bpos, bdes: int64[MAX_BOMBS] cells; n: bomb count; cnt: int64[121] scratch (left zeroed).
+    bpos, bdes: int64[MAX_BOMBS] cells; n: bomb count. The shared cells are found before
+    any bomb reverts (as the framework's counts are), by pairs: only when a bomb moves.
     """
     moved = False
     for k in range(n):
@@ -220,16 +221,14 @@ def _overlap_bombs(bpos, bdes, n, cnt):
             break
     if not moved:  # reverting a bomb that did not move changes nothing
         return
+    shared = np.uint64(0)
     for k in range(n):
-        cnt[bdes[k]] += 1
+        for m in range(k + 1, n):
+            if bdes[k] == bdes[m]:
+                shared |= (_ONE << np.uint64(k)) | (_ONE << np.uint64(m))
     for k in range(n):
-        if cnt[bdes[k]] > 1:
+        if shared >> np.uint64(k) & _ONE:
             bdes[k] = bpos[k]
-    for k in range(n):
-        cnt[bpos[k]] = 0
-    for k in range(n):
-        cnt[bdes[k]] = 0
-    # a reverted desired equals a position, so the two loops above clear all
 
 
 @nb.njit(cache=True, inline="always")
@@ -375,9 +374,8 @@ def _step_at(board, items, agents, bombs, flames, meta, actions):
 
 
 #: Sizes of the per-tick scratch of ``_step`` (on the stack, see ``stack_alloca``): int64
-#: positions (agents, bombs; written before they are read) and flags, int16 cell counts.
+#: positions (agents, bombs; written before they are read) and flags.
 _SCRATCH_SIZE = 2 * N_AGENTS + 2 * MAX_BOMBS + 2 * N_AGENTS
-_COUNTS_SIZE = N_CELLS
 _EIGHT = np.uint64(8)
 _BYTE = np.uint64(0xFF)
 _ONE = np.uint64(1)
@@ -391,13 +389,10 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     mode = meta[M_MODE]
     nb_ = meta[M_N_BOMBS]
 
-    # Scratch on the stack. int64: agent pos/desired, bomb pos/desired (filled below and
-    # when a bomb is laid), agent flags. int16 (zeroed): the bomb grid (then overlap
-    # counts, always re-zeroed). The flames' occupancy is their cell marks (_layout).
+    # Scratch on the stack (int64): agent pos/desired, bomb pos/desired (filled below and
+    # when a bomb is laid), agent flags; nothing to zero per tick (no cell grid: the few
+    # bombs and agents are compared by pairs). The flames' occupancy is their cell marks.
     scratch = nb.carray(stack_alloca(_SCRATCH_SIZE, np.int64), _SCRATCH_SIZE)
-    counts = nb.carray(stack_alloca(_COUNTS_SIZE, np.int16), _COUNTS_SIZE)
-    for j in range(_COUNTS_SIZE):
-        counts[j] = 0
     o = 0
     apos = scratch[o:o + N_AGENTS]
     o += N_AGENTS
@@ -412,20 +407,19 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     alive = scratch[o:o + N_AGENTS]
     for i in range(N_AGENTS):
         dying[i] = 0
-    grid = counts[0:N_CELLS]
 
     for k in range(nb_):
         p = bombs[k, B_ROW] * BOARD_SIZE + bombs[k, B_COL]
         bpos[k] = p
         bdes[k] = p
-        grid[p] = 1
     for i in range(N_AGENTS):
         p = agents[i, A_ROW] * BOARD_SIZE + agents[i, A_COL]
         apos[i] = p
         ades[i] = p
         alive[i] = agents[i, A_ALIVE] != 0
 
-    # 1. actions
+    # 1. actions (a bomb is laid where none stood at the start of the tick)
+    nb_start = nb_
     for i in range(N_AGENTS):
         if agents[i, A_STATUS] != STATUS_INCOMPLETE:
             continue
@@ -438,8 +432,10 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         ok = (t >= 0) & (not _blocks(board[t if t >= 0 else p]))
         ades[i] = t if ok else p
         if a == LAY_BOMB:
-            p = apos[i]
-            if agents[i, A_AMMO] > 0 and grid[p] == 0:
+            free = True
+            for k in range(nb_start):
+                free &= bpos[k] != p
+            if agents[i, A_AMMO] > 0 and free:
                 if nb_ >= MAX_BOMBS:
                     meta[M_OVERFLOW] = 1
                 else:
@@ -454,8 +450,6 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                     bdes[nb_] = p
                     nb_ += 1
                     board[p] = BOMB
-    for k in range(nb_):
-        grid[bpos[k]] = 0
     meta[M_N_BOMBS] = nb_
 
     # 2. flames tick: every life one lower (a cell's word one byte down); the ones now at
@@ -508,21 +502,16 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                     if ades[i] == bpos[k] and bdes[k] == apos[i]:
                         bdes[k] = bpos[k]
 
-    # 5. overlaps (agents, then bombs); counts taken once
-    for i in range(N_AGENTS):
-        if alive[i]:
-            grid[ades[i]] += 1
+    # 5. overlaps (agents, then bombs): every living agent whose desired cell another
+    # living agent shares reverts (the shared cells found before any revert)
     revert = 0
     for i in range(N_AGENTS):
-        if alive[i] and grid[ades[i]] > 1:
-            revert |= 1 << i
+        for j in range(i + 1, N_AGENTS):
+            both = alive[i] & alive[j] & (ades[i] == ades[j])
+            revert |= both * ((1 << i) | (1 << j))
     for i in range(N_AGENTS):
-        if alive[i]:
-            grid[ades[i]] = 0
-    for i in range(N_AGENTS):
-        if revert & (1 << i):
-            ades[i] = apos[i]
-    _overlap_bombs(bpos, bdes, nb_, grid)
+        ades[i] = apos[i] if revert >> i & 1 else ades[i]
+    _overlap_bombs(bpos, bdes, nb_)
 
     # 6. kicks
     for k in range(nb_):
@@ -549,7 +538,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                 bdes[k] = bpos[k] if hit else bdes[k]
 
     # 7. bomb overlaps again
-    _overlap_bombs(bpos, bdes, nb_, grid)
+    _overlap_bombs(bpos, bdes, nb_)
 
     # 8. bombs move (agents that moved onto a bomb's target revert first; ``moving`` has
     # bit i while agent i's desired cell differs from its position)
