@@ -168,7 +168,8 @@ def _add_flame(board, flames, meta, r, c):
     t = board[p]
     if t == RIGID:
         return False, False
-    if add_flames(flames, p, FLAME_LIFE, 1):
+    # one life above FLAME_LIFE: step 11 ages every flame, the new ones too (_step)
+    if add_flames(flames, p, FLAME_LIFE + 1, 1):
         meta[M_N_FLAMES] += 1
     else:
         meta[M_OVERFLOW] = 1
@@ -452,14 +453,10 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                     board[p] = BOMB
     meta[M_N_BOMBS] = nb_
 
-    # 2. flames tick: every life one lower (a cell's word one byte down); the ones now at
-    # life 0 stay (byte 0) until step 11, so the cell marks are the occupancy of step 10
-    for w in range(2):
-        bits = flames[FLAME_MASK + w]
-        while bits:
-            c = w * 64 + first_cell(bits)
-            bits = drop_lowest(bits)
-            flames[c] = flames[c] >> _EIGHT
+    # 2. flames tick: every life one lower. Deferred to step 11's pass over the flame
+    # cells (one pass instead of two): nothing before it reads a flame's life, only the
+    # cell marks (the occupancy of step 10, unchanged by ageing), and the flames that
+    # step 10 adds get life FLAME_LIFE + 1, so that they too end the tick at FLAME_LIFE.
 
     # 3. bombs tick
     any_moving = False
@@ -594,6 +591,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
             nb_ = _remove_bombs(bombs, bpos, bdes, bdead, nb_)
     meta[M_N_BOMBS] = nb_
 
+    # 2 (deferred). Every flame one life lower (its cell's word one byte down); then
     # 11. dead flames (life 0: byte 0) reveal their cell, one reveal each (a second one
     # finds the item taken and leaves a passage), and go; 12. remaining flames show.
     # Cells are independent, so one pass per cell does both. The marks as they stand
@@ -609,7 +607,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
             # Without branches on the flames' lives: the cell shows flames while any stay;
             # else the first dead flame reveals its item (or 0, a passage) and a second
             # finds the item taken (a passage); a dead flame takes the item off ``items``.
-            v = flames[c]
+            v = flames[c] >> _EIGHT
             dead = np.int64(v & _BYTE)
             rest = v & ~_BYTE
             hidden = items[c]
