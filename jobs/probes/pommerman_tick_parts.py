@@ -23,8 +23,7 @@ import numba as nb
 import numpy as np
 
 from games.pommerman import PommermanConfig, generate
-from games.pommerman.kernels import copy_into, copy_state, step
-from games.pommerman._layout import M_DONE, M_STEP, N_AGENTS
+from games.pommerman.kernels import M_DONE, M_STEP, N_AGENTS, copy_into, copy_state, step
 from games.rng import make_rng, rng_integer
 
 RANDOM, STOP, NO_STEP = 0, 1, 2
