@@ -36,6 +36,7 @@ import numpy as np
 
 from ..lowlevel import stack_alloca
 from ._layout import (
+    is_powerup, is_wall,
     step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
@@ -89,18 +90,6 @@ def _next_cell(p, direction):
     1..4 up / down / left / right), or -1 off the board: one load from ``NEIGHBOUR``
     (no division by 11, no branch on the direction)."""
     return np.int64(NEIGHBOUR[p * 5 + direction])
-
-
-@nb.njit(cache=True, inline="always")
-def _is_powerup(v):
-    """True for the power-up cell codes 6, 7, 8."""
-    return v == EXTRA_BOMB or v == INCR_RANGE or v == KICK
-
-
-@nb.njit(cache=True, inline="always")
-def _is_wall(v):
-    """True for rigid (1) or wood (2)."""
-    return v == RIGID or v == WOOD
 
 
 @nb.njit(cache=True, inline="always")
@@ -186,7 +175,7 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
         # Without a branch on the (random) action: STOP steps to the cell itself, a
         # passage since the line above, so it stays.
         q = _next_cell(p, act)
-        ok = (q >= 0) & (not _is_wall(board[q if q >= 0 else p]))
+        ok = (q >= 0) & (not is_wall(board[q if q >= 0 else p]))
         ades[a] = q if ok else p
 
 
@@ -210,7 +199,7 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
         if d != 0:
             p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
             q = _next_cell(p, d)
-            if q >= 0 and not _is_powerup(board[q]) and not _is_wall(board[q]):
+            if q >= 0 and not is_powerup(board[q]) and not is_wall(board[q]):
                 s[_S_BDES + b] = q
 
     # Crossings (swaps across one border).
@@ -301,7 +290,7 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
         direction = acts[a]
         t = _next_cell(d, direction)
         if (t >= 0 and s[_S_AOCC + t] == 0 and s[_S_BOCC + t] == 0
-                and not _is_powerup(board[t]) and not _is_wall(board[t])):
+                and not is_powerup(board[t]) and not is_wall(board[t])):
             s[_S_BOCC + d] = 0
             s[_S_DBOMB + 2 * ndb] = b
             s[_S_DBOMB + 2 * ndb + 1] = t

@@ -19,6 +19,7 @@ import numba as nb
 import numpy as np
 
 from ._layout import (
+    is_powerup, is_wall,
     step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     BOMB_FIELDS, FLAME_MASK, FLAME_WORDS, META_FIELDS,
@@ -37,18 +38,6 @@ BOMB_LIFE = 10
 FLAME_LIFE = 5
 COLLAPSE_START = 500
 COLLAPSE_STEP = 75
-
-
-@nb.njit(cache=True, inline="always")
-def _blocks(code):
-    """True for the codes that stop movement (rigid, wood)."""
-    return (code == RIGID) | (code == WOOD)
-
-
-@nb.njit(cache=True, inline="always")
-def _is_powerup(code):
-    """True for the visible power-up codes 6, 7, 8."""
-    return (code >= EXTRA_BOMB) & (code <= KICK)
 
 
 @nb.njit(cache=True, inline="always")
@@ -267,14 +256,14 @@ def _move_bomb(board, items, bombs, bpos, bdes, k):
     nxt = bdes[k]
     if cur != nxt:
         nt = board[nxt]
-        if not _blocks(nt):
+        if not is_wall(nt):
             bpos[k] = nxt
             bombs[k, B_ROW] = ROW_OF[nxt]
             bombs[k, B_COL] = COL_OF[nxt]
-            if _is_powerup(nt):
+            if is_powerup(nt):
                 items[nxt] = nt
             oc = board[cur]
-            if not (_is_powerup(oc) or oc == FLAMES or _is_agent(oc)):
+            if not (is_powerup(oc) or oc == FLAMES or _is_agent(oc)):
                 _reveal(board, items, cur)
     board[nxt] = BOMB
 
@@ -287,13 +276,13 @@ def _move_agent(board, items, agents, apos, ades, i):
     code = AGENT0 + i
     # Without branches on the (random) move: ``moved`` selects the new position, and the
     # reveal of the cell left (its hidden item, or 0: a passage) is a select too.
-    moved = (cur != nxt) & (not _blocks(board[_u(nxt)]))
+    moved = (cur != nxt) & (not is_wall(board[_u(nxt)]))
     p = nxt if moved else cur
     apos[i] = p
     agents[i, A_ROW] = ROW_OF[_u(p)]
     agents[i, A_COL] = COL_OF[_u(p)]
     oc = board[_u(cur)]
-    keep = _is_powerup(oc) | (oc == FLAMES) | (oc == BOMB) | (_is_agent(oc) & (oc != code))
+    keep = is_powerup(oc) | (oc == FLAMES) | (oc == BOMB) | (_is_agent(oc) & (oc != code))
     reveal = moved & (not keep)
     hidden = items[_u(cur)]
     board[_u(cur)] = hidden if reveal else oc
@@ -437,7 +426,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         # bomb) steps to the cell itself, which never blocks (it holds the agent or a bomb).
         p = apos[i]
         t = _step_cell(p, a if a != LAY_BOMB else 0)
-        ok = (t >= 0) & (not _blocks(board[_u(t if t >= 0 else p)]))
+        ok = (t >= 0) & (not is_wall(board[_u(t if t >= 0 else p)]))
         ades[i] = t if ok else p
         if a == LAY_BOMB:
             free = True
@@ -472,7 +461,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         d = bombs[k, B_DIR]
         if d != 0:
             t = _step_cell(bpos[k], d)
-            if t < 0 or _blocks(board[t]):
+            if t < 0 or is_wall(board[t]):
                 bombs[k, B_DIR] = 0
             else:
                 bdes[k] = t
@@ -532,7 +521,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                 bombs[k, B_DIR] = v
                 if v != 0:
                     t = _step_cell(bdes[k], v)
-                    if t < 0 or _blocks(board[t]) or _is_agent(board[t]):
+                    if t < 0 or is_wall(board[t]) or _is_agent(board[t]):
                         bdes[k] = bpos[k]
                         bombs[k, B_DIR] = 0
                     else:

@@ -122,6 +122,18 @@ NEIGHBOUR = _neighbour_table()
 ROW_OF = (np.arange(N_CELLS) // BOARD_SIZE).astype(np.int8)
 COL_OF = (np.arange(N_CELLS) % BOARD_SIZE).astype(np.int8)
 
+@nb.njit(cache=True, inline="always")
+def is_wall(code):
+    """True for the cell codes that stop a move (rigid, wood); ``|``, not ``or``: no branch."""
+    return (code == RIGID) | (code == WOOD)
+
+
+@nb.njit(cache=True, inline="always")
+def is_powerup(code):
+    """True for the visible power-up codes 6, 7, 8 (extra bomb, range, kick)."""
+    return (code >= EXTRA_BOMB) & (code <= KICK)
+
+
 # Agent columns.
 A_ROW, A_COL, A_ALIVE, A_AMMO, A_BLAST, A_KICK, A_STATUS, A_REWARD, A_VISIBLE = range(9)
 AGENT_FIELDS = 9
