@@ -91,7 +91,7 @@ def _reveal(board, items, c):
         board[c] = PASSAGE
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _process_dead(agents, dying, mode):
     """OriginalGameConfig.processDeadAgents for the agents flagged in ``dying``.
 
@@ -152,16 +152,14 @@ def _process_dead(agents, dying, mode):
 
 
 @nb.njit(cache=True, inline="always")
-def _add_flame(board, flames, meta, r, c):
-    """Bomb.tryToAddFlame at (r, c): add a flame of life 5 unless off board or rigid.
+def _add_flame(board, flames, meta, p):
+    """Bomb.tryToAddFlame at flat cell ``p`` (on the board): add a flame of life 5 unless
+    the cell is rigid.
 
     board: int8[121]; flames: uint64[FLAME_WORDS] (per cell, see _layout); meta: int32[12].
-    Returns (added, keep_going).
+    Returns (added, keep_going): keep going past anything but rigid and wood.
     """
-    if r < 0 or r >= BOARD_SIZE or c < 0 or c >= BOARD_SIZE:
-        return False, False
-    p = r * BOARD_SIZE + c
-    t = board[p]
+    t = board[_u(p)]
     if t == RIGID:
         return False, False
     # one life above FLAME_LIFE: step 11 ages every flame, the new ones too (_step)
@@ -169,38 +167,35 @@ def _add_flame(board, flames, meta, r, c):
         meta[M_N_FLAMES] += 1
     else:
         meta[M_OVERFLOW] = 1
-    board[p] = FLAMES
+    board[_u(p)] = FLAMES
     return True, t != WOOD
 
 
 @nb.njit(cache=True, inline="always")
-def _explode(board, flames, meta, r, c, blast):
-    """Bomb.explode of a bomb at (r, c) with ``blast``; returns the number of flames made.
+def _explode(board, flames, meta, centre, blast):
+    """Bomb.explode of a bomb at flat cell ``centre`` with ``blast``; returns the number
+    of flames made.
 
-    Flames go on the centre, then i = 1..blast-1 alternating +col / -col, then
-    +row / -row; a direction stops at the edge or rigid, or just after wood.
+    The reference puts flames on the centre, then i = 1..blast-1 alternating +col / -col,
+    then +row / -row; a direction stops at the edge or rigid, or just after wood. The
+    four directions' cells are disjoint and a direction's walk reads only its own cells,
+    so walking them one after the other (centre, then right, left, down, up: ``NEIGHBOUR``
+    steps) leaves the same board and flames, with one ``_add_flame`` site instead of five
+    (the java rules compile about 2 s faster: the cold start).
     """
-    made = 0
-    added, _ = _add_flame(board, flames, meta, r, c)
-    made += added
-    go_p = True
-    go_m = True
-    for i in range(1, blast):
-        if go_p:
-            added, go_p = _add_flame(board, flames, meta, r, c + i)
+    added, _ = _add_flame(board, flames, meta, centre)
+    made = np.int64(added)
+    for d in range(4):
+        direction = 4 - d  # right, left, down, up
+        p = centre
+        for _ in range(1, blast):
+            p = _step_cell(p, direction)
+            if p < 0:
+                break
+            added, go = _add_flame(board, flames, meta, p)
             made += added
-        if go_m:
-            added, go_m = _add_flame(board, flames, meta, r, c - i)
-            made += added
-    go_p = True
-    go_m = True
-    for i in range(1, blast):
-        if go_p:
-            added, go_p = _add_flame(board, flames, meta, r + i, c)
-            made += added
-        if go_m:
-            added, go_m = _add_flame(board, flames, meta, r - i, c)
-            made += added
+            if not go:
+                break
     return made
 
 
@@ -566,8 +561,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         bdead = np.uint64(0)
         for k in range(nb_):
             if (bombs[k, B_LIFE] == 0) | has_flames(flames, bpos[k]):
-                made = _explode(board, flames, meta, bombs[k, B_ROW], bombs[k, B_COL],
-                                bombs[k, B_BLAST])
+                made = _explode(board, flames, meta, bpos[k], bombs[k, B_BLAST])
                 if made > 0:
                     again = True
                     bdead |= np.uint64(1) << np.uint64(k)
