@@ -1,0 +1,120 @@
+"""One sitting against the Java framework: its JBench and ``arena bench pommerman --json
+--ruleset java`` interleaved, and the ratios of the README's speed table.
+
+    python -m jobs.tools.java_sitting --java-dir W [--rounds 3] [--out DIR]
+
+``W`` is the scratch folder of the side-by-side harness's build (``../shared/tools/
+java-pommerman/README.md``): the framework's files in ``W/jp`` (JBench runs from there: the
+framework loads resources by relative path), its classes in ``W/jbuild``, the harness's in
+``W/harness``. Each round runs ``java -cp CP core.JBench false 8`` then Arena's benchmark
+(from this repository), one after the other on an idle machine; the raw outputs and a log
+with the load average go to ``--out``. Prints one JSON object: per figure, the medians of
+both sides over the rounds, the median of the per-round ratios (Arena / Java; Java / Arena
+for the decision times, where lower is better) and the per-round ratios. Only ratios taken
+in one sitting compare (the machine's speed moves by up to 1.7x between days, the JVM's by a
+fifth between sittings 15 minutes apart).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent.parent
+
+#: (figure, JBench line key, JBench field, Arena's key, lower is better)
+FIGURES = (
+    ("ticks_per_s", "fm_ticks_per_s", None, "ticks_per_s", False),
+    ("copies_per_s", "copies_per_s", None, "copies_per_s", False),
+    ("mcts_iters_per_40ms", "mcts_default_40ms", "median_iters", "mcts_iters_per_40ms", False),
+    ("rhea_iters_per_40ms", "rhea_default_40ms", "median_iters", "rhea_iters_per_40ms", False),
+    ("mcts_200_decision_ms", "mcts_default_200it", "median_ms", "ms_per_decision_mcts_200", True),
+    ("rhea_200_decision_ms", "rhea_default_200it", "median_ms", "rhea_ms_per_decision_200", True),
+)
+
+
+def parse_jbench(text: str) -> dict[str, float]:
+    """JBench's figures by :data:`FIGURES` name, from its ``JAVA key value ...`` lines (the
+    first number after the key, or the number after ``field``)."""
+    lines = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0] == "JAVA":
+            lines[parts[1]] = parts[2:]
+    out = {}
+    for name, key, field, _, _ in FIGURES:
+        words = lines.get(key)
+        if words is None:
+            raise ValueError(f"JBench output: no line for {key!r}")
+        value = words[0] if field is None else words[words.index(field) + 1]
+        out[name] = float(value)
+    return out
+
+
+def ratios(rounds: list[tuple[dict, dict]]) -> dict[str, dict]:
+    """Per figure: medians of both sides and the median of the per-round ratios (Arena's
+    advantage), from ``rounds`` of (java, arena) figure dicts."""
+    table = {}
+    for name, _, _, arena_key, lower_better in FIGURES:
+        per_round = [(j[name] / a[arena_key]) if lower_better else (a[arena_key] / j[name])
+                     for j, a in rounds]
+        table[name] = {"java": statistics.median(j[name] for j, _ in rounds),
+                       "arena": statistics.median(a[arena_key] for _, a in rounds),
+                       "ratio": round(statistics.median(per_round), 2),
+                       "per_round": [round(r, 2) for r in per_round]}
+    return table
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jobs.tools.java_sitting", description=__doc__.split("\n\n")[0])
+    p.add_argument("--java-dir", required=True, type=Path, help="the harness build's scratch folder (jp, jbuild, harness)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--out", type=Path, default=None, help="raw outputs and log (default: a new folder in /tmp)")
+    a = p.parse_args(argv)
+    w = a.java_dir.resolve()
+    for sub in ("jp", "jbuild", "harness"):
+        if not (w / sub).is_dir():
+            print(f"--java-dir: {w / sub} is missing (build the harness first, see this module's docstring)",
+                  file=sys.stderr)
+            return 2
+    jars = sorted(str(j) for j in (w / "jp" / "lib").glob("*.jar"))
+    cp = os.pathsep.join([str(w / "harness"), str(w / "jbuild"), *jars])
+    out = a.out or Path(f"/tmp/java-sitting-{time.strftime('%Y%m%d-%H%M%S')}")
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "log"
+    rounds = []
+    for r in range(1, a.rounds + 1):
+        with log.open("a") as f:
+            f.write(f"round {r} java {time.strftime('%H:%M:%S')} load {_load()}\n")
+        java = subprocess.run(["java", "-cp", cp, "core.JBench", "false", "8"], cwd=w / "jp",
+                              capture_output=True, text=True, check=True).stdout
+        (out / f"java-{r}.txt").write_text(java)
+        with log.open("a") as f:
+            f.write(f"round {r} arena {time.strftime('%H:%M:%S')} load {_load()}\n")
+        arena = subprocess.run([sys.executable, "-m", "jobs.cli", "bench", "pommerman", "--json", "--ruleset", "java"],
+                               cwd=_ROOT, capture_output=True, text=True, check=True).stdout
+        (out / f"arena-{r}.json").write_text(arena)
+        rounds.append((parse_jbench(java), json.loads(arena)))
+    with log.open("a") as f:
+        f.write(f"end {time.strftime('%H:%M:%S')} load {_load()}\n")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    print(json.dumps({"arena_commit": commit, "rounds": a.rounds, "out": str(out),
+                      "figures": ratios(rounds)}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
