@@ -3,8 +3,8 @@
 
     python -m jobs.tools.java_sitting --java-dir W [--rounds 3] [--out DIR]
 
-``W`` is the scratch folder of the side-by-side harness's build (``../shared/tools/
-java-pommerman/README.md``): the framework's files in ``W/jp`` (JBench runs from there: the
+``W`` is the scratch folder of the side-by-side harness's build (the developers'
+``java-pommerman`` harness; see its README): the framework's files in ``W/jp`` (JBench runs from there: the
 framework loads resources by relative path), its classes in ``W/jbuild``, the harness's in
 ``W/harness``. Each round runs ``java -cp CP core.JBench false 8`` then Arena's benchmark
 (from this repository), one after the other on an idle machine; the raw outputs and a log
