@@ -41,6 +41,8 @@ def main():
     p.add_argument("--keep", action="store_true",
                    help="keep the new cache directory (for a second run with --cache-dir)")
     a = p.parse_args()
+    if len(a.agents.split(",")) != 4:
+        p.error(f"--agents: four agents, one per seat (e.g. osla,osla,osla,osla), got {a.agents!r}")
     cache_dir = a.cache_dir or tempfile.mkdtemp(prefix="arena-cold-")
     os.environ["ARENA_CACHE_DIR"] = cache_dir
     os.environ.pop("NUMBA_CACHE_DIR", None)
