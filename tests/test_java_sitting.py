@@ -1,7 +1,7 @@
 """jobs.tools.java_sitting: JBench's output read right, ratios oriented right."""
 import pytest
 
-from jobs.tools.java_sitting import FIGURES, main, parse_jbench, ratios
+from jobs.tools.java_sitting import FIGURES, arena_figures, main, parse_jbench, ratios
 
 JBENCH = """\
 JAVA fm_ticks_per_s 270118 games 90396 mean_len 23.9
@@ -27,14 +27,18 @@ def test_parse_jbench_names_a_missing_line():
 
 def test_ratios_are_arena_over_java_and_inverted_for_times():
     java = parse_jbench(JBENCH)
-    arena = {"ticks_per_s": 2701180.0, "copies_per_s": 242062.0 * 3, "mcts_iters_per_40ms": 7990,
-             "rhea_iters_per_40ms": 385 * 2, "ms_per_decision_mcts_200": 0.552, "rhea_ms_per_decision_200": 14.38 / 4}
+    bench = {"ticks_per_s": 2701180.0, "copies_per_s": 242062.0 * 3, "mcts_iters_per_40ms": 7990,
+             "rhea_iters_per_40ms": 385 * 2, "ms_per_decision_mcts_200": 0.552, "rhea_ms_per_decision_200": 14.38 / 4,
+             "cold_start_s": 20.0}
+    arena = arena_figures(bench)
     table = ratios([(java, arena), (java, {**arena, "ticks_per_s": 270118.0 * 20})])
     assert set(table) == {f[0] for f in FIGURES}
-    assert table["ticks_per_s"]["per_round"] == [10.0, 20.0] and table["ticks_per_s"]["ratio"] == 15.0
-    assert table["copies_per_s"]["ratio"] == 3.0
-    assert table["mcts_200_decision_ms"]["ratio"] == 10.0  # Java's ms / Arena's ms: 10x faster
-    assert table["rhea_200_decision_ms"]["ratio"] == 4.0
+    ticks = table["ticks_per_s"]
+    assert (ticks["ratio_min"], ticks["ratio_max"], ticks["advantage"]) == (10.0, 20.0, 15.0)
+    assert table["copies_per_s"]["advantage"] == 3.0
+    assert table["mcts_200_decision_ms"]["advantage"] == 10.0  # Java's ms / Arena's ms: 10x faster
+    assert table["rhea_200_decision_ms"]["advantage"] == 4.0
+    assert table["rhea_200_decision_ms"]["rev"] == 14.38 and table["ticks_per_s"]["tree"] == 270118.0 * 15
 
 
 def test_main_refuses_a_folder_without_the_harness(tmp_path, capsys):

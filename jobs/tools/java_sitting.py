@@ -8,9 +8,9 @@
 framework loads resources by relative path), its classes in ``W/jbuild``, the harness's in
 ``W/harness``. Each round runs ``java -cp CP core.JBench false 8`` then Arena's benchmark
 (from this repository), one after the other on an idle machine; the raw outputs and a log
-with the load average go to ``--out``. Prints one JSON object: per figure, the medians of
-both sides over the rounds, the median of the per-round ratios (Arena / Java; Java / Arena
-for the decision times, where lower is better) and the per-round ratios. Only ratios taken
+with the load average go to ``--out``. Prints one JSON object: per figure, the paired check's
+summary (:func:`ratios`: Arena as ``tree``, Java as ``rev``) and ``advantage``, Arena's (Java's
+time / Arena's for the decision times, where lower is better). Only ratios taken
 in one sitting compare (the machine's speed moves by up to 1.7x between days, the JVM's by a
 fifth between sittings 15 minutes apart).
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -27,14 +26,16 @@ from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
 
-#: (figure, JBench line key, JBench field, Arena's key, lower is better)
+#: (figure, JBench line key, JBench field or None for the first number, Arena's key). A
+#: figure's name says which way is better (``jobs.tools.paired_bench.better_direction``:
+#: the decision times are better lower).
 FIGURES = (
-    ("ticks_per_s", "fm_ticks_per_s", None, "ticks_per_s", False),
-    ("copies_per_s", "copies_per_s", None, "copies_per_s", False),
-    ("mcts_iters_per_40ms", "mcts_default_40ms", "median_iters", "mcts_iters_per_40ms", False),
-    ("rhea_iters_per_40ms", "rhea_default_40ms", "median_iters", "rhea_iters_per_40ms", False),
-    ("mcts_200_decision_ms", "mcts_default_200it", "median_ms", "ms_per_decision_mcts_200", True),
-    ("rhea_200_decision_ms", "rhea_default_200it", "median_ms", "rhea_ms_per_decision_200", True),
+    ("ticks_per_s", "fm_ticks_per_s", None, "ticks_per_s"),
+    ("copies_per_s", "copies_per_s", None, "copies_per_s"),
+    ("mcts_iters_per_40ms", "mcts_default_40ms", "median_iters", "mcts_iters_per_40ms"),
+    ("rhea_iters_per_40ms", "rhea_default_40ms", "median_iters", "rhea_iters_per_40ms"),
+    ("mcts_200_decision_ms", "mcts_default_200it", "median_ms", "ms_per_decision_mcts_200"),
+    ("rhea_200_decision_ms", "rhea_default_200it", "median_ms", "rhea_ms_per_decision_200"),
 )
 
 
@@ -47,7 +48,7 @@ def parse_jbench(text: str) -> dict[str, float]:
         if len(parts) >= 3 and parts[0] == "JAVA":
             lines[parts[1]] = parts[2:]
     out = {}
-    for name, key, field, _, _ in FIGURES:
+    for name, key, field, _ in FIGURES:
         words = lines.get(key)
         if words is None:
             raise ValueError(f"JBench output: no line for {key!r}")
@@ -56,25 +57,21 @@ def parse_jbench(text: str) -> dict[str, float]:
     return out
 
 
+def arena_figures(bench: dict) -> dict[str, float]:
+    """Arena's benchmark JSON (``arena bench pommerman --json``) by :data:`FIGURES` name."""
+    return {name: float(bench[key]) for name, _, _, key in FIGURES}
+
+
 def ratios(rounds: list[tuple[dict, dict]]) -> dict[str, dict]:
-    """Per figure: medians of both sides and the median of the per-round ratios (Arena's
-    advantage), from ``rounds`` of (java, arena) figure dicts."""
-    table = {}
-    for name, _, _, arena_key, lower_better in FIGURES:
-        per_round = [(j[name] / a[arena_key]) if lower_better else (a[arena_key] / j[name])
-                     for j, a in rounds]
-        table[name] = {"java": statistics.median(j[name] for j, _ in rounds),
-                       "arena": statistics.median(a[arena_key] for _, a in rounds),
-                       "ratio": round(statistics.median(per_round), 2),
-                       "per_round": [round(r, 2) for r in per_round]}
-    return table
+    """Per figure, from ``rounds`` of (Java, Arena) figure dicts: the paired check's summary
+    (:func:`jobs.tools.paired_bench.summarise`, Arena as the tree and Java as the revision:
+    ``tree`` / ``rev`` medians, per-round ratios Arena / Java with their median, min and
+    max) and ``advantage``, the median of Arena's per-round advantage (``speedup``: Java's
+    time / Arena's for the decision times)."""
+    from jobs.tools.paired_bench import summarise
 
-
-def _load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
+    figures, _ = summarise([a for _, a in rounds], [j for j, _ in rounds])
+    return {name: {**entry, "advantage": entry["speedup"]} for name, entry in figures.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,18 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     rounds = []
     for r in range(1, a.rounds + 1):
         with log.open("a") as f:
-            f.write(f"round {r} java {time.strftime('%H:%M:%S')} load {_load()}\n")
+            f.write(f"round {r} java {time.strftime('%H:%M:%S')} load {os.getloadavg()}\n")
         java = subprocess.run(["java", "-cp", cp, "core.JBench", "false", "8"], cwd=w / "jp",
                               capture_output=True, text=True, check=True).stdout
         (out / f"java-{r}.txt").write_text(java)
         with log.open("a") as f:
-            f.write(f"round {r} arena {time.strftime('%H:%M:%S')} load {_load()}\n")
+            f.write(f"round {r} arena {time.strftime('%H:%M:%S')} load {os.getloadavg()}\n")
         arena = subprocess.run([sys.executable, "-m", "jobs.cli", "bench", "pommerman", "--json", "--ruleset", "java"],
                                cwd=_ROOT, capture_output=True, text=True, check=True).stdout
         (out / f"arena-{r}.json").write_text(arena)
-        rounds.append((parse_jbench(java), json.loads(arena)))
+        rounds.append((parse_jbench(java), arena_figures(json.loads(arena))))
     with log.open("a") as f:
-        f.write(f"end {time.strftime('%H:%M:%S')} load {_load()}\n")
+        f.write(f"end {time.strftime('%H:%M:%S')} load {os.getloadavg()}\n")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True,
                             text=True).stdout.strip()
     print(json.dumps({"arena_commit": commit, "rounds": a.rounds, "out": str(out),
