@@ -36,7 +36,7 @@ import numpy as np
 
 from ..lowlevel import stack_alloca
 from ._layout import (
-    is_powerup, is_wall,
+    is_powerup, is_wall, neighbour_cell,
     step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
@@ -82,14 +82,6 @@ _S_DAGENT = _S_DBOMB + 2 * MAX_BOMBS  # delayed agent updates (agent, cell) [2 *
 _S_ACTS = _S_DAGENT + 2 * MAX_BOMBS  # sanitized actions [4]
 _S_ALIVE = _S_ACTS + N_AGENTS       # alive at the start of the step [4]
 _S_SIZE = _S_ALIVE + N_AGENTS
-
-
-@nb.njit(cache=True, inline="always")
-def _next_cell(p, direction):
-    """Flat cell one step from flat cell ``p`` in ``direction`` (0 none: ``p`` itself,
-    1..4 up / down / left / right), or -1 off the board: one load from ``NEIGHBOUR``
-    (no division by 11, no branch on the direction)."""
-    return np.int64(NEIGHBOUR[p * 5 + direction])
 
 
 @nb.njit(cache=True, inline="always")
@@ -174,7 +166,7 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
             continue
         # Without a branch on the (random) action: STOP steps to the cell itself, a
         # passage since the line above, so it stays.
-        q = _next_cell(p, act)
+        q = neighbour_cell(p, act)
         ok = (q >= 0) & (not is_wall(board[q if q >= 0 else p]))
         ades[a] = q if ok else p
 
@@ -198,7 +190,7 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
         d = bombs[b, B_DIR]
         if d != 0:
             p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
-            q = _next_cell(p, d)
+            q = neighbour_cell(p, d)
             if q >= 0 and not is_powerup(board[q]) and not is_wall(board[q]):
                 s[_S_BDES + b] = q
 
@@ -288,7 +280,7 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
             nda += 1
             continue
         direction = acts[a]
-        t = _next_cell(d, direction)
+        t = neighbour_cell(d, direction)
         if (t >= 0 and s[_S_AOCC + t] == 0 and s[_S_BOCC + t] == 0
                 and not is_powerup(board[t]) and not is_wall(board[t])):
             s[_S_BOCC + d] = 0
@@ -378,7 +370,7 @@ def _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast):
         p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
         # selects on the (random) move; the power-up branches below are rarely taken
         moved = d != p
-        q = _next_cell(p, acts[a] if moved else 0)
+        q = neighbour_cell(p, acts[a] if moved else 0)
         agents[a, A_ROW] = ROW_OF[q]
         agents[a, A_COL] = COL_OF[q]
         v = board[q] if moved else np.int8(PASSAGE)

@@ -19,7 +19,7 @@ import numba as nb
 import numpy as np
 
 from ._layout import (
-    is_powerup, is_wall,
+    is_powerup, is_wall, neighbour_cell, unsigned,
     step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     BOMB_FIELDS, FLAME_MASK, FLAME_WORDS, META_FIELDS,
@@ -61,20 +61,6 @@ def _delta_dir(frm, to):
     return 0
 
 
-
-
-@nb.njit(cache=True, inline="always")
-def _u(i):
-    """``i`` (a non-negative int) as an unsigned index: numba then compiles no wraparound of
-    negative indices (three instructions per access on the rules' hot paths)."""
-    return np.uint64(i)
-
-
-@nb.njit(cache=True, inline="always")
-def _step_cell(c, direction):
-    """Cell one step from flat cell ``c`` in ``direction`` (1..4), or -1 off the board
-    (one load from ``NEIGHBOUR``, a compile-time constant: no division by 11)."""
-    return np.int64(NEIGHBOUR[_u(c * 5 + direction)])
 
 
 @nb.njit(cache=True, inline="always")
@@ -159,7 +145,7 @@ def _add_flame(board, flames, meta, p):
     board: int8[121]; flames: uint64[FLAME_WORDS] (per cell, see _layout); meta: int32[12].
     Returns (added, keep_going): keep going past anything but rigid and wood.
     """
-    t = board[_u(p)]
+    t = board[unsigned(p)]
     if t == RIGID:
         return False, False
     # one life above FLAME_LIFE: step 11 ages every flame, the new ones too (_step)
@@ -167,7 +153,7 @@ def _add_flame(board, flames, meta, p):
         meta[M_N_FLAMES] += 1
     else:
         meta[M_OVERFLOW] = 1
-    board[_u(p)] = FLAMES
+    board[unsigned(p)] = FLAMES
     return True, t != WOOD
 
 
@@ -189,7 +175,7 @@ def _explode(board, flames, meta, centre, blast):
         direction = 4 - d  # right, left, down, up
         p = centre
         for _ in range(1, blast):
-            p = _step_cell(p, direction)
+            p = neighbour_cell(p, direction)
             if p < 0:
                 break
             added, go = _add_flame(board, flames, meta, p)
@@ -271,18 +257,18 @@ def _move_agent(board, items, agents, apos, ades, i):
     code = AGENT0 + i
     # Without branches on the (random) move: ``moved`` selects the new position, and the
     # reveal of the cell left (its hidden item, or 0: a passage) is a select too.
-    moved = (cur != nxt) & (not is_wall(board[_u(nxt)]))
+    moved = (cur != nxt) & (not is_wall(board[unsigned(nxt)]))
     p = nxt if moved else cur
     apos[i] = p
-    agents[i, A_ROW] = ROW_OF[_u(p)]
-    agents[i, A_COL] = COL_OF[_u(p)]
-    oc = board[_u(cur)]
+    agents[i, A_ROW] = ROW_OF[unsigned(p)]
+    agents[i, A_COL] = COL_OF[unsigned(p)]
+    oc = board[unsigned(cur)]
     keep = is_powerup(oc) | (oc == FLAMES) | (oc == BOMB) | (_is_agent(oc) & (oc != code))
     reveal = moved & (not keep)
-    hidden = items[_u(cur)]
-    board[_u(cur)] = hidden if reveal else oc
-    items[_u(cur)] = 0 if reveal else hidden
-    board[_u(nxt)] = code
+    hidden = items[unsigned(cur)]
+    board[unsigned(cur)] = hidden if reveal else oc
+    items[unsigned(cur)] = 0 if reveal else hidden
+    board[unsigned(nxt)] = code
 
 
 @nb.njit(cache=True)
@@ -420,8 +406,8 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         # The move without a branch on the (random) action: direction 0 (stop, lay a
         # bomb) steps to the cell itself, which never blocks (it holds the agent or a bomb).
         p = apos[i]
-        t = _step_cell(p, a if a != LAY_BOMB else 0)
-        ok = (t >= 0) & (not is_wall(board[_u(t if t >= 0 else p)]))
+        t = neighbour_cell(p, a if a != LAY_BOMB else 0)
+        ok = (t >= 0) & (not is_wall(board[unsigned(t if t >= 0 else p)]))
         ades[i] = t if ok else p
         if a == LAY_BOMB:
             free = True
@@ -455,7 +441,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         bombs[k, B_LIFE] -= 1
         d = bombs[k, B_DIR]
         if d != 0:
-            t = _step_cell(bpos[k], d)
+            t = neighbour_cell(bpos[k], d)
             if t < 0 or is_wall(board[t]):
                 bombs[k, B_DIR] = 0
             else:
@@ -515,7 +501,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                 v = _delta_dir(apos[i], ades[i])
                 bombs[k, B_DIR] = v
                 if v != 0:
-                    t = _step_cell(bdes[k], v)
+                    t = neighbour_cell(bdes[k], v)
                     if t < 0 or is_wall(board[t]) or _is_agent(board[t]):
                         bdes[k] = bpos[k]
                         bombs[k, B_DIR] = 0
@@ -597,14 +583,14 @@ def _step(board, items, agents, bombs, flames, meta, actions):
             # Without branches on the flames' lives: the cell shows flames while any stay;
             # else the first dead flame reveals its item (or 0, a passage) and a second
             # finds the item taken (a passage); a dead flame takes the item off ``items``.
-            v = flames[_u(c)] >> _EIGHT
+            v = flames[unsigned(c)] >> _EIGHT
             dead = np.int64(v & _BYTE)
             rest = v & ~_BYTE
-            hidden = items[_u(c)]
+            hidden = items[unsigned(c)]
             shown = hidden if dead == 1 else np.int8(PASSAGE)
-            board[_u(c)] = np.int8(FLAMES) if rest != 0 else shown
-            items[_u(c)] = np.int8(0) if dead != 0 else hidden
-            flames[_u(c)] = rest
+            board[unsigned(c)] = np.int8(FLAMES) if rest != 0 else shown
+            items[unsigned(c)] = np.int8(0) if dead != 0 else hidden
+            flames[unsigned(c)] = rest
             flames[FLAME_MASK + w] &= ~(np.uint64(rest == 0) << np.uint64(c & 63))
             n_dead += dead
     meta[M_N_FLAMES] -= n_dead
