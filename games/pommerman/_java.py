@@ -358,6 +358,7 @@ _EIGHT = np.uint64(8)
 _BYTE = np.uint64(0xFF)
 _ONE = np.uint64(1)
 assert MAX_BOMBS <= 64, "step 10 keeps the bombs' death flags in one uint64"
+assert N_AGENTS == 4, "steps 6 and 8 test the four agents without a loop"
 
 
 @nb.njit(cache=True, inline="always")
@@ -386,10 +387,25 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     for i in range(N_AGENTS):
         dying[i] = 0
 
+    # The bombs' positions, and 3. bombs tick, in one pass: every life one lower, a moving
+    # bomb heads for the next cell unless a wall or the edge stops it. The bombs laid in
+    # step 1 come after and get their life already one lower (BOMB_LIFE - 1, what step 3
+    # gave them in the framework); step 1 changes the board only under the layer (an
+    # agent's code to a bomb, neither a wall), so the stop test reads what it read there.
+    any_moving = False
     for k in range(nb_):
         p = bombs[k, B_ROW] * BOARD_SIZE + bombs[k, B_COL]
         bpos[k] = p
         bdes[k] = p
+        bombs[k, B_LIFE] -= 1
+        d = bombs[k, B_DIR]
+        if d != 0:
+            t = neighbour_cell(p, d)
+            if t < 0 or is_wall(board[t]):
+                bombs[k, B_DIR] = 0
+            else:
+                bdes[k] = t
+                any_moving = True
     for i in range(N_AGENTS):
         p = agents[i, A_ROW] * BOARD_SIZE + agents[i, A_COL]
         apos[i] = p
@@ -421,7 +437,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                     bombs[nb_, B_ROW] = agents[i, A_ROW]
                     bombs[nb_, B_COL] = agents[i, A_COL]
                     bombs[nb_, B_OWNER] = i
-                    bombs[nb_, B_LIFE] = BOMB_LIFE
+                    bombs[nb_, B_LIFE] = BOMB_LIFE - 1  # step 3 (above)
                     bombs[nb_, B_BLAST] = agents[i, A_BLAST]
                     bombs[nb_, B_DIR] = 0
                     bpos[nb_] = p
@@ -435,18 +451,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     # cell marks (the occupancy of step 10, unchanged by ageing), and the flames that
     # step 10 adds get life FLAME_LIFE + 1, so that they too end the tick at FLAME_LIFE.
 
-    # 3. bombs tick
-    any_moving = False
-    for k in range(nb_):
-        bombs[k, B_LIFE] -= 1
-        d = bombs[k, B_DIR]
-        if d != 0:
-            t = neighbour_cell(bpos[k], d)
-            if t < 0 or is_wall(board[t]):
-                bombs[k, B_DIR] = 0
-            else:
-                bdes[k] = t
-                any_moving = True
+    # 3. bombs tick: above, with the positions.
 
     # 4. swaps. The framework checks every ordered pair; a revert only makes later
     # checks fail, and (j, i) tests what (i, j) tested, so unordered pairs suffice.
@@ -485,10 +490,26 @@ def _step(board, items, agents, bombs, flames, meta, actions):
             revert |= both * ((1 << i) | (1 << j))
     for i in range(N_AGENTS):
         ades[i] = apos[i] if revert >> i & 1 else ades[i]
-    _overlap_bombs(bpos, bdes, nb_)
+    if any_moving:  # else every bomb's desired cell is its own: nothing to revert
+        _overlap_bombs(bpos, bdes, nb_)
 
-    # 6. kicks
+    # 6. kicks. A pair (bomb k, agent i) acts only when the agent heads for the bomb's
+    # desired cell and one of them moves: an agent standing on a bomb that stays "hits"
+    # it, and its kick (direction 0) or revert changes nothing. A bomb that stays and
+    # that no moving agent heads for (most bombs, most ticks) only has its direction
+    # cleared, which the agents' loop does once there is a living agent; so it skips the
+    # loop (a few compares without branches instead of four rounds of stores).
+    any_alive = alive[0] | alive[1] | alive[2] | alive[3]
     for k in range(nb_):
+        b = bdes[k]
+        if b == bpos[k]:
+            heads = False
+            for i in range(N_AGENTS):
+                heads |= (alive[i] != 0) & (ades[i] != apos[i]) & (ades[i] == b)
+            if not heads:
+                if any_alive:
+                    bombs[k, B_DIR] = 0
+                continue
         for i in range(N_AGENTS):
             if not alive[i]:
                 continue
@@ -507,12 +528,14 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                         bombs[k, B_DIR] = 0
                     else:
                         bdes[k] = t
+                        any_moving = True
             else:
                 ades[i] = apos[i] if hit else ades[i]
                 bdes[k] = bpos[k] if hit else bdes[k]
 
-    # 7. bomb overlaps again
-    _overlap_bombs(bpos, bdes, nb_)
+    # 7. bomb overlaps again (``any_moving``: a bomb moves since step 3, or was kicked)
+    if any_moving:
+        _overlap_bombs(bpos, bdes, nb_)
 
     # 8. bombs move (agents that moved onto a bomb's target revert first; ``moving`` has
     # bit i while agent i's desired cell differs from its position)
@@ -520,11 +543,13 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     for i in range(N_AGENTS):
         moving |= np.int64(ades[i] != apos[i]) << i
     for k in range(nb_):
-        if moving:
+        b = bdes[k]
+        back = moving & ((np.int64(ades[0] == b)) | (np.int64(ades[1] == b) << 1)
+                         | (np.int64(ades[2] == b) << 2) | (np.int64(ades[3] == b) << 3))
+        if back:  # rare: one branch
             for i in range(N_AGENTS):
-                back = (moving >> i) & np.int64(ades[i] == bdes[k])  # a select, no branch
-                ades[i] = apos[i] if back else ades[i]
-                moving &= ~(back << i)
+                ades[i] = apos[i] if (back >> i) & 1 else ades[i]
+            moving &= ~back
         _move_bomb(board, items, bombs, bpos, bdes, k)
 
     # 9. pick-ups
