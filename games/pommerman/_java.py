@@ -425,11 +425,13 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         t = neighbour_cell(p, a if a != LAY_BOMB else 0)
         ok = (t >= 0) & (not is_wall(board[unsigned(t if t >= 0 else p)]))
         ades[i] = t if ok else p
-        if a == LAY_BOMB:
+        # (an agent without ammo lays nothing: tested with the action, without a branch of
+        # its own, so that a random LAY_BOMB without ammo takes no branch)
+        if (a == LAY_BOMB) & (agents[i, A_AMMO] > 0):
             free = True
             for k in range(nb_start):
                 free &= bpos[k] != p
-            if agents[i, A_AMMO] > 0 and free:
+            if free:
                 if nb_ >= MAX_BOMBS:
                     meta[M_OVERFLOW] = 1
                 else:
@@ -602,6 +604,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     n_dead = 0
     for w in range(2):
         bits = flames[FLAME_MASK + w]
+        kept = bits  # the marks of the cells that keep a flame (stored once, after)
         while bits:
             c = w * 64 + first_cell(bits)
             bits = drop_lowest(bits)
@@ -616,8 +619,9 @@ def _step(board, items, agents, bombs, flames, meta, actions):
             board[unsigned(c)] = np.int8(FLAMES) if rest != 0 else shown
             items[unsigned(c)] = np.int8(0) if dead != 0 else hidden
             flames[unsigned(c)] = rest
-            flames[FLAME_MASK + w] &= ~(np.uint64(rest == 0) << np.uint64(c & 63))
+            kept &= ~(np.uint64(rest == 0) << np.uint64(c & 63))
             n_dead += dead
+        flames[FLAME_MASK + w] = kept
     meta[M_N_FLAMES] -= n_dead
 
     # 13. kill or move agents
