@@ -186,6 +186,13 @@ def _explode(board, flames, meta, centre, blast):
 
 
 @nb.njit(cache=True, inline="always")
+def _cell_bit(lo, hi, c):
+    """Bit of flat cell ``c`` (0..120) in the two-word cell mask ``lo`` (cells 0..63),
+    ``hi`` (64..120), as a uint64 0 or 1 (a select: no branch)."""
+    return ((lo if c < 64 else hi) >> np.uint64(c & 63)) & np.uint64(1)
+
+
+@nb.njit(cache=True, inline="always")
 def _overlap_bombs(bpos, bdes, n):
     """checkPositionOverlap over the bombs: revert every bomb whose desired cell is shared.
 
@@ -393,10 +400,15 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     # gave them in the framework); step 1 changes the board only under the layer (an
     # agent's code to a bomb, neither a wall), so the stop test reads what it read there.
     any_moving = False
+    bomb_lo = np.uint64(0)  # the bombs' cells (a two-word cell mask, _cell_bit)
+    bomb_hi = np.uint64(0)
     for k in range(nb_):
         p = bombs[k, B_ROW] * BOARD_SIZE + bombs[k, B_COL]
         bpos[k] = p
         bdes[k] = p
+        bit = _ONE << np.uint64(p & 63)
+        bomb_lo |= bit if p < 64 else np.uint64(0)
+        bomb_hi |= bit if p >= 64 else np.uint64(0)
         bombs[k, B_LIFE] -= 1
         d = bombs[k, B_DIR]
         if d != 0:
@@ -446,6 +458,10 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                     bdes[nb_] = p
                     nb_ += 1
                     board[p] = BOMB
+                    if p < 64:
+                        bomb_lo |= _ONE << np.uint64(p & 63)
+                    else:
+                        bomb_hi |= _ONE << np.uint64(p & 63)
     meta[M_N_BOMBS] = nb_
 
     # 2. flames tick: every life one lower. Deferred to step 11's pass over the flame
@@ -501,8 +517,15 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     # that no moving agent heads for (most bombs, most ticks) only has its direction
     # cleared, which the agents' loop does once there is a living agent; so it skips the
     # loop (a few compares without branches instead of four rounds of stores).
+    # While no bomb moves (``any_moving``: every bomb's desired cell is its own and its
+    # direction 0, step 3), the loop acts only if a moving agent heads for a bomb's cell
+    # (``_cell_bit`` of the bombs' cells): else it is skipped whole.
     any_alive = alive[0] | alive[1] | alive[2] | alive[3]
-    for k in range(nb_):
+    heads_any = np.uint64(0)
+    for i in range(N_AGENTS):
+        heads_any |= (np.uint64(alive[i] != 0) & np.uint64(ades[i] != apos[i])
+                      & _cell_bit(bomb_lo, bomb_hi, ades[i]))
+    for k in range(nb_ if (any_moving | (heads_any != 0)) else 0):
         b = bdes[k]
         if b == bpos[k]:
             heads = False
@@ -544,15 +567,25 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     moving = 0
     for i in range(N_AGENTS):
         moving |= np.int64(ades[i] != apos[i]) << i
-    for k in range(nb_):
-        b = bdes[k]
-        back = moving & ((np.int64(ades[0] == b)) | (np.int64(ades[1] == b) << 1)
-                         | (np.int64(ades[2] == b) << 2) | (np.int64(ades[3] == b) << 3))
-        if back:  # rare: one branch
-            for i in range(N_AGENTS):
-                ades[i] = apos[i] if (back >> i) & 1 else ades[i]
-            moving &= ~back
-        _move_bomb(board, items, bombs, bpos, bdes, k)
+    if any_moving:
+        for k in range(nb_):
+            b = bdes[k]
+            back = moving & ((np.int64(ades[0] == b)) | (np.int64(ades[1] == b) << 1)
+                             | (np.int64(ades[2] == b) << 2) | (np.int64(ades[3] == b) << 3))
+            if back:  # rare: one branch
+                for i in range(N_AGENTS):
+                    ades[i] = apos[i] if (back >> i) & 1 else ades[i]
+                moving &= ~back
+            _move_bomb(board, items, bombs, bpos, bdes, k)
+    else:
+        # No bomb moves: every desired cell is the bomb's own, so the loop above reverts
+        # each moving agent that heads for a bomb's cell (once, whichever bomb) and
+        # stamps the bombs' cells. The same without a branch per bomb.
+        for i in range(N_AGENTS):
+            back = ((moving >> i) & 1) & np.int64(_cell_bit(bomb_lo, bomb_hi, ades[i]))
+            ades[i] = apos[i] if back else ades[i]
+        for k in range(nb_):
+            board[unsigned(bpos[k])] = BOMB
 
     # 9. pick-ups
     for i in range(N_AGENTS):
