@@ -55,6 +55,21 @@ def repeated_copies(src, dst, count):
 CALL_SECONDS = 0.02
 
 
+def games_per_call(play, seconds=CALL_SECONDS, start=8, cap=1 << 16, clock=time.perf_counter):
+    """Games per timed call of ``play(games)``: ``start`` doubled until one call takes at
+    least ``seconds`` by ``clock`` (or reaches ``cap``), so that the 2-3 us of calling a
+    kernel from Python (unboxing its arguments) stays out of the ticks' time. At 8 games
+    (about 200 ticks) per call it was 10-15% of it; JBench's loop has no such cost."""
+    games = start
+    while games < cap:
+        t0 = clock()
+        play(games)
+        if clock() - t0 >= seconds:
+            break
+        games *= 2
+    return games
+
+
 def bench_engine(ruleset: str = "canonical", mode: str = "ffa", seconds: float = 2.0, seed: int = 0) -> dict:
     """Ticks per second of random games and copies per second, on one core."""
     config = PommermanConfig(mode=mode, ruleset=ruleset)
@@ -62,16 +77,7 @@ def bench_engine(ruleset: str = "canonical", mode: str = "ffa", seconds: float =
     scratch = copy_state(boards[0])
     rng = make_rng(seed)
     random_playouts(boards, scratch, rng, 1)  # compile / load
-    # Games per call: doubled until a call takes CALL_SECONDS, so that the 2-3 us of
-    # calling the kernel from Python (unboxing the boards and the state) stays out of the
-    # ticks' time (it was 10-15% of it at 8 games per call; JBench's loop has no such cost).
-    batch = 8
-    while True:
-        t0 = time.perf_counter()
-        random_playouts(boards, scratch, rng, batch)
-        if time.perf_counter() - t0 >= CALL_SECONDS or batch >= 1 << 16:
-            break
-        batch *= 2
+    batch = games_per_call(lambda games: random_playouts(boards, scratch, rng, games))
     games, ticks, elapsed = 0, 0, 0.0
     while elapsed < seconds:
         t0 = time.perf_counter()
@@ -83,5 +89,5 @@ def bench_engine(ruleset: str = "canonical", mode: str = "ffa", seconds: float =
     t0 = time.perf_counter()
     repeated_copies(boards[0], scratch, n)
     copy_s = time.perf_counter() - t0
-    return {"ticks_per_s": ticks / elapsed, "random_games": games,
+    return {"ticks_per_s": ticks / elapsed, "random_games": games, "games_per_call": batch,
             "mean_game_length": ticks / games, "copies_per_s": n / copy_s}
