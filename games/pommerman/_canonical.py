@@ -71,9 +71,7 @@ START_CELLS = ((1, 1), (BOARD_SIZE - 2, 1), (BOARD_SIZE - 2, BOARD_SIZE - 2), (1
 # Offsets into the per-step int16 scratch buffer (on the stack: see ``stack_alloca``).
 _S_AOCC = 0                         # agent occupancy per cell [121]
 _S_BOCC = _S_AOCC + N_CELLS         # bomb occupancy per cell [121]
-_S_CROSS = _S_BOCC + N_CELLS        # border -> 1 + (agent id | 4 + bomb index) [242]
-_S_EXPL = _S_CROSS + 2 * N_CELLS    # exploded map [121]
-_S_ADES = _S_EXPL + N_CELLS         # agents' desired cell [4]
+_S_ADES = _S_BOCC + N_CELLS         # agents' desired cell [4]
 _S_BDES = _S_ADES + N_AGENTS        # bombs' desired cell [MAX_BOMBS]
 _S_KBY = _S_BDES + MAX_BOMBS        # bomb -> 1 + kicking agent (0 none) [MAX_BOMBS]
 _S_KOF = _S_KBY + MAX_BOMBS         # agent -> 1 + kicked bomb (0 none) [4]
@@ -81,16 +79,18 @@ _S_DBOMB = _S_KOF + N_AGENTS        # delayed bomb updates (bomb, cell) [2 * MAX
 _S_DAGENT = _S_DBOMB + 2 * MAX_BOMBS  # delayed agent updates (agent, cell) [2 * MAX_BOMBS]
 _S_ACTS = _S_DAGENT + 2 * MAX_BOMBS  # sanitized actions [4]
 _S_ALIVE = _S_ACTS + N_AGENTS       # alive at the start of the step [4]
-_S_SIZE = _S_ALIVE + N_AGENTS
+_S_AKEY = _S_ALIVE + N_AGENTS       # agent -> border crossed, or negative [4]
+_S_BKEY = _S_AKEY + N_AGENTS        # bomb -> border crossed, or -1 [MAX_BOMBS]
+_S_EXPL = _S_BKEY + MAX_BOMBS       # exploded map [121], zeroed by _chain_explosions
+_S_SIZE = _S_EXPL + N_CELLS
 
 
 @nb.njit(cache=True, inline="always")
 def _border(p, q):
-    """Index (0..241) of the border between adjacent flat cells p and q."""
+    """Index (0..241) of the border between adjacent flat cells p and q (selects)."""
     lo = p if p < q else q
-    if p - q == BOARD_SIZE or q - p == BOARD_SIZE:
-        return lo
-    return N_CELLS + lo
+    vertical = (p - q == BOARD_SIZE) | (q - p == BOARD_SIZE)
+    return lo if vertical else N_CELLS + lo
 
 
 _EIGHT = np.uint64(8)
@@ -144,14 +144,16 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
             continue
         board[p] = PASSAGE
         act = acts[a]
-        if act == LAY_BOMB:
+        # An agent without ammo lays nothing: tested with the action (no branch of its
+        # own for a random LAY_BOMB without ammo).
+        if (act == LAY_BOMB) & (agents[a, A_AMMO] > 0):
             nb_ = meta[M_N_BOMBS]
             has_bomb = False
             for b in range(nb_):
                 if bombs[b, B_ROW] == agents[a, A_ROW] and bombs[b, B_COL] == agents[a, A_COL]:
                     has_bomb = True
                     break
-            if not has_bomb and agents[a, A_AMMO] > 0:
+            if not has_bomb:
                 if nb_ >= MAX_BOMBS:
                     meta[M_OVERFLOW] = 1
                     continue
@@ -163,10 +165,9 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
                 bombs[nb_, B_BLAST] = agents[a, A_BLAST]
                 bombs[nb_, B_DIR] = 0
                 meta[M_N_BOMBS] = nb_ + 1
-            continue
-        # Without a branch on the (random) action: STOP steps to the cell itself, a
-        # passage since the line above, so it stays.
-        q = neighbour_cell(p, act)
+        # Without a branch on the (random) action: STOP and LAY_BOMB (direction 0) step to
+        # the cell itself, a passage since the line above, so the agent stays.
+        q = neighbour_cell(p, act if act != LAY_BOMB else 0)
         ok = (q >= 0) & (not is_wall(board[q if q >= 0 else p]))
         ades[a] = q if ok else p
 
@@ -194,33 +195,47 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
             if q >= 0 and not is_powerup(board[q]) and not is_wall(board[q]):
                 s[_S_BDES + b] = q
 
-    # Crossings (swaps across one border).
+    # Crossings (swaps across one border). The reference keys a map by the border: the
+    # first mover across a border (agents in id order, then bombs in laying order) holds
+    # it, and a later one bounces (agent-agent both, bomb-bomb both, a bomb crossing an
+    # agent only the bomb). Here each mover's border is kept (``_S_AKEY``, ``_S_BKEY``;
+    # a stayer or a dead agent gets a negative key of its own) and a later mover looks for
+    # the first earlier one with its border: the same holder, and no 242-slot map to zero
+    # every tick. The agents' look-up is a few selects (no branch on the random moves).
     for a in range(N_AGENTS):
+        s[_S_AKEY + a] = -1 - a
         if agents[a, A_ALIVE] == 0:
             continue
         p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
         q = s[_S_ADES + a]
-        if q != p:
-            key = _S_CROSS + _border(p, q)
-            if s[key] != 0:
-                s[_S_ADES + a] = p
-                a2 = s[key] - 1
-                s[_S_ADES + a2] = agents[a2, A_ROW] * BOARD_SIZE + agents[a2, A_COL]
-            else:
-                s[key] = 1 + a
+        key = _border(p, q) if q != p else -1 - a
+        holder = -1
+        for a2 in range(a - 1, -1, -1):  # the earliest match wins: scanned last
+            holder = a2 if s[_S_AKEY + a2] == key else holder
+        s[_S_AKEY + a] = key
+        if holder >= 0:  # a crossing: rare
+            s[_S_ADES + a] = p
+            s[_S_ADES + holder] = agents[holder, A_ROW] * BOARD_SIZE + agents[holder, A_COL]
     for b in range(nbombs):
         p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
         q = s[_S_BDES + b]
+        s[_S_BKEY + b] = -1
         if q != p:
-            key = _S_CROSS + _border(p, q)
-            if s[key] != 0:
+            key = _border(p, q)
+            s[_S_BKEY + b] = key
+            held_by_agent = False
+            for a2 in range(N_AGENTS):
+                held_by_agent |= s[_S_AKEY + a2] == key
+            holder = -1
+            if not held_by_agent:
+                for b2 in range(b):
+                    if s[_S_BKEY + b2] == key:
+                        holder = b2
+                        break
+            if held_by_agent or holder >= 0:
                 s[_S_BDES + b] = p
-                other = s[key] - 1
-                if other >= N_AGENTS:
-                    b2 = other - N_AGENTS
-                    s[_S_BDES + b2] = bombs[b2, B_ROW] * BOARD_SIZE + bombs[b2, B_COL]
-            else:
-                s[key] = 1 + N_AGENTS + b
+                if holder >= 0:
+                    s[_S_BDES + holder] = bombs[holder, B_ROW] * BOARD_SIZE + bombs[holder, B_COL]
 
     # Occupancy counts.
     for a in range(N_AGENTS):
@@ -237,14 +252,14 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
                 continue
             d = s[_S_ADES + a]
             p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
-            if d != p and (s[_S_AOCC + d] > 1 or s[_S_BOCC + d] > 1):
+            if (d != p) & ((s[_S_AOCC + d] > 1) | (s[_S_BOCC + d] > 1)):
                 s[_S_ADES + a] = p
                 s[_S_AOCC + p] += 1
                 change = True
         for b in range(nbombs):
             d = s[_S_BDES + b]
             p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
-            if d != p and (s[_S_BOCC + d] > 1 or s[_S_AOCC + d] > 1):
+            if (d != p) & ((s[_S_BOCC + d] > 1) | (s[_S_AOCC + d] > 1)):
                 s[_S_BDES + b] = p
                 s[_S_BOCC + p] += 1
                 change = True
@@ -318,7 +333,7 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
                 continue
             d = s[_S_ADES + a]
             p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
-            if d != p and (s[_S_AOCC + d] > 1 or s[_S_BOCC + d] != 0):
+            if (d != p) & ((s[_S_AOCC + d] > 1) | (s[_S_BOCC + d] != 0)):
                 kb = s[_S_KOF + a]
                 if kb != 0:
                     b = kb - 1
@@ -397,6 +412,8 @@ def _chain_explosions(board, agents, bombs, nbombs, expl):
     rules compile faster without it). Returns (nbombs, lo, hi): the bombs left and the
     lowest / highest blasted cell.
     """
+    for q in range(N_CELLS):  # the blast map is zeroed here, on the ticks that use it
+        expl[q] = 0
     lo = N_CELLS
     hi = -1
     any_new = True
@@ -458,7 +475,8 @@ def _chain_explosions(board, agents, bombs, nbombs, expl):
 def _explode(board, agents, bombs, meta, expl):
     """Tick bombs and resolve (chain) explosions.
 
-    expl: int16 view of 121 zeros, set to 1 on every blasted cell. Exploded
+    expl: int16 view of 121 cells, zeroed then set to 1 on every blasted cell when a
+    bomb explodes (else left as it was: nothing reads it then). Exploded
     bombs are removed from ``bombs`` keeping the laying order; their owners
     get one ammo back (cap 10). Returns (exploded, lo, hi): True when
     anything exploded, and the lowest / highest blasted cell (lo > hi when
