@@ -81,8 +81,7 @@ _S_ACTS = _S_DAGENT + 2 * MAX_BOMBS  # sanitized actions [4]
 _S_ALIVE = _S_ACTS + N_AGENTS       # alive at the start of the step [4]
 _S_AKEY = _S_ALIVE + N_AGENTS       # agent -> border crossed, or negative [4]
 _S_BKEY = _S_AKEY + N_AGENTS        # bomb -> border crossed, or -1 [MAX_BOMBS]
-_S_EXPL = _S_BKEY + MAX_BOMBS       # exploded map [121], zeroed by _chain_explosions
-_S_SIZE = _S_EXPL + N_CELLS
+_S_SIZE = _S_BKEY + MAX_BOMBS
 
 
 @nb.njit(cache=True, inline="always")
@@ -95,6 +94,7 @@ def _border(p, q):
 
 _EIGHT = np.uint64(8)
 _BYTE = np.uint64(0xFF)
+_ONE = np.uint64(1)
 
 
 @nb.njit(cache=True, inline="always")
@@ -404,18 +404,17 @@ def _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast):
 
 
 @nb.njit(cache=True)
-def _chain_explosions(board, agents, bombs, nbombs, expl):
+def _chain_explosions(board, agents, bombs, nbombs):
     """The explosions of a tick in which a bomb explodes (:func:`_explode`): every bomb of
-    life 0 explodes (its owner's ammo back, its blast marked in ``expl``) and leaves the
-    list (laying order kept); bombs in a blast explode next, until none does. A call of its
-    own, not inlined into the rules (it runs on the ticks with an explosion only; the
-    rules compile faster without it). Returns (nbombs, lo, hi): the bombs left and the
-    lowest / highest blasted cell.
+    life 0 explodes (its owner's ammo back, its blast marked in the blast mask) and leaves
+    the list (laying order kept); bombs in a blast explode next, until none does. A call of
+    its own, not inlined into the rules (it runs on the ticks with an explosion only; the
+    rules compile faster without it). Returns (nbombs, blast_lo, blast_hi): the bombs left
+    and the blasted cells as a two-word cell mask (uint64: bit c of ``blast_lo`` for cell
+    c < 64, bit c - 64 of ``blast_hi`` for the others).
     """
-    for q in range(N_CELLS):  # the blast map is zeroed here, on the ticks that use it
-        expl[q] = 0
-    lo = N_CELLS
-    hi = -1
+    blast_lo = np.uint64(0)
+    blast_hi = np.uint64(0)
     any_new = True
     while any_new:
         any_new = False
@@ -456,35 +455,32 @@ def _chain_explosions(board, agents, bombs, nbombs, expl):
                     if v == RIGID:
                         break
                     q = r * BOARD_SIZE + c
-                    expl[q] = 1
-                    if q < lo:
-                        lo = q
-                    if q > hi:
-                        hi = q
+                    bit = _ONE << np.uint64(q & 63)
+                    blast_lo |= bit if q < 64 else np.uint64(0)
+                    blast_hi |= bit if q >= 64 else np.uint64(0)
                     if v == WOOD:
                         break
         nbombs = k
         for b in range(nbombs):
-            if expl[bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]] != 0:
+            q = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+            if ((blast_lo if q < 64 else blast_hi) >> np.uint64(q & 63)) & _ONE:
                 bombs[b, B_LIFE] = 0
                 any_new = True
-    return nbombs, lo, hi
+    return nbombs, blast_lo, blast_hi
 
 
 @nb.njit(cache=True, inline="always")
-def _explode(board, agents, bombs, meta, expl):
+def _explode(board, agents, bombs, meta):
     """Tick bombs and resolve (chain) explosions.
 
-    expl: int16 view of 121 cells, zeroed then set to 1 on every blasted cell when a
-    bomb explodes (else left as it was: nothing reads it then). Exploded
-    bombs are removed from ``bombs`` keeping the laying order; their owners
-    get one ammo back (cap 10). Returns (exploded, lo, hi): True when
-    anything exploded, and the lowest / highest blasted cell (lo > hi when
-    none), so that callers scan only that stretch of ``expl``.
+    Exploded bombs are removed from ``bombs`` keeping the laying order; their owners
+    get one ammo back (cap 10). Returns (exploded, blast_lo, blast_hi): True when
+    anything exploded, and the blasted cells as a two-word cell mask (see
+    :func:`_chain_explosions`; zero when none).
     """
     nbombs = meta[M_N_BOMBS]
-    lo = N_CELLS
-    hi = -1
+    blast_lo = np.uint64(0)
+    blast_hi = np.uint64(0)
     any_new = False
     for b in range(nbombs):
         bombs[b, B_LIFE] -= 1
@@ -495,28 +491,33 @@ def _explode(board, agents, bombs, meta, expl):
             any_new = True
     exploded_any = any_new
     if any_new:
-        nbombs, lo, hi = _chain_explosions(board, agents, bombs, nbombs, expl)
+        nbombs, blast_lo, blast_hi = _chain_explosions(board, agents, bombs, nbombs)
     meta[M_N_BOMBS] = nbombs
-    return exploded_any, lo, hi
+    return exploded_any, blast_lo, blast_hi
 
 
 @nb.njit(cache=True, inline="always")
-def _draw(board, agents, bombs, flames, meta, expl, lo, hi, alive_before, exploded):
+def _draw(board, agents, bombs, flames, meta, blast_lo, blast_hi, alive_before, exploded):
     """Draw bombs, add new flames (row-major, life 2), draw flames, kill agents.
 
-    expl: int16[121] blast map, nonzero only within cells lo..hi;
+    blast_lo, blast_hi: the blasted cells, a two-word cell mask (:func:`_chain_explosions`);
     alive_before: int16[4] 1 for the agents alive at the start of the step.
     """
     for b in range(meta[M_N_BOMBS]):
         board[bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]] = BOMB
     if exploded:
         nf = meta[M_N_FLAMES]
-        for p in range(lo, hi + 1):
-            if expl[p] != 0:
-                if not add_flames(flames, p, FLAME_LIFE, 1):
+        full = False  # a cell's flame count at its cap: no more flames (state invalid)
+        for w in range(2):  # the blasted cells in row-major order: set bits, lowest first
+            bits = blast_lo if w == 0 else blast_hi
+            while bits and not full:
+                p = w * 64 + first_cell(bits)
+                bits = drop_lowest(bits)
+                if add_flames(flames, p, FLAME_LIFE, 1):
+                    nf += 1
+                else:
                     meta[M_OVERFLOW] = 1
-                    break
-                nf += 1
+                    full = True
         meta[M_N_FLAMES] = nf
     for w in range(2):
         bits = flames[FLAME_MASK + w]
@@ -654,9 +655,8 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     nbombs = meta[M_N_BOMBS]
     _resolve_moves(board, agents, bombs, nbombs, acts, s)
     _apply_moves(board, agents, bombs, nbombs, acts, s, max_blast)
-    expl = s[_S_EXPL:_S_EXPL + N_CELLS]
-    exploded, lo, hi = _explode(board, agents, bombs, meta, expl)
-    _draw(board, agents, bombs, flames, meta, expl, lo, hi, alive_before, exploded)
+    exploded, blast_lo, blast_hi = _explode(board, agents, bombs, meta)
+    _draw(board, agents, bombs, flames, meta, blast_lo, blast_hi, alive_before, exploded)
     _finish(agents, meta)
 
 
