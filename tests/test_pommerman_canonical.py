@@ -397,3 +397,65 @@ def test_generated_games_run_to_the_end():
             step_canonical(s, rng.integers(0, 6, size=4))
         assert s.meta[M_RESULT] in (RESULT_WIN, RESULT_TIE)
         assert s.meta[M_STEP] <= DEFAULT_MAX_STEPS
+
+
+# --------------------------------------------------------------------------
+# (d) the shortcut past the movement resolution
+# --------------------------------------------------------------------------
+
+def test_plain_moves_leave_what_the_full_resolution_leaves():
+    """On every tick that ``_moves_are_plain`` lets skip ``_resolve_moves``, the full
+    resolution, run on a copy, leaves the same desired cells (agents as chosen, bombs on
+    their own cells), no kick and the same board; checked over random play from fresh
+    boards, FFA and team, with both kinds of tick present in numbers."""
+    import numba as nb
+
+    from games.pommerman import PommermanConfig, generate
+    from games.pommerman import _canonical as c
+    from games.pommerman.kernels import N_AGENTS, copy_state, step
+    from games.rng import make_rng, rng_integer
+
+    @nb.njit
+    def check(boards, rng, games):
+        plain = 0
+        full = 0
+        mismatches = 0
+        actions = np.zeros(N_AGENTS, dtype=np.int64)
+        for g in range(games):
+            state = copy_state(boards[g % len(boards)])
+            while state.meta[M_DONE] == 0:
+                for i in range(N_AGENTS):
+                    actions[i] = rng_integer(rng, 6)
+                probe = copy_state(state)
+                s = np.zeros(c._S_SIZE, dtype=np.int16)
+                acts = s[c._S_ACTS:c._S_ACTS + N_AGENTS]
+                for i in range(N_AGENTS):
+                    acts[i] = actions[i]
+                ades = s[c._S_ADES:c._S_ADES + N_AGENTS]
+                c._agent_intents(probe.board, probe.agents, probe.bombs, probe.meta, acts, ades)
+                nbombs = probe.meta[M_N_BOMBS]
+                if c._moves_are_plain(probe.agents, probe.bombs, nbombs, ades):
+                    plain += 1
+                    chosen = ades.copy()
+                    board = probe.board.copy()
+                    for b in range(nbombs):
+                        board[probe.bombs[b, 0] * BOARD_SIZE + probe.bombs[b, 1]] = PASSAGE
+                    c._resolve_moves(probe.board, probe.agents, probe.bombs, nbombs, acts, s)
+                    same = (ades == chosen).all() and (probe.board == board).all()
+                    for b in range(nbombs):
+                        p = probe.bombs[b, 0] * BOARD_SIZE + probe.bombs[b, 1]
+                        same = same and s[c._S_BDES + b] == p and s[c._S_KBY + b] == 0
+                    if not same:
+                        mismatches += 1
+                else:
+                    full += 1
+                step(state, actions)
+        return plain, full, mismatches
+
+    for mode in ("ffa", "team"):
+        config = PommermanConfig(mode=mode, ruleset="canonical")
+        boards = nb.typed.List([generate(config, np.random.SeedSequence(7, spawn_key=(k,)))
+                                for k in range(8)])
+        plain, full, mismatches = check(boards, make_rng(11), 400)
+        assert mismatches == 0
+        assert plain > 1000 and full > 1000, (plain, full)
