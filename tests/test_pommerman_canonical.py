@@ -404,10 +404,11 @@ def test_generated_games_run_to_the_end():
 # --------------------------------------------------------------------------
 
 def test_plain_moves_leave_what_the_full_resolution_leaves():
-    """On every tick that ``_moves_are_plain`` lets skip ``_resolve_moves``, the full
-    resolution, run on a copy, leaves the same desired cells (agents as chosen, bombs on
-    their own cells), no kick and the same board; checked over random play from fresh
-    boards, FFA and team, with both kinds of tick present in numbers."""
+    """On every tick that ``_plain_bounces`` finds plain, ``_plain_moves`` leaves what the
+    full ``_resolve_moves``, run on a copy, leaves: the same desired cells (agents as
+    chosen or bounced, bombs on their own cells), no kick and the same board; checked
+    over random play from fresh boards, FFA and team, with plain ticks and bounces present
+    in numbers (the other ticks, rare in random play, are the golden trajectories')."""
     import numba as nb
 
     from games.pommerman import PommermanConfig, generate
@@ -418,6 +419,7 @@ def test_plain_moves_leave_what_the_full_resolution_leaves():
     @nb.njit
     def check(boards, rng, games):
         plain = 0
+        bounced = 0
         full = 0
         mismatches = 0
         actions = np.zeros(N_AGENTS, dtype=np.int64)
@@ -434,28 +436,31 @@ def test_plain_moves_leave_what_the_full_resolution_leaves():
                 ades = s[c._S_ADES:c._S_ADES + N_AGENTS]
                 c._agent_intents(probe.board, probe.agents, probe.bombs, probe.meta, acts, ades)
                 nbombs = probe.meta[M_N_BOMBS]
-                if c._moves_are_plain(probe.agents, probe.bombs, nbombs, ades):
+                bounce = c._plain_bounces(probe.agents, probe.bombs, nbombs, ades)
+                if bounce >= 0:
                     plain += 1
-                    chosen = ades.copy()
-                    board = probe.board.copy()
-                    for b in range(nbombs):
-                        board[probe.bombs[b, 0] * BOARD_SIZE + probe.bombs[b, 1]] = PASSAGE
+                    bounced += bounce != 0
+                    mine = copy_state(probe)
+                    s2 = s.copy()
+                    ades2 = s2[c._S_ADES:c._S_ADES + N_AGENTS]
+                    c._plain_moves(mine.board, mine.agents, mine.bombs, nbombs, ades2,
+                                   s2[c._S_BDES:c._S_BDES + 64], bounce)
                     c._resolve_moves(probe.board, probe.agents, probe.bombs, nbombs, acts, s)
-                    same = (ades == chosen).all() and (probe.board == board).all()
+                    same = (ades == ades2).all() and (probe.board == mine.board).all()
                     for b in range(nbombs):
-                        p = probe.bombs[b, 0] * BOARD_SIZE + probe.bombs[b, 1]
-                        same = same and s[c._S_BDES + b] == p and s[c._S_KBY + b] == 0
+                        same = (same and s[c._S_BDES + b] == s2[c._S_BDES + b]
+                                and s[c._S_KBY + b] == 0)
                     if not same:
                         mismatches += 1
                 else:
                     full += 1
                 step(state, actions)
-        return plain, full, mismatches
+        return plain, bounced, full, mismatches
 
     for mode in ("ffa", "team"):
         config = PommermanConfig(mode=mode, ruleset="canonical")
         boards = nb.typed.List([generate(config, np.random.SeedSequence(7, spawn_key=(k,)))
                                 for k in range(8)])
-        plain, full, mismatches = check(boards, make_rng(11), 400)
+        plain, bounced, full, mismatches = check(boards, make_rng(11), 400)
         assert mismatches == 0
-        assert plain > 1000 and full > 1000, (plain, full)
+        assert plain > 1000 and bounced > 100, (plain, bounced, full)

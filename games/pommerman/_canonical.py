@@ -173,13 +173,18 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
 
 
 @nb.njit(cache=True, inline="always")
-def _moves_are_plain(agents, bombs, nbombs, ades):
-    """True when the reference's movement resolution (:func:`_resolve_moves`) would change
-    nothing: no bomb moves, no two bombs share a cell, no two living agents desire the
-    same cell, and no living agent that moves desires a bomb's cell or another living
-    agent's cell. Then nobody crosses a border, no occupancy count passes 1, and a bomb's
-    cell is desired at most by an agent standing on it (no kick, no delayed update): every
-    desired cell stands as chosen. Most ticks of play are such ticks.
+def _plain_bounces(agents, bombs, nbombs, ades):
+    """The outcome of the reference's movement resolution (:func:`_resolve_moves`) on a
+    plain tick, or -1 when the tick is not plain.
+
+    A tick is plain when no bomb moves, no two bombs share a cell, no two living agents
+    desire the same cell, no moving agent desires another living agent's cell, and every
+    moving agent that desires a bomb's cell cannot kick. Then nobody crosses a border, no
+    occupancy count passes 1 before the kicks, each bomb's cell is desired by at most one
+    agent, and the kicks only bounce those agents (with their bombs, which stay): a
+    bounced agent returns to its own cell, which nobody else desires, so the delayed
+    updates move nothing more. Returns the bit mask of the bouncing agents (bit a: agent
+    a stays), 0 when every desired cell stands as chosen. Most ticks of play are plain.
 
     agents int16[4, 9]; bombs int16[MAX_BOMBS, 6] with ``nbombs`` live; ades int16[4]
     (``_agent_intents``' desired cells). Compares and selects, no branch on the moves.
@@ -194,20 +199,39 @@ def _moves_are_plain(agents, bombs, nbombs, ades):
         odd |= (bombs[b, B_DIR] != 0) | (((cells_lo if low else cells_hi) & bit) != 0)
         cells_lo |= bit if low else np.uint64(0)
         cells_hi |= np.uint64(0) if low else bit
+    bounce = 0
     for a in range(N_AGENTS):
         alive = agents[a, A_ALIVE] != 0
         p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
         d = np.int64(ades[a])
         moving = alive & (d != p)
-        on_bomb = ((cells_lo if d < 64 else cells_hi) >> np.uint64(d & 63)) & _ONE
-        odd |= moving & (on_bomb != 0)
+        on_bomb = moving & ((((cells_lo if d < 64 else cells_hi) >> np.uint64(d & 63)) & _ONE) != 0)
+        odd |= on_bomb & (agents[a, A_KICK] != 0)
+        bounce |= np.int64(on_bomb) << a
         for a2 in range(N_AGENTS):
             if a2 == a:
                 continue
             both = alive & (agents[a2, A_ALIVE] != 0)
             p2 = agents[a2, A_ROW] * BOARD_SIZE + agents[a2, A_COL]
             odd |= both & ((d == ades[a2]) | (moving & (d == p2)))
-    return not odd
+    return -1 if odd else bounce
+
+
+@nb.njit(cache=True, inline="always")
+def _plain_moves(board, agents, bombs, nbombs, ades, bdes, bounce):
+    """What :func:`_resolve_moves` leaves on a plain tick (:func:`_plain_bounces` gave
+    ``bounce`` >= 0): the bombs' cells cleared and desired as they stand, the bouncing
+    agents back on their own cells, the others' desired cells as chosen; no kick.
+
+    ades int16[4], bdes int16[nbombs] (the scratch's ``_S_ADES`` / ``_S_BDES``; written).
+    """
+    for b in range(nbombs):
+        p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
+        board[p] = PASSAGE
+        bdes[b] = p
+    for a in range(N_AGENTS):
+        p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
+        ades[a] = p if (bounce >> a) & 1 else ades[a]
 
 
 @nb.njit(cache=True, inline="always")
@@ -689,13 +713,10 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     _tick_flames(board, items, flames, meta)
     _agent_intents(board, agents, bombs, meta, acts, s[_S_ADES:_S_ADES + N_AGENTS])
     nbombs = meta[M_N_BOMBS]
-    if _moves_are_plain(agents, bombs, nbombs, s[_S_ADES:_S_ADES + N_AGENTS]):
-        # what _resolve_moves leaves then: the bombs' cells cleared, their desired cells
-        # their own, the agents' as chosen (and no kick)
-        for b in range(nbombs):
-            p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
-            board[p] = PASSAGE
-            s[_S_BDES + b] = p
+    ades = s[_S_ADES:_S_ADES + N_AGENTS]
+    bounce = _plain_bounces(agents, bombs, nbombs, ades)
+    if bounce >= 0:
+        _plain_moves(board, agents, bombs, nbombs, ades, s[_S_BDES:_S_BDES + MAX_BOMBS], bounce)
     else:
         for i in range(_S_ADES):  # the occupancy counts
             s[i] = 0
