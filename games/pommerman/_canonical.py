@@ -36,7 +36,7 @@ import numpy as np
 
 from ..lowlevel import stack_alloca
 from ._layout import (
-    is_powerup, is_wall, neighbour_cell,
+    cell_in, is_powerup, is_wall, neighbour_cell, with_cell,
     step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
@@ -94,7 +94,6 @@ def _border(p, q):
 
 _EIGHT = np.uint64(8)
 _BYTE = np.uint64(0xFF)
-_ONE = np.uint64(1)
 
 
 @nb.njit(cache=True, inline="always")
@@ -194,18 +193,15 @@ def _plain_bounces(agents, bombs, nbombs, ades):
     odd = False
     for b in range(nbombs):
         p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
-        bit = _ONE << np.uint64(p & 63)
-        low = p < 64
-        odd |= (bombs[b, B_DIR] != 0) | (((cells_lo if low else cells_hi) & bit) != 0)
-        cells_lo |= bit if low else np.uint64(0)
-        cells_hi |= np.uint64(0) if low else bit
+        odd |= (bombs[b, B_DIR] != 0) | cell_in(cells_lo, cells_hi, p)
+        cells_lo, cells_hi = with_cell(cells_lo, cells_hi, p)
     bounce = 0
     for a in range(N_AGENTS):
         alive = agents[a, A_ALIVE] != 0
         p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
         d = np.int64(ades[a])
         moving = alive & (d != p)
-        on_bomb = moving & ((((cells_lo if d < 64 else cells_hi) >> np.uint64(d & 63)) & _ONE) != 0)
+        on_bomb = moving & cell_in(cells_lo, cells_hi, d)
         odd |= on_bomb & (agents[a, A_KICK] != 0)
         bounce |= np.int64(on_bomb) << a
         for a2 in range(N_AGENTS):
@@ -521,15 +517,13 @@ def _chain_explosions(board, agents, bombs, nbombs):
                     if v == RIGID:
                         break
                     q = r * BOARD_SIZE + c
-                    bit = _ONE << np.uint64(q & 63)
-                    blast_lo |= bit if q < 64 else np.uint64(0)
-                    blast_hi |= bit if q >= 64 else np.uint64(0)
+                    blast_lo, blast_hi = with_cell(blast_lo, blast_hi, q)
                     if v == WOOD:
                         break
         nbombs = k
         for b in range(nbombs):
             q = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
-            if ((blast_lo if q < 64 else blast_hi) >> np.uint64(q & 63)) & _ONE:
+            if cell_in(blast_lo, blast_hi, q):
                 bombs[b, B_LIFE] = 0
                 any_new = True
     return nbombs, blast_lo, blast_hi

@@ -19,7 +19,7 @@ import numba as nb
 import numpy as np
 
 from ._layout import (
-    is_powerup, is_wall, neighbour_cell, unsigned,
+    cell_in, is_powerup, is_wall, neighbour_cell, unsigned, with_cell,
     step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     BOMB_FIELDS, FLAME_MASK, FLAME_WORDS, META_FIELDS,
@@ -183,13 +183,6 @@ def _explode(board, flames, meta, centre, blast):
             if not go:
                 break
     return made
-
-
-@nb.njit(cache=True, inline="always")
-def _cell_bit(lo, hi, c):
-    """Bit of flat cell ``c`` (0..120) in the two-word cell mask ``lo`` (cells 0..63),
-    ``hi`` (64..120), as a uint64 0 or 1 (a select: no branch)."""
-    return ((lo if c < 64 else hi) >> np.uint64(c & 63)) & np.uint64(1)
 
 
 @nb.njit(cache=True, inline="always")
@@ -400,15 +393,13 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     # gave them in the framework); step 1 changes the board only under the layer (an
     # agent's code to a bomb, neither a wall), so the stop test reads what it read there.
     any_moving = False
-    bomb_lo = np.uint64(0)  # the bombs' cells (a two-word cell mask, _cell_bit)
+    bomb_lo = np.uint64(0)  # the bombs' cells (a two-word cell mask, _layout.cell_in)
     bomb_hi = np.uint64(0)
     for k in range(nb_):
         p = bombs[k, B_ROW] * BOARD_SIZE + bombs[k, B_COL]
         bpos[k] = p
         bdes[k] = p
-        bit = _ONE << np.uint64(p & 63)
-        bomb_lo |= bit if p < 64 else np.uint64(0)
-        bomb_hi |= bit if p >= 64 else np.uint64(0)
+        bomb_lo, bomb_hi = with_cell(bomb_lo, bomb_hi, p)
         bombs[k, B_LIFE] -= 1
         d = bombs[k, B_DIR]
         if d != 0:
@@ -458,10 +449,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
                     bdes[nb_] = p
                     nb_ += 1
                     board[p] = BOMB
-                    if p < 64:
-                        bomb_lo |= _ONE << np.uint64(p & 63)
-                    else:
-                        bomb_hi |= _ONE << np.uint64(p & 63)
+                    bomb_lo, bomb_hi = with_cell(bomb_lo, bomb_hi, p)
     meta[M_N_BOMBS] = nb_
 
     # 2. flames tick: every life one lower. Deferred to step 11's pass over the flame
@@ -519,13 +507,12 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     # loop (a few compares without branches instead of four rounds of stores).
     # While no bomb moves (``any_moving``: every bomb's desired cell is its own and its
     # direction 0, step 3), the loop acts only if a moving agent heads for a bomb's cell
-    # (``_cell_bit`` of the bombs' cells): else it is skipped whole.
+    # (``cell_in`` the bombs' cells): else it is skipped whole.
     any_alive = alive[0] | alive[1] | alive[2] | alive[3]
-    heads_any = np.uint64(0)
+    heads_any = False
     for i in range(N_AGENTS):
-        heads_any |= (np.uint64(alive[i] != 0) & np.uint64(ades[i] != apos[i])
-                      & _cell_bit(bomb_lo, bomb_hi, ades[i]))
-    for k in range(nb_ if (any_moving | (heads_any != 0)) else 0):
+        heads_any |= (alive[i] != 0) & (ades[i] != apos[i]) & cell_in(bomb_lo, bomb_hi, ades[i])
+    for k in range(nb_ if (any_moving | heads_any) else 0):
         b = bdes[k]
         if b == bpos[k]:
             heads = False
@@ -582,7 +569,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         # each moving agent that heads for a bomb's cell (once, whichever bomb) and
         # stamps the bombs' cells. The same without a branch per bomb.
         for i in range(N_AGENTS):
-            back = ((moving >> i) & 1) & np.int64(_cell_bit(bomb_lo, bomb_hi, ades[i]))
+            back = ((moving >> i) & 1) & np.int64(cell_in(bomb_lo, bomb_hi, ades[i]))
             ades[i] = apos[i] if back else ades[i]
         for k in range(nb_):
             board[unsigned(bpos[k])] = BOMB
@@ -663,7 +650,7 @@ def _step(board, items, agents, bombs, flames, meta, actions):
         if not alive[i]:
             continue
         p = ades[i]
-        if ((occ_lo if p < 64 else occ_hi) >> np.uint64(p & 63)) & _ONE:
+        if cell_in(occ_lo, occ_hi, p):
             dying[i] = 1
             n_dying += 1
             c = board[apos[i]]

@@ -447,6 +447,24 @@ def clear_flame_cell(flames, c):
 
 
 @nb.njit(cache=True, inline="always")
+def cell_in(lo, hi, c):
+    """True when flat cell ``c`` (0..120) is set in the two-word cell mask ``lo`` (bit
+    ``c`` for cells 0..63), ``hi`` (bit ``c - 64`` for 64..120): the layout of the flames'
+    marks, which the rules also use for the cells of a tick's bombs and blasts. A select,
+    no branch."""
+    return ((lo if c < 64 else hi) >> np.uint64(c & 63)) & _ONE != 0
+
+
+@nb.njit(cache=True, inline="always")
+def with_cell(lo, hi, c):
+    """The two-word cell mask ``(lo, hi)`` (see :func:`cell_in`) with flat cell ``c`` set
+    (selects, no branch)."""
+    bit = _ONE << np.uint64(c & 63)
+    low = c < 64
+    return (lo | bit) if low else lo, hi if low else (hi | bit)
+
+
+@nb.njit(cache=True, inline="always")
 def has_flames(flames, c):
     """True when flat cell ``c`` holds any flame (its mark)."""
     return (flames[FLAME_MASK + (c >> 6)] >> np.uint64(c & 63)) & _ONE != 0
