@@ -436,6 +436,7 @@ def test_plain_moves_leave_what_the_full_resolution_leaves():
                 ades = s[c._S_ADES:c._S_ADES + N_AGENTS]
                 c._agent_intents(probe.board, probe.agents, probe.bombs, probe.meta, acts, ades)
                 nbombs = probe.meta[M_N_BOMBS]
+                c._clear_bombs(probe.board, probe.bombs, nbombs, s[c._S_BDES:c._S_BDES + 64])
                 bounce = c._plain_bounces(probe.agents, probe.bombs, nbombs, ades)
                 if bounce >= 0:
                     plain += 1
@@ -443,8 +444,7 @@ def test_plain_moves_leave_what_the_full_resolution_leaves():
                     mine = copy_state(probe)
                     s2 = s.copy()
                     ades2 = s2[c._S_ADES:c._S_ADES + N_AGENTS]
-                    c._plain_moves(mine.board, mine.agents, mine.bombs, nbombs, ades2,
-                                   s2[c._S_BDES:c._S_BDES + 64], bounce)
+                    c._plain_moves(mine.agents, ades2, bounce)
                     c._resolve_moves(probe.board, probe.agents, probe.bombs, nbombs, acts, s)
                     same = (ades == ades2).all() and (probe.board == mine.board).all()
                     for b in range(nbombs):

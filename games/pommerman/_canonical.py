@@ -214,17 +214,25 @@ def _plain_bounces(agents, bombs, nbombs, ades):
 
 
 @nb.njit(cache=True, inline="always")
-def _plain_moves(board, agents, bombs, nbombs, ades, bdes, bounce):
-    """What :func:`_resolve_moves` leaves on a plain tick (:func:`_plain_bounces` gave
-    ``bounce`` >= 0): the bombs' cells cleared and desired as they stand, the bouncing
-    agents back on their own cells, the others' desired cells as chosen; no kick.
-
-    ades int16[4], bdes int16[nbombs] (the scratch's ``_S_ADES`` / ``_S_BDES``; written).
-    """
+def _clear_bombs(board, bombs, nbombs, bdes):
+    """The bombs clear their cells (``board``, int8[121]) and desire them (``bdes``,
+    int16[nbombs], written): the first step of the reference's movement resolution,
+    before either :func:`_plain_moves` or :func:`_resolve_moves`."""
     for b in range(nbombs):
         p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
         board[p] = PASSAGE
         bdes[b] = p
+
+
+@nb.njit(cache=True, inline="always")
+def _plain_moves(agents, ades, bounce):
+    """What :func:`_resolve_moves` leaves of the agents on a plain tick
+    (:func:`_plain_bounces` gave ``bounce`` >= 0): the bouncing agents back on their own
+    cells, the others' desired cells as chosen; no kick (the bombs stay, as
+    :func:`_clear_bombs` left them).
+
+    ades int16[4] (the scratch's ``_S_ADES``; written).
+    """
     for a in range(N_AGENTS):
         p = agents[a, A_ROW] * BOARD_SIZE + agents[a, A_COL]
         ades[a] = p if (bounce >> a) & 1 else ades[a]
@@ -239,16 +247,14 @@ def _resolve_moves(board, agents, bombs, nbombs, acts, s):
     faster without it.
 
     board int8[121]; agents int16[4, 9]; bombs int16[MAX_BOMBS, 6] with
-    ``nbombs`` live; acts int16[4] (sanitized); s: int16 scratch buffer (zeroed, layout
-    ``_S_*``) holding on return the final desired cells of agents (``_S_ADES``)
+    ``nbombs`` live, their cells already cleared (:func:`_clear_bombs`); acts int16[4]
+    (sanitized); s: int16 scratch buffer (layout ``_S_*``: occupancy counts and kick map
+    zeroed, the bombs' desired cells their own) holding on return the final desired cells of agents (``_S_ADES``)
     and bombs (``_S_BDES``) and the kick map (``_S_KBY``). Sets the moving
     direction of kicked bombs.
     """
-    # Moving bombs' desired cells.
-    for b in range(nbombs):
-        p = bombs[b, B_ROW] * BOARD_SIZE + bombs[b, B_COL]
-        board[p] = PASSAGE
-        s[_S_BDES + b] = p
+    # Moving bombs' desired cells (every bomb's cell is cleared and its desired cell its
+    # own already: _clear_bombs).
     for b in range(nbombs):
         d = bombs[b, B_DIR]
         if d != 0:
@@ -712,9 +718,10 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     _agent_intents(board, agents, bombs, meta, acts, s[_S_ADES:_S_ADES + N_AGENTS])
     nbombs = meta[M_N_BOMBS]
     ades = s[_S_ADES:_S_ADES + N_AGENTS]
+    _clear_bombs(board, bombs, nbombs, s[_S_BDES:_S_BDES + MAX_BOMBS])
     bounce = _plain_bounces(agents, bombs, nbombs, ades)
     if bounce >= 0:
-        _plain_moves(board, agents, bombs, nbombs, ades, s[_S_BDES:_S_BDES + MAX_BOMBS], bounce)
+        _plain_moves(agents, ades, bounce)
     else:
         for i in range(_S_ADES):  # the occupancy counts
             s[i] = 0
