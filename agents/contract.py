@@ -1,6 +1,6 @@
 """The agent contract: what every agent, built-in or plugin, must do on every game it declares.
 
-The counterpart of the games' conformance suite (``tests/test_game_contract.py``;
+The counterpart of the games' conformance suite (``tests/games/test_game_contract.py``;
 PettingZoo's ``api_test`` and OpenSpiel's bot tests are the models). For an agent
 (registry name, installed plugin or import path ``package.module:ClassName``) and
 a game from its declared ``Agent.games`` (empty: every game with kernels),
@@ -28,7 +28,7 @@ determinism clauses do not apply. Whether a millisecond budget is respected is a
 measurement, not a pass/fail clause: :func:`measure_decision_ms` (printed by
 ``arena check-agent`` and ``arena bench plugins``).
 
-``tests/test_agent_contract.py`` runs this over every registered agent and the
+``tests/agents/test_agent_contract.py`` runs this over every registered agent and the
 example plugin; ``arena check-agent package.module:ClassName --game pommerman``
 runs it for a user's agent. ``python -m agents.contract JSON`` prints the traces
 of a list of ``[agent, game, iterations, steps, seed]`` (the other process).

@@ -227,7 +227,7 @@ class FakeAgent(Agent):
 # when a test asks for one, so the tests that need them run in either process, beside the
 # compute-only ones: pinning them all to one process (an xdist group) made that process the
 # whole suite's critical path. Groups are kept for module fixtures worth computing once
-# (``tests/test_agent_contract.py``: every agent's kernels, compiled once).
+# (``tests/agents/test_agent_contract.py``: every agent's kernels, compiled once).
 
 
 def pytest_configure(config):

@@ -35,7 +35,7 @@ def scanned_files() -> list[Path]:
 def test_the_scan_sees_the_code_and_the_pattern_catches_the_ways_of_naming_shared():
     names = {p.relative_to(ROOT).as_posix() for p in scanned_files()}
     assert {"games/scotland_yard/__init__.py", "jobs/cli.py", "jobs/scotland_yard/trees_shared.toml",
-            ".ci/run", "tests/test_scotland_yard.py", "pyproject.toml"} <= names
+            ".ci/run", "tests/games/test_scotland_yard.py", "pyproject.toml"} <= names
     for text in ('root.parent / "shared" / "data"', "'../shared/data/x.csv'", "p / 'shared'",
                  "see shared/golden/pommerman", 'Path("..", "shared", "golden")'):
         assert SHARED_PATH.search(text), text

@@ -51,7 +51,7 @@ opponent model), and so is the tray refill after a tray take. The tree's action
 axis is ``TREE_WIDTH`` = 40 wide (``CLOSED_LOOP_TREE_WIDTH`` = 45 with ``closed_loop``).
 
 Today's options under their names replay the games recorded before issue 25's
-options existed (``tests/test_birds_chance.py``): ``opponent = "random"`` (the
+options existed (``tests/agents/test_birds_chance.py``): ``opponent = "random"`` (the
 old default), ``chance_selection = "proportional"`` (what ``pw_ucb`` meant).
 """
 from __future__ import annotations

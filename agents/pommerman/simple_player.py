@@ -49,7 +49,7 @@ generator (the orders named above are only the docstring's shorthand).
 
 Replaying the framework's recorded ``simple`` games (the golden trajectories),
 the recorded action is one this kernel can take in 99.9% of the decisions
-(``tests/test_simple_player.py``).
+(``tests/agents/test_simple_player.py``).
 """
 from __future__ import annotations
 

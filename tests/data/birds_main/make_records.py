@@ -8,7 +8,7 @@ the seed's ``pw_ucb`` and the policy as default opponent model existed::
 Each record is one game of a two-game study (one board, seats swapped), played exactly as
 ``cluster.run.play.play_recorded_game`` plays a study's games. ``SERIES`` gives each lineup in
 the option names of main (``main``) and, for the replay test
-(``tests/test_birds_chance.py``), the same agents in today's names (``now``).
+(``tests/agents/test_birds_chance.py``), the same agents in today's names (``now``).
 """
 from __future__ import annotations
 

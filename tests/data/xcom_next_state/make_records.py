@@ -6,7 +6,7 @@ Run from a checkout of main at 5968b82, the code before ``value_target`` existed
 
 Each record is one round of a series of rounds played in order (learned weights carried),
 exactly as ``cluster.run.play.play_recorded_game`` plays a study's games; the lineups and the
-design are in ``SERIES`` below and are re-played by ``tests/test_xcom_value.py``.
+design are in ``SERIES`` below and are re-played by ``tests/agents/test_xcom_value.py``.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 
 from jobs.cli import build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _subparsers(parser: argparse.ArgumentParser, prefix: str = ""):

@@ -16,7 +16,7 @@ from cluster.spec.study import SpecError, StudySpec
 from jobs.overrides import apply_overrides
 from jobs.spec import load_spec
 
-JOBS = Path(__file__).resolve().parents[1] / "jobs"
+JOBS = Path(__file__).resolve().parents[2] / "jobs"
 
 
 @dataclass(frozen=True)

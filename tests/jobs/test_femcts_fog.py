@@ -27,7 +27,7 @@ from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_ROW, BOARD_SIZE, DOWN, FOG, LAY_BOMB, LEFT, M_DONE, RIGHT, STOP, UP, copy_state,
     observe, step,
 )
-from tests.test_profiles import java_state
+from tests.agents.test_profiles import java_state
 
 #: agent 0 in the middle of an open board, a rigid wall two cells up, wood
 #: two cells right, agent 1 three cells down
@@ -378,7 +378,7 @@ def test_zero_seed_file_plays_as_unseeded():
     a seat loaded from it plays the same game as one never seeded."""
     from pathlib import Path
 
-    seed_file = Path(__file__).resolve().parents[1] / "jobs" / "femcts" / "seeds" / "zero_nea2.npz"
+    seed_file = Path(__file__).resolve().parents[2] / "jobs" / "femcts" / "seeds" / "zero_nea2.npz"
     cfg = PommermanConfig(ruleset="java", max_steps=40, view_range=4)
     played = []
     for seeded in (False, True):

@@ -266,7 +266,7 @@ def test_sweep_driver_killed_mid_trial_is_restored_with_every_game_once(ray_loca
     sweep_file.write_text(json.dumps(data))
     address = ray_local.get_runtime_context().gcs_address
     proc = subprocess.Popen([sys.executable, "-c", _SWEEP_DRIVER, str(sweep_file), address],
-                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                            cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
 
     def trial_games() -> dict[str, int]:

@@ -17,7 +17,7 @@ from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import state_from_dict
 from games.pommerman.kernels import LAY_BOMB, STOP
-from tests.test_pommerman_api import board_state
+from tests.games.test_pommerman_api import board_state
 
 PICTURE = """
 . . . . . . . . . . .

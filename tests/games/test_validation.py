@@ -97,7 +97,7 @@ def test_agent_config_hashes_are_those_before_pydantic():
     re-recorded for its ``mcts_switches`` field (issue 27) and its ``recommendation`` field
     (issue 38). All re-recorded once more when
     the hash began to leave out fields at their defaults (issue 36): from then on a new
-    option with a default changes none of them (tests/test_resume_upgrade.py)."""
+    option with a default changes none of them (tests/cluster/test_resume_upgrade.py)."""
     recorded = {
         ("femcts", ()): "2a6a40a329d6", ("mcts", ()): "e4bb084d5901",
         ("xcom_mcts_td", ()): "250702e3d3bd", ("sy_mcts_seekers", ()): "9ede89ffa70f",

@@ -12,7 +12,7 @@ from recorded_games import records_script
 
 from cluster.replay.records import load_record, verify
 
-DATA = Path(__file__).resolve().parent / "data" / "birds_main"
+DATA = Path(__file__).resolve().parents[1] / "data" / "birds_main"
 
 
 RECORDS = records_script("birds_main")

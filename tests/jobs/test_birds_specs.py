@@ -12,7 +12,7 @@ from cluster.analysis.report import result_table, to_markdown
 from cluster.spec.seed_populations import load_populations
 from jobs.spec import load_spec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted((ROOT / "jobs" / "birds").glob("*.toml"))
 
 

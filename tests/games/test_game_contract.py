@@ -22,7 +22,7 @@ from games.registry import game_names, make_config, make_game
 
 GAMES = game_names()
 SEED = 11
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def play(game: Game, seed: int, max_steps: int = 2000, on_step=None) -> list[int]:

@@ -12,7 +12,7 @@ from recorded_games import records_script
 
 from cluster.replay.records import load_record, verify
 
-DATA = Path(__file__).resolve().parent / "data" / "xcom_next_state"
+DATA = Path(__file__).resolve().parents[1] / "data" / "xcom_next_state"
 
 
 RECORDS = records_script("xcom_next_state")

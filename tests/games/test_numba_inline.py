@@ -9,7 +9,7 @@ from pathlib import Path
 import games  # noqa: F401  (installs the repair)
 from games import numba_inline
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 
 # A kernel with nested inlinables called from several sites, a loop, arrays, a tuple
 # return and a global constant: what the games' kernels do, in small.

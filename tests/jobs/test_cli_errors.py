@@ -13,7 +13,7 @@ import pytest
 
 from golden_data import POMMERMAN as GOLDEN, golden, skip_reason
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "jobs" / "pommerman_ffa_demo.toml"
 INVALID, MISMATCHES = 2, 1
 

@@ -14,7 +14,7 @@ import pytest
 from jobs.cli import main
 from jobs.tools.paired_bench import better_direction, paired_bench, summarise
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import json, sys, time

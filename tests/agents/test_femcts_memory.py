@@ -16,8 +16,8 @@ from agents.pommerman.fog_memory import new_fog_memory, remember
 from agents.registry import make_agent
 from games.pommerman import PommermanConfig
 from games.pommerman.kernels import EXTRA_BOMB, M_STEP, copy_state, observe
-from tests.test_femcts_fog import BEFORE, _game_hash
-from tests.test_profiles import java_state
+from tests.jobs.test_femcts_fog import BEFORE, _game_hash
+from tests.agents.test_profiles import java_state
 
 #: agent 0 at (5, 5) sees, at range 2: a rigid wall 2 up, wood 2 right, a power-up
 #: (placed below) at (4, 4), a bomb at (6, 4) and agent 1 at (7, 6)

@@ -24,7 +24,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 from agents.pettingzoo import env, parallel_env
 from games.registry import game_names, make_game
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GAMES = game_names()
 #: Options that make a game short enough to be played to its end in a test.
 SHORT = {"pommerman": {"max_steps": 40}, "scotland_yard": {"rounds": 6, "reveal_rounds": (3,)}}

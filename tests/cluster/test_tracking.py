@@ -20,7 +20,7 @@ from cluster.tracking import EXPERIMENT_KIND_TAG, NOTE_TAG, RUN_FILE, TRAINING_K
 
 from conftest import PLUGINS, free_port, wait_until_healthy
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 
 

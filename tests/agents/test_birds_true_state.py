@@ -14,7 +14,7 @@ from cluster.run.play import build_agents, observation_for, play_game
 from games.birds import Birds, BirdsConfig
 from games.birds import kernels as K
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mid_game():

@@ -14,7 +14,7 @@ import pytest
 from cluster.results.store import ResultStore
 from jobs.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 INVALID = 2
 
 

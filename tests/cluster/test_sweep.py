@@ -185,4 +185,4 @@ def test_tiny_sweep_end_to_end_with_mlflow(ray_local, mlflow_server, tmp_path):
     assert len(runs) == 5
 
 
-# ASHA (whole-board rungs, stopped trials tagged in MLflow): tests/test_sweep_selection.py
+# ASHA (whole-board rungs, stopped trials tagged in MLflow): tests/cluster/test_sweep_selection.py

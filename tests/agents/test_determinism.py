@@ -47,8 +47,8 @@ def test_same_seed_same_game_in_one_process(seed, ruleset, mode, view_range):
 
 
 def test_same_seed_same_game_across_processes():
-    root = Path(__file__).resolve().parents[1]
-    code = ("import json, sys; sys.path.insert(0, %r); from tests.test_determinism import CASES, play_hash;"
+    root = Path(__file__).resolve().parents[2]
+    code = ("import json, sys; sys.path.insert(0, %r); from tests.agents.test_determinism import CASES, play_hash;"
             "print(json.dumps([play_hash(*c) for c in CASES]))" % str(root))
     runs = [subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                            timeout=600) for _ in range(2)]

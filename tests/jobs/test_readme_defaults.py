@@ -11,7 +11,7 @@ import pytest
 
 from agents.registry import agent_class, agent_names
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 TEXT = re.sub(r"\s+", " ", README.read_text(encoding="utf-8"))  # line breaks inside sentences
 
 #: Each statement of a default in the README: (agents, a regex over the README's text whose

@@ -116,7 +116,7 @@ def test_fingerprint_is_of_the_whole_state():
     assert 0 <= fold16(before) < 1 << 16
 
 
-FLAME_LIST_RECORDS = Path(__file__).parent / "data" / "pommerman_flame_list_records"
+FLAME_LIST_RECORDS = Path(__file__).resolve().parents[1] / "data" / "pommerman_flame_list_records"
 
 
 @pytest.mark.parametrize("name", ["rule_based_java_seed5.npz", "rule_based_canonical_seed5.npz"])
@@ -129,7 +129,7 @@ def test_record_of_the_flame_list_layout_says_why_it_cannot_be_checked(name, tmp
                                           "fingerprints are version 2"):
         verify(record)
     cli = subprocess.run([sys.executable, "-m", "jobs.cli", "replay", str(FLAME_LIST_RECORDS / name)],
-                         capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
     assert cli.returncode == 2
     assert "cannot be checked here" in cli.stderr and "Traceback" not in cli.stderr
 

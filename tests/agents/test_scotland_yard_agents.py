@@ -19,7 +19,7 @@ from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD
 from games.scotland_yard import ScotlandYard, ScotlandYardConfig
 from games.scotland_yard import kernels as K
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def new_game(seed=0) -> "ScotlandYard":

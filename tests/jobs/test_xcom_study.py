@@ -18,7 +18,7 @@ from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
 from jobs.spec import load_spec
 
-SPECS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "xcom").glob("*.toml"))
+SPECS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "xcom").glob("*.toml"))
 
 
 #: Each board's study family: (humans, aliens) labels of its specs; the learner against the
@@ -188,9 +188,9 @@ def test_compare_plots_the_ratio_across_studies(tmp_path, capsys):
     assert (tmp_path / "cmp" / "win_ratios.png").is_file()
 
 
-SWEEPS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob("xcom_*_value.toml"))
-WEIGHT_SWEEPS = sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob(
-    "xcom_*_weight.toml")) + sorted((Path(__file__).resolve().parent.parent / "jobs" / "sweeps").glob(
+SWEEPS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "sweeps").glob("xcom_*_value.toml"))
+WEIGHT_SWEEPS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "sweeps").glob(
+    "xcom_*_weight.toml")) + sorted((Path(__file__).resolve().parents[2] / "jobs" / "sweeps").glob(
     "xcom_*_reward.toml"))
 
 

@@ -13,7 +13,7 @@ from jobs.spec import load_spec
 
 import conftest  # noqa: F401 - registers the fake `count` game and `fake` agent
 
-JOBS = Path(__file__).resolve().parents[1] / "jobs"
+JOBS = Path(__file__).resolve().parents[2] / "jobs"
 
 RUNS_SPEC = """
 [study]

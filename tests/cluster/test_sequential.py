@@ -24,7 +24,7 @@ from cluster.run.driver import run_study
 
 from conftest import PLUGINS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _profile_log_likelihood(p_hat: np.ndarray, scores: np.ndarray, mean: float) -> float:

@@ -31,7 +31,7 @@ from games.pommerman.kernels import (
     LAY_BOMB, M_STEP, N_ACTIONS, STOP, copy_state, empty_state,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- the decision loop ------------------------------------------------------------
