@@ -304,7 +304,7 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
                         max_in_flight=policy.max_in_flight)
-        pool.run(policy.runs, recorder, stop_when=policy.stop_when, admit=policy.admit)
+        pool.run(policy.runs, recorder, stop_when=policy.stop_when, admit=policy.admit, more=policy.more)
     finally:
         recorder.seconds = time.perf_counter() - t0
         if pool is not None:

@@ -45,6 +45,9 @@ class Dispatch:
     """Asked before every submission: once true, nothing more is submitted."""
     admit: Callable[[Any], bool] | None = None
     """Asked with a pending run's next game: start it now?"""
+    more: Callable[[], Sequence[SeriesRun]] | None = None
+    """A plan that grows (an adaptive tournament's next round): asked whenever nothing is
+    pending, it gives the next runs, or nothing yet; see :meth:`HostPool.run`."""
 
 
 def order_runs(runs: Sequence[SeriesRun], sequential: bool) -> list[SeriesRun]:

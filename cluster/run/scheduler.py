@@ -231,15 +231,24 @@ class HostPool:
 
     def run(self, runs: Sequence[SeriesRun], on_game: OnGame,
             stop_when: Callable[[], bool] | None = None,
-            admit: Callable[[Any], bool] | None = None) -> None:
+            admit: Callable[[Any], bool] | None = None,
+            more: Callable[[], Sequence[SeriesRun]] | None = None) -> None:
         """Play every run to its end, calling ``on_game`` as each game returns. With
         ``stop_when``: once it returns true (asked before every submission and after
         every ``on_game``), submit nothing more and return when the games in flight
         are recorded. With ``admit``: start a pending run only when ``admit(task)`` of
         its next game is true (checked again after every game; a run already on a
-        host goes on)."""
+        host goes on). With ``more`` (a plan that grows, e.g. an adaptive tournament's
+        rounds): asked whenever nothing is pending (at the start, after every
+        ``on_game``, and before returning), it gives the next runs to play, or nothing
+        yet (the games it waits for are in flight); the pool returns once nothing is
+        pending or in flight and ``more`` gives nothing."""
         self.pending.extend(r for r in runs if not r.done)
         self._admit = admit
+
+        def top_up() -> None:
+            if more is not None and not self.pending and not self.stopped:
+                self.pending.extend(r for r in more() if not r.done)
 
         def check_stop() -> bool:
             if not self.stopped and stop_when is not None and stop_when():
@@ -248,6 +257,7 @@ class HostPool:
             return self.stopped
 
         check_stop()
+        top_up()
         while (self.pending and not self.stopped) or self.busy:
             self._fill()
             waiting = list(self.busy) + list(self.starting)
@@ -293,6 +303,7 @@ class HostPool:
             # Record after resubmitting, so the host plays while the driver writes.
             on_game(run, task, rows, learned_after, seconds, record)
             check_stop()
+            top_up()  # the game may have completed what the next runs wait for
             self._fill()  # the game may have opened the admission window
 
     def shutdown(self) -> None:
