@@ -53,10 +53,10 @@ def test_nothing_outside_the_golden_helper_names_the_shared_folder():
 
 
 def test_golden_data_is_read_only_by_the_golden_conformance_tests():
-    users = {p.name for p in (ROOT / "tests").glob("test_*.py")
+    users = {p.relative_to(ROOT / "tests").as_posix() for p in (ROOT / "tests").rglob("test_*.py")
              if re.search(r"^from golden_data import", p.read_text(), re.M)}
-    assert users == {"test_cli.py", "test_cli_errors.py", "test_pommerman_canonical.py",
-                     "test_pommerman_java.py", "test_simple_player.py"}
+    assert users == {"jobs/test_cli.py", "jobs/test_cli_errors.py", "games/test_pommerman_canonical.py",
+                     "games/test_pommerman_java.py", "agents/test_simple_player.py"}
 
 
 def _package_data_patterns() -> dict[str, list[str]]:
