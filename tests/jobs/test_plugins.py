@@ -295,10 +295,10 @@ def test_a_plugin_module_missing_on_a_ray_node_is_one_error_before_any_game(ray_
 
 
 def test_the_readme_agent_passes_the_contract(tmp_path, monkeypatch):
-    """The ~30 lines of "Your own agent" in the README, as a newcomer copies them."""
+    """The ~30 lines of "Your own agent" in agents/README.md, as a newcomer copies them."""
     from agents.contract import check_agent
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "agents" / "README.md").read_text()
     section = readme.split("## Your own agent", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert code.startswith("# my_agents/agent.py") and 25 <= len(code.splitlines()) <= 50
