@@ -14,7 +14,7 @@ private imports across rooms):
 * ``tracking/``: MLflow plumbing (the one batch writer, stores, run records),
   knowing nothing of what is logged.
 * ``spec/``: the validated study and sweep models, their field rules, seed
-  populations, the CLI edits (``set_path``, ``scale_groups``), the plan.
+  populations, the CLI edits (``--set``, ``--unset``, ``--scale``), the builders, the plan.
 * ``results/``: the Parquet results store (the source of truth) and population export.
 * ``replay/``: game records, their re-simulation and rendering.
 * ``analysis/``: everything computed from result rows: the one per-label summary,

@@ -257,13 +257,13 @@ def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model:
     group's compile instead); either reports the forward model's signatures it loaded and
     compiled. ``peers`` and ``claims``: see :func:`_load_from_peers`; ``trace``: see
     :func:`_trace_compiles`."""
-    from cluster.spec import StudySpec
+    from cluster.spec.build import spec_from_dict
 
     compiles = _trace_compiles() if trace else None
 
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
         importlib.import_module(module)
-    spec = StudySpec.from_dict(spec_data)
+    spec = spec_from_dict(spec_data)
     from_peers = _load_from_peers(peers, claims) if peers else None
     kernels = ()
     if forward_model:

@@ -234,7 +234,7 @@ def test_pick_replays_is_deterministic():
 def test_study_records_every_game_and_logs_replays(tmp_path, ray_local):
     from mlflow.tracking import MlflowClient
 
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
     from cluster.run.driver import run_study
 
     spec = build_spec({

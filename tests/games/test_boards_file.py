@@ -71,7 +71,8 @@ def test_bad_state_and_wrong_ruleset_and_missing_board(tmp_path):
 
 
 def test_spec_errors_name_game_boards_file(tmp_path):
-    from cluster.spec.study import SpecError, build_spec
+    from cluster.spec.build import build_spec
+    from cluster.spec.fields import SpecError
 
     with pytest.raises(SpecError, match="^game.boards_file: cannot read"):
         build_spec({"study": {"name": "b", "seed": 1},
