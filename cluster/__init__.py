@@ -18,7 +18,7 @@ private imports across rooms):
 * ``results/``: the Parquet results store (the source of truth) and population export.
 * ``replay/``: game records, their re-simulation and rendering.
 * ``analysis/``: everything computed from result rows: the one per-label summary,
-  tables, the report, segments, ratings, sequential tests, board pairs.
+  tables, the report, learning curves, ratings, sequential tests, board pairs.
 * ``run/``: one game on a host, the scheduler and its policy, what a study logs,
   the study driver in stages, the scaling bench.
 * ``sweep/``: Ray Tune sweeps over a base study, their results and tracking.
