@@ -19,7 +19,7 @@ a runs x rounds design, with all their rounds) to ``ceil(count * F)``, at least 
     >>> sweep = {"sweep": {"games_per_trial": 40}, "base": {"design": {"seeds": 1, "games_per_seed": 4}},
     ...          "search": {"lineup.0.params.c": {"grid": [1, 2, 3, 4, 5]}}}
     >>> scale_sweep(sweep, 0.25)["sweep"], sweep["search"]["lineup.0.params.c"]["grid"]
-    ({'games_per_trial': 12}, [1, 2])
+    ({'games_per_trial': 12, 'num_samples': 1}, [1, 2])
 
 Only values of the right shape are scaled (a positive int count, a whole number of
 boards, a grid list of distinct values); anything else is left as it is for the
@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from cluster.spec.design import default_seeds, games_per_group, group_key
 from cluster.spec.fields import SpecError, is_int
-from cluster.spec.search_space import distinct_values, flatten_search
+from cluster.spec.search_space import DEFAULT_NUM_SAMPLES, distinct_values, flatten_search
 
 __all__ = ["set_path", "unset_path", "scale_groups", "check_scale", "scale_study", "scale_sweep"]
 
@@ -161,7 +161,7 @@ def scale_sweep(data: dict, scale: float | None) -> dict:
       boards of the base design, ``ceil(boards * F)`` of them;
     * ``scheduler.grace_period``: ``ceil(boards * F)`` whole boards (the builder keeps
       it within the trial; its default, a quarter of the trial's boards, follows);
-    * ``sweep.num_samples``: ``ceil(n * F)``;
+    * ``sweep.num_samples`` (default 1): ``ceil(n * F)``;
     * every ``grid`` of ``[search]``: its first ``ceil(n * F)`` values.
 
     The base study itself is not scaled: a trial's design gets its group count from
@@ -188,8 +188,9 @@ def scale_sweep(data: dict, scale: float | None) -> dict:
             section = data.get(table)
             if isinstance(section, dict) and key in section:
                 section[key] = _scale_whole_groups(section[key], group, scale)
-    if isinstance(sweep, dict) and _positive_int(sweep.get("num_samples")):
-        sweep["num_samples"] = scale_groups(sweep["num_samples"], scale)
+    samples = sweep.get("num_samples", DEFAULT_NUM_SAMPLES) if isinstance(sweep, dict) else None
+    if _positive_int(samples):  # a scale above 1 samples more than once
+        sweep["num_samples"] = scale_groups(samples, scale)
     search = data.get("search")
     if isinstance(search, Mapping):
         for entry in flatten_search(search).values():

@@ -24,12 +24,14 @@ from agents.registry import agent_class
 from cluster.spec.fields import SweepError, Text, config_class, is_int, rule, section
 from cluster.spec.study import StudySpec
 
-__all__ = ["PARAM_KEYS", "KINDS", "SearchParam", "distinct_values", "flatten_search", "parse_param"]
+__all__ = ["PARAM_KEYS", "KINDS", "DEFAULT_NUM_SAMPLES", "SearchParam", "distinct_values", "flatten_search", "parse_param"]
 
 #: The keys of one ``[search]`` entry.
 PARAM_KEYS = ("grid", "choice", "uniform", "loguniform", "alias")
 #: Distribution kinds of a search parameter.
 KINDS = ("grid", "choice", "uniform", "loguniform")
+#: ``sweep.num_samples`` when not given: the search space sampled once (every grid point once).
+DEFAULT_NUM_SAMPLES = 1
 
 
 def _number(value) -> bool:

@@ -95,7 +95,7 @@ from cluster.spec.build import build_spec, spec_from_dict
 from cluster.spec.edits import scale_sweep, set_path
 from cluster.spec.fields import (Name, NonNegativeInt, PositiveInt, SpecError, SweepError, config_class, is_int, one_of,
                                  rule, section, table)
-from cluster.spec.search_space import KINDS, SearchParam, flatten_search, parse_param
+from cluster.spec.search_space import DEFAULT_NUM_SAMPLES, KINDS, SearchParam, flatten_search, parse_param
 from cluster.spec.study import StudySpec, TrackingSpec
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
@@ -118,7 +118,7 @@ class _SweepTable:
     seed: NonNegativeInt = 0
     base: Any = None
     games_per_trial: PositiveInt | None = None
-    num_samples: PositiveInt = 1
+    num_samples: PositiveInt = DEFAULT_NUM_SAMPLES
     max_concurrent_trials: PositiveInt | None = None
     workers_per_trial: PositiveInt | None = None
     max_failures: NonNegativeInt = 2
