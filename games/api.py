@@ -42,6 +42,23 @@ import numpy as np
 WIN, TIE, LOSS = "win", "tie", "loss"
 
 
+def board_of(seed, board_index: int | None = None) -> int | None:
+    """The board a game is reset on: ``board_index`` when given (a study's plan passes its
+    board seed, the index of the board among the study's boards), else an int ``seed``
+    itself (``reset(7)`` plays board 7), else None (a SeedSequence alone names no board).
+
+        >>> board_of(np.random.SeedSequence(5), 3), board_of(7), board_of(np.random.SeedSequence(5))
+        (3, 7, None)
+    """
+    if board_index is not None:
+        if isinstance(board_index, bool) or not isinstance(board_index, (int, np.integer)) or board_index < 0:
+            raise ValueError(f"board_index: must be a non-negative int, got {board_index!r}")
+        return int(board_index)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return int(seed)
+    return None
+
+
 def _as_int(action) -> int:
     """An action entry as an int; -1 (never valid) for what is not a number."""
     try:
@@ -61,6 +78,12 @@ class Game(ABC):
     game's reference rules do; the entries of players not acting are ignored
     (0 is passed on). A game implements :meth:`new_state` and :meth:`apply`
     and the queries; the optional members have defaults here.
+
+    A game is reset from a seed and, optionally, the index of its *board*
+    (``reset(seed, board_index=b)``): a study's plan passes its board seed, so that a
+    game whose boards are a list (Pommerman's ``boards_file``) plays board ``b`` and a
+    game that alternates something by board (XCOM's first mover) alternates by it,
+    without decoding the plan's seeds. The game reads it as :attr:`board_index`.
     """
 
     num_players: ClassVar[int]
@@ -93,6 +116,9 @@ class Game(ABC):
         self.config = config
         self.state: Any = None
         self.invalid_actions = np.zeros(self.num_players, dtype=np.int64)
+        #: The board the current game is played on (:func:`board_of` the arguments of
+        #: :meth:`reset`): None until a reset, and for a SeedSequence without a board index.
+        self.board_index: int | None = None
 
     def forward_model_kernels(self) -> tuple:
         """The numba dispatchers of this game's forward model: those agents' search kernels
@@ -105,14 +131,18 @@ class Game(ABC):
         return ()
 
     # --- life cycle -----------------------------------------------------------
-    def reset(self, seed) -> None:
-        """Start a new game; ``seed`` is an int or a numpy SeedSequence."""
+    def reset(self, seed, board_index: int | None = None) -> None:
+        """Start a new game; ``seed`` is an int or a numpy SeedSequence, ``board_index``
+        the board it is played on (default: an int seed names its board; a SeedSequence
+        alone none). Games without boards of their own ignore the board index."""
+        self.board_index = board_of(seed, board_index)
         self.state = self.new_state(seed)
         self.invalid_actions[:] = 0
 
     @abstractmethod
     def new_state(self, seed) -> Any:
-        """The initial state of a game played from ``seed``."""
+        """The initial state of a game played from ``seed`` (on board :attr:`board_index`,
+        set by :meth:`reset` just before, for a game with boards of its own)."""
 
     def step(self, actions: Sequence[int]) -> None:
         """Apply one joint action (one entry per player; see the class docstring)."""

@@ -82,7 +82,7 @@ def _input_errors() -> tuple[type, ...]:
     import gzip
 
     from cluster.results.populations import PopulationExportError
-    from cluster.spec.study import SpecError
+    from cluster.spec.fields import SpecError
     from cluster.results.store import SpecMismatchError, StoreError
 
     return (UsageError, SpecError, StoreError, SpecMismatchError, PopulationExportError, gzip.BadGzipFile,

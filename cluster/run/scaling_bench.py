@@ -45,7 +45,7 @@ import numpy as np
 from agents.api import Agent
 from agents.registry import register as register_agent
 from cluster.run.driver import run_study
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 from games.api import LOSS, TIE, WIN, Game
 from games.registry import register as register_game
 

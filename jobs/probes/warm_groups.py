@@ -45,7 +45,7 @@ def main():
     os.environ.pop("ARENA_NUMBA_CACHE_AUTO", None)
     try:
         from cluster.run import warm
-        from cluster.spec.study import build_spec
+        from cluster.spec.build import build_spec
 
         if a.order:
             forced = [[int(i) for i in item.split(",")] for item in a.order.split(";")]

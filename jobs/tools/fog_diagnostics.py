@@ -389,7 +389,7 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
         for task in tasks:
             t0 = time.perf_counter()
             game = make_game(spec.game, spec.game_config_for(task.condition))
-            game.reset(board_seed_sequence(spec.seed, task))
+            game.reset(board_seed_sequence(spec.seed, task), board_index=task.board_seed)
             seats = [agents[i] for i in task.seat_lineup]
             labels = [spec.lineup[i].label for i in task.seat_lineup]
             for s, agent in enumerate(seats):

@@ -46,7 +46,7 @@ def _bandit_name() -> str:
 
 
 def _spec(agent: str, iterations: int, games: int, max_steps: int, results_dir: str):
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     return build_spec({
         "study": {"name": "bench-plugins", "seed": 35, "results_dir": results_dir},

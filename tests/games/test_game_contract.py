@@ -44,16 +44,23 @@ def play(game: Game, seed: int, max_steps: int = 2000, on_step=None) -> list[int
     return prints
 
 
+#: The board index a study's plan would pass for board seed 3 (SeedSequence(SEED, spawn_key=(0, 3))).
+BOARD = 3
+
+
 def fresh(name: str) -> Game:
     game = make_game(name, make_config(name, {}))
-    game.reset(np.random.SeedSequence(SEED, spawn_key=(0, 3)))
+    game.reset(np.random.SeedSequence(SEED, spawn_key=(0, BOARD)), board_index=BOARD)
     return game
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_is_a_game_and_step_checks_its_input(name):
-    game = make_game(name, make_config(name, {}))
-    assert isinstance(game, Game)
+def test_the_base_constructor_ran_and_step_checks_its_input(name):
+    config = make_config(name, {})
+    game = make_game(name, config)
+    # Game.__init__ ran (a game that skips super().__init__ lacks what step and the records use)
+    assert game.config == config and game.state is None and game.board_index is None
+    assert game.invalid_actions.dtype == np.int64 and list(game.invalid_actions) == [0] * game.num_players
     with pytest.raises(RuntimeError, match="reset"):
         game.step([0] * game.num_players)
     game.reset(SEED)
@@ -64,6 +71,23 @@ def test_is_a_game_and_step_checks_its_input(name):
     assert len(game.teams()) == len(game.death_ticks()) == game.num_players
     assert 1 <= len(game.acting_players()) <= game.num_players
     assert isinstance(game.render(), str) and game.render_image().size[0] > 0
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_reset_takes_the_board_index_explicitly(name):
+    """The board a game is played on comes from ``reset``'s argument (a study's plan passes
+    its board seed), never from the seed's spawn key; an int seed names its board."""
+    game = make_game(name, make_config(name, {}))
+    seed = np.random.SeedSequence(SEED, spawn_key=(0, 5))
+    game.reset(seed, board_index=2)
+    assert game.board_index == 2
+    game.reset(seed)
+    assert game.board_index is None
+    game.reset(7)
+    assert game.board_index == 7
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError, match=r"^board_index: must be a non-negative int"):
+            game.reset(seed, board_index=bad)
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -120,9 +144,9 @@ def test_copy_and_json_round_trip_are_independent_equal_games(name):
 def test_record_replays_identically(name):
     game = fresh(name)
     config = make_config(name, {})
-    seed = np.random.SeedSequence(SEED, spawn_key=(0, 3))
+    seed = np.random.SeedSequence(SEED, spawn_key=(0, BOARD))
     recorder = GameRecorder(name, config, seed, [f"p{i}" for i in range(game.num_players)],
-                            game.num_actions)
+                            game.num_actions, board_index=BOARD)
     recorder.start(game)
     prints = play(game, SEED, on_step=recorder.step)
     record = recorder.finish()
@@ -138,7 +162,7 @@ def test_record_replays_identically(name):
 
 _CHILD = """
 import json, sys
-sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests", sys.argv[1] + "/tests/games"]
 import conftest  # registers the tests' game
 from test_game_contract import fresh, play
 print(json.dumps({name: play(fresh(name), int(sys.argv[2])) for name in json.loads(sys.argv[3])}))

@@ -307,7 +307,7 @@ def test_fog_diagnostics_reports_per_view_range():
     """jobs.tools.fog_diagnostics on a tiny spec: every view range asked for,
     rollout action shares that sum to 1, FEMCTS's moves into fog 0 under
     ``blocked``, deaths and results counted."""
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
     from jobs.tools.fog_diagnostics import run
 
     spec = build_spec({
@@ -408,7 +408,7 @@ def test_fog_diagnostics_pools_the_series_of_a_view_range():
     at the second series)."""
     import io
 
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
     from jobs.tools.fog_diagnostics import run
 
     spec = build_spec({
@@ -433,7 +433,7 @@ def test_fog_diagnostics_collapse_counts():
     either gets off it (escaped) or dies in that collapse."""
     import io
 
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
     from jobs.tools.fog_diagnostics import run
 
     spec = build_spec({

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from agents.api import Agent
-from cluster.spec.study import SpecError, build_spec
+from cluster.spec.build import build_spec
+from cluster.spec.fields import SpecError
 from cluster.results.store import ResultStore
 from jobs.cli import main
 

@@ -314,7 +314,7 @@ def test_diagnostic_in_rows_and_report():
     from cluster.spec.plan import plan_study
     from cluster.run.play import build_agents, play_game
     from cluster.analysis.report import result_table, to_markdown
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     import pandas as pd
 
