@@ -28,7 +28,7 @@ from games.rng import make_rng
 from games.birds import Birds, BirdsConfig
 from games.birds.kernels import M_TO_MOVE, deal, empty_state, is_terminal, step
 
-from .features import random_action
+from agents.birds.features import random_action
 
 
 @nb.njit(cache=True)

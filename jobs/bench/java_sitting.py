@@ -1,7 +1,7 @@
 """One sitting against the Java framework: its JBench and ``arena bench pommerman --json
 --ruleset java`` interleaved, and the ratios of the README's speed table.
 
-    python -m jobs.tools.java_sitting --java-dir W [--rounds 3] [--out DIR]
+    python -m jobs.bench.java_sitting --java-dir W [--rounds 3] [--out DIR]
 
 ``W`` is the scratch folder of the side-by-side harness's build (the developers'
 ``java-pommerman`` harness; see its README): the framework's files in ``W/jp`` (JBench runs from there: the
@@ -27,7 +27,7 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent.parent.parent
 
 #: (figure, JBench line key, JBench field or None for the first number, Arena's key). A
-#: figure's name says which way is better (``jobs.tools.paired_bench.better_direction``:
+#: figure's name says which way is better (``jobs.bench.paired.better_direction``:
 #: the decision times are better lower).
 FIGURES = (
     ("ticks_per_s", "fm_ticks_per_s", None, "ticks_per_s"),
@@ -64,18 +64,18 @@ def arena_figures(bench: dict) -> dict[str, float]:
 
 def ratios(rounds: list[tuple[dict, dict]]) -> dict[str, dict]:
     """Per figure, from ``rounds`` of (Java, Arena) figure dicts: the paired check's summary
-    (:func:`jobs.tools.paired_bench.summarise`, Arena as the tree and Java as the revision:
+    (:func:`jobs.bench.paired.summarise`, Arena as the tree and Java as the revision:
     ``tree`` / ``rev`` medians, per-round ratios Arena / Java with their median, min and
     max) and ``advantage``, the median of Arena's per-round advantage (``speedup``: Java's
     time / Arena's for the decision times)."""
-    from jobs.tools.paired_bench import summarise
+    from jobs.bench.paired import summarise
 
     figures, _ = summarise([a for _, a in rounds], [j for j, _ in rounds])
     return {name: {**entry, "advantage": entry["speedup"]} for name, entry in figures.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.tools.java_sitting", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m jobs.bench.java_sitting", description=__doc__.split("\n\n")[0])
     p.add_argument("--java-dir", required=True, type=Path, help="the harness build's scratch folder (jp, jbuild, harness)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out", type=Path, default=None, help="raw outputs and log (default: a new folder in /tmp)")

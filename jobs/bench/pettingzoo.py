@@ -33,7 +33,7 @@ import numpy as np
 
 from games.registry import make_game
 
-from ._face import ArenaAECEnv, ArenaParallelEnv
+from agents.pettingzoo import ArenaAECEnv, ArenaParallelEnv
 
 GAMES = ("pommerman", "scotland_yard", "birds", "xcom")
 LOOPS = ("kernel_step", "game_step", "parallel_step", "aec_step", "aec_step_no_observe")

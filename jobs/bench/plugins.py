@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 #: The example plugin (for a checkout where it is not installed).
-EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "tests" / "plugin_example"
+EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "tests" / "plugin_example"
 
 #: (case name, agent, iterations per decision).
 CASES = (("random", "random", 1), ("bandit_1_iteration", "bandit", 1), ("bandit_64_iterations", "bandit", 64),

@@ -21,8 +21,8 @@ from games.scotland_yard.kernels import (
     M_TO_MOVE, NUM_ACTIONS, copy_into, is_terminal, legal_actions_into, step,
 )
 
-from ..api import Budget
-from ..search import depth_summary
+from agents.api import Budget
+from agents.search import depth_summary
 
 
 @nb.njit(cache=True)
@@ -95,7 +95,7 @@ def bench_search(iterations: int = 20_000, decisions: int = 3, quick: bool = Fal
             agent.act(obs)
             total += agent.total_iterations
             agent.total_iterations = 0
-        depths[key] = depth_summary(agent._tree)
+        depths[key] = depth_summary(agent.search_tree)
         return total
 
     n, wall, cpu = _timed(lambda: run(mrx, 0, game.observation(0), "mrx"))

@@ -26,25 +26,25 @@ def add_parser(sub) -> None:
     p.add_argument("--quick", action="store_true",
                    help="shorter runs, no start-up timing (pommerman: without --quick, cold_start_s is "
                         "an `arena play` of four agents from an empty numba cache, warm_start_s the same "
-                        "again; see jobs/tools/cold_start.py)")
+                        "again; see jobs/bench/pommerman/cold_start.py)")
     p.add_argument("--against", metavar="REV", default=None,
                    help="paired check: run this benchmark for the working tree and for git revision "
                         "REV (e.g. main), each in its own process and tree, interleaved over "
                         "--rounds rounds, and print each figure's ratio tree / REV with its spread "
-                        "(JSON; see jobs/tools/paired_bench.py)")
+                        "(JSON; see jobs/bench/paired.py)")
     p.add_argument("--rounds", type=positive_int, default=5, help="--against: paired rounds (default 5)")
     p.add_argument("--script", default=None,
                    help="--against: a probe script (prints one JSON object) run in both trees "
-                        "instead of the benchmark, e.g. jobs/probes/pommerman_search_cpu.py; its own "
+                        "instead of the benchmark, e.g. jobs/bench/probes/pommerman_search_cpu.py; its own "
                         "options follow '--' (... --script PROBE -- --iterations 50)")
     p.set_defaults(func=run)
 
 
 def _cmd_bench_paired(args) -> int:
-    """``arena bench GAME --against REV``: the paired speed check (jobs/tools/paired_bench.py)."""
+    """``arena bench GAME --against REV``: the paired speed check (jobs/bench/paired.py)."""
     import subprocess
 
-    from jobs.tools.paired_bench import paired_bench
+    from jobs.bench.paired import paired_bench
 
     probe = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
                            capture_output=True, text=True)
@@ -75,41 +75,41 @@ def run(args) -> int:
     if args.against is not None:
         return _cmd_bench_paired(args)
     if args.target == "pommerman":
-        from games.pommerman.engine_speed import bench_engine
+        from jobs.bench.pommerman.engine import bench_engine
 
         result = {"ruleset": args.ruleset}
         result.update(bench_engine(ruleset=args.ruleset, seconds=args.seconds))
-        from agents.pommerman.search_speed import bench_agents
+        from jobs.bench.pommerman.search import bench_agents
 
         result.update(bench_agents(games=1 if args.quick else 3,
                                    decisions_per_game=15 if args.quick else 40,
                                    ruleset=args.ruleset))
         if not args.quick:
-            from jobs.tools.cold_start import bench_cold_start
+            from jobs.bench.pommerman.cold_start import bench_cold_start
 
             result.update(bench_cold_start(args.ruleset))
     elif args.target == "scotland_yard":
-        from agents.scotland_yard.search_speed import bench_search
+        from jobs.bench.scotland_yard import bench_search
 
         result = bench_search(quick=args.quick)
     elif args.target == "cluster":
-        from cluster.run.scaling_bench import bench_cluster
+        from jobs.bench.cluster import bench_cluster
 
         result = bench_cluster(quick=args.quick)
     elif args.target == "birds":
-        from agents.birds.speed import bench_birds
+        from jobs.bench.birds import bench_birds
 
         result = bench_birds(seconds=args.seconds, quick=args.quick)
     elif args.target == "xcom":
-        from agents.xcom.speed import bench_xcom
+        from jobs.bench.xcom import bench_xcom
 
         result = bench_xcom(quick=args.quick)
     elif args.target == "pettingzoo":
-        from agents.pettingzoo.speed import bench_pettingzoo
+        from jobs.bench.pettingzoo import bench_pettingzoo
 
         result = bench_pettingzoo(quick=args.quick)
     elif args.target == "plugins":
-        from jobs.tools.plugin_bench import bench_plugins
+        from jobs.bench.plugins import bench_plugins
 
         result = bench_plugins(games=1 if args.quick else 4, max_steps=60 if args.quick else 200)
     else:  # pragma: no cover - argparse restricts choices

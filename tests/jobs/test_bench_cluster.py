@@ -1,12 +1,12 @@
 """The pieces of ``arena bench cluster`` that measure growth with the number of games
-(cluster/run/scaling_bench.py): what they time must be what they say."""
+(jobs/bench/cluster.py): what they time must be what they say."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from cluster.results.store import ResultStore
-from cluster.run import scaling_bench
+from jobs.bench import cluster as scaling_bench
 
 
 def test_gaps_and_decile_medians():

@@ -1,7 +1,7 @@
 """Speed of the Pommerman search agents on this machine.
 
-    python -m agents.pommerman.search_speed           # prints the dict as JSON
-    python -m agents.pommerman.search_speed --feature-speed --ruleset java
+    python -m jobs.bench.pommerman.search           # prints the dict as JSON
+    python -m jobs.bench.pommerman.search --feature-speed --ruleset java
                       # featured FEMCTS's CPU time per iteration against unfeatured's
 
 Each measured agent sits in seat 0 against three ``opponent`` agents
@@ -22,9 +22,9 @@ import numpy as np
 
 from games.pommerman import Pommerman, PommermanConfig
 
-from ..api import Budget
-from ..registry import make_agent
-from ..search import depth_summary
+from agents.api import Budget
+from agents.registry import make_agent
+from agents.search import depth_summary
 
 
 FEMCTS_VARIANTS = {"unfeatured": {"featured": False}, "nea6": {}, "nea3": {"n_effective": 3},
@@ -39,7 +39,7 @@ def _decisions(agent_name, params, budget, game_config, games, decisions_per_gam
                shapes=None):
     """(iterations, seconds) of every timed decision of ``agent_name`` in seat 0;
     with a list ``shapes``, also appends ``depth_summary`` of the agent's tree
-    after each timed decision (agents with a ``_tree``)."""
+    after each timed decision (agents with a ``search_tree``)."""
     records = []
     for g in range(games):
         game = Pommerman(game_config)
@@ -57,7 +57,7 @@ def _decisions(agent_name, params, budget, game_config, games, decisions_per_gam
             action, iterations = agents[0].decide(obs)
             records.append((iterations, time.perf_counter() - t0))
             if shapes is not None:
-                shapes.append(depth_summary(agents[0]._tree))
+                shapes.append(depth_summary(agents[0].search_tree))
             actions = [action] + [agents[i].act(game.observation(i)) for i in range(1, 4)]
             game.step(actions)
             n += 1
@@ -118,9 +118,9 @@ def iteration_contents(game_config) -> dict:
     ``iteration``: the same in words. The measured tree depths are
     ``*_tree_depth_mean`` / ``*_tree_depth_max`` (median over the timed decisions).
     """
-    from .femcts import FEMCTSConfig
-    from .mcts import MCTSConfig
-    from .rhea import RHEAConfig
+    from agents.pommerman.femcts import FEMCTSConfig
+    from agents.pommerman.mcts import MCTSConfig
+    from agents.pommerman.rhea import RHEAConfig
 
     m, r, f = MCTSConfig(), RHEAConfig(), FEMCTSConfig()
     evaluations = r.offspring_count + r.population_size

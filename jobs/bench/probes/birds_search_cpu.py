@@ -1,7 +1,7 @@
 """Probe for the paired speed check: process CPU time per bird-game MCTS
 iteration at a fixed iteration budget, on the same positions.
 
-    python -m jobs.cli bench birds --against main --script jobs/probes/birds_search_cpu.py
+    python -m jobs.cli bench birds --against main --script jobs/bench/probes/birds_search_cpu.py
 
 Uses only the long-stable API (``games.birds.Birds``, ``agents.registry.make_agent``,
 ``agents.api.Budget``), so it runs against older revisions too. Positions: every

@@ -3,7 +3,7 @@ checked step) and per ``Game.observation`` of every built-in game, replaying the
 same random games, for changes to the game wrappers (``games/<game>/__init__.py``,
 ``games/api.py``) rather than to their kernels.
 
-    python -m jobs.cli bench xcom --against main --script jobs/probes/game_step_cpu.py
+    python -m jobs.cli bench xcom --against main --script jobs/bench/probes/game_step_cpu.py
 
 Uses only the long-stable API (``games.registry.make_game`` and the ``Game``
 methods), so it runs against older revisions too. Random games: uniform over

@@ -1,7 +1,7 @@
 """Probe for the paired speed check: process CPU time per MCTS / RHEA iteration
 at a fixed iteration budget, on the same positions.
 
-    python -m jobs.cli bench pommerman --against main --script jobs/probes/pommerman_search_cpu.py
+    python -m jobs.cli bench pommerman --against main --script jobs/bench/probes/pommerman_search_cpu.py
 
 Uses only the long-stable API (``games.pommerman.Pommerman``,
 ``agents.registry.make_agent``, ``agents.api.Budget``), so it runs against

@@ -1,7 +1,7 @@
 """Probe for the paired speed check: process CPU time per XCOM search decision at a
 fixed iteration budget, on the same positions, and a fingerprint of the actions chosen.
 
-    python -m jobs.cli bench xcom --against main --script jobs/probes/xcom_search_cpu.py
+    python -m jobs.cli bench xcom --against main --script jobs/bench/probes/xcom_search_cpu.py
 
 Uses only the long-stable API (``games.xcom.Xcom``, ``agents.registry.make_agent``,
 ``agents.api.Budget``), so it runs against older revisions too (the paired check runs

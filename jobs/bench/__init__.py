@@ -1,0 +1,1 @@
+"""The bench wing: every benchmark of Arena, behind ``arena bench`` (see README.md here)."""
