@@ -357,3 +357,8 @@ def bench_cluster(quick: bool = False) -> dict:
         if started:
             ray.shutdown()
     return out
+
+
+def bench(options) -> dict:
+    """``arena bench cluster``: :func:`bench_cluster` (``options.quick``: shorter studies)."""
+    return bench_cluster(quick=options.quick)
