@@ -104,7 +104,7 @@ class Agent(ABC):
     #: the lineup entry. Agents that do not search honour any budget. Default: True.
     supports_iteration_budget: ClassVar[bool] = True
     #: About how many CPU seconds compiling this agent's kernels takes on a fresh numba
-    #: cache, beyond the game's own kernels (``jobs/probes/pommerman_compile_profile.py``
+    #: cache, beyond the game's own kernels (``jobs/bench/probes/pommerman_compile_profile.py``
     #: measures it per agent). The parallel warm-up's groups take the lineup's agents
     #: costliest first (:func:`cluster.run.warm.warm_queue`), so that a costly agent does
     #: not start last. Only the order matters. Default: 1.
@@ -215,6 +215,14 @@ class Agent(ABC):
         """Raise ValueError if ``arrays`` (e.g. a seed population file) cannot be
         loaded into an agent with ``config``. Agents that learn nothing refuse any."""
         raise ValueError(f"agent {cls.name!r} learns nothing across games; it takes no seed state")
+
+    @property
+    def search_tree(self):
+        """The search tree of the last decision (the struct of arrays of
+        :mod:`agents.search.tree`), read by analysis and benchmarks (e.g. its depths,
+        ``agents.search.depth_summary``) between decisions; it is overwritten by the next
+        decision. Default: None (the agent keeps no tree)."""
+        return None
 
     @property
     def mean_iterations(self) -> float:

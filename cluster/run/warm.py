@@ -311,7 +311,7 @@ def _trace_compiles() -> list[dict]:
     """Record every numba compile in this process (numba's ``numba:compile`` events): the
     returned list gets one ``{"kernel", "depth", "start_s", "end_s"}`` per compile as it
     ends (``depth`` 0 for a compile started from Python, 1 for one started while typing
-    another, ...; seconds of wall time since this call), for ``jobs/probes/warm_groups.py
+    another, ...; seconds of wall time since this call), for ``jobs/bench/probes/warm_groups.py
     --trace``."""
     from numba.core import event
 

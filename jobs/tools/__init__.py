@@ -9,9 +9,8 @@ APIs only (``tests/test_layers.py`` forbids private imports across packages).
 * ``lc_tables`` and ``scotland_yard_compare``: Scotland Yard's location-categorization
   tables and the paper comparisons (``jobs/scotland_yard/``);
 * ``train_birds`` and ``train_encoder``: training the bird policy and the XCOM
-  autoencoder (``arena train-birds``, ``arena train-encoder``);
-* ``paired_bench``: the interleaved this-tree / other-tree benchmark (``arena bench --against``);
-* ``plugin_bench``: the cost of plugin agents and games (``arena bench plugins``);
-* ``cold_start``: the first play from an empty numba cache and from a warm one
-  (``arena bench pommerman``'s ``cold_start_s`` / ``warm_start_s``).
+  autoencoder (``arena train-birds``, ``arena train-encoder``).
+
+The benchmarks (the paired check, the plugins' cost, the cold start, the Java sitting)
+are in the bench wing, ``jobs/bench/``.
 """

@@ -22,13 +22,14 @@ import numba as nb
 import numpy as np
 
 from agents.api import Budget
+from agents.episodes import agent_player, play
 from agents.registry import make_agent
 from agents.search import depth_summary
 from games.rng import make_rng
 from games.birds import Birds, BirdsConfig
 from games.birds.kernels import M_TO_MOVE, deal, empty_state, is_terminal, step
 
-from .features import random_action
+from agents.birds.features import random_action
 
 
 @nb.njit(cache=True)
@@ -80,21 +81,20 @@ def bench_birds(seconds: float = 3.0, quick: bool = False, iterations: int = 200
             seat = g % 2
             agent.begin_game(seat, np.random.SeedSequence([g, 0]))
             opponent.begin_game(1 - seat, np.random.SeedSequence([g, 1]))
-            while not game.done:
-                p = game.acting_players()[0]
-                joint = [0, 0]
-                if p == seat:
-                    obs = game.observation(p)
-                    action, c, w = _timed(lambda: agent.act(obs))
-                    cpu += c
-                    wall += w
-                    mean, deepest = depth_summary(agent.tree)
-                    depth_means.append(mean)
-                    depth_maxes.append(deepest)
-                    joint[p] = action
-                else:
-                    joint[p] = opponent.act(game.observation(p))
-                game.step(joint)
+
+            def timed(game, p):
+                nonlocal cpu, wall
+                obs = game.observation(p)
+                action, c, w = _timed(lambda: agent.act(obs))
+                cpu += c
+                wall += w
+                mean, deepest = depth_summary(agent.tree)
+                depth_means.append(mean)
+                depth_maxes.append(deepest)
+                return action
+
+            players = [timed, agent_player(opponent)] if seat == 0 else [agent_player(opponent), timed]
+            play(game, players)
             total_iterations += agent.total_iterations
         result[f"{key}_iters_per_s"] = round(total_iterations / cpu)
         result[f"{key}_iters_per_wall_s"] = round(total_iterations / wall)
@@ -111,3 +111,9 @@ def bench_birds(seconds: float = 3.0, quick: bool = False, iterations: int = 200
         "of the mean / max")
     result["note"] = "per_s: per CPU-second of one process; per_wall_s: wall clock (shared machine)"
     return result
+
+
+def bench(options) -> dict:
+    """``arena bench birds``: :func:`bench_birds` (``options.seconds`` of random play,
+    ``options.quick``: shorter)."""
+    return bench_birds(seconds=options.seconds, quick=options.quick)

@@ -1,5 +1,5 @@
-"""The Pommerman engine benchmark's timed calls (games.pommerman.engine_speed)."""
-from games.pommerman.engine_speed import games_per_call
+"""The Pommerman engine benchmark's timed calls (jobs.bench.pommerman.engine)."""
+from jobs.bench.pommerman.engine import games_per_call
 
 
 class FakeClock:

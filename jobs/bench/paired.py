@@ -3,7 +3,7 @@ in one sitting, interleaved.
 
     arena bench pommerman --quick --against main            # 5 rounds (default)
     arena bench scotland_yard --quick --against b3b39ae --rounds 3
-    arena bench pommerman --against HEAD~3 --script jobs/probes/pommerman_search_cpu.py
+    arena bench pommerman --against HEAD~3 --script jobs/bench/probes/pommerman_search_cpu.py
 
 (from a checkout, ``python -m jobs.cli bench ...``: the ``arena`` script of an
 editable install imports the tree it was installed from.)

@@ -1,15 +1,16 @@
 """Probe for the paired speed check: process CPU time per XCOM search decision at a
 fixed iteration budget, on the same positions, and a fingerprint of the actions chosen.
 
-    python -m jobs.cli bench xcom --against main --script jobs/probes/xcom_search_cpu.py
+    python -m jobs.cli bench xcom --against main --script jobs/bench/probes/xcom_search_cpu.py
 
 Uses only the long-stable API (``games.xcom.Xcom``, ``agents.registry.make_agent``,
-``agents.api.Budget``), so it runs against older revisions too (the paired check runs
-this file in both trees). Positions: every observation of the side to move in
-``--games`` rounds of two random players on ``--board`` (``positions_fingerprint``
-shows whether both trees produced the same ones). Each agent (``--agents``, short
-names as in ``arena bench xcom``) plays seat 0's or seat 1's part at every position,
-``--passes`` times, with ``--iterations`` iterations (and ``--params``); prints one JSON object:
+``agents.api.Budget``) and the shared game loop (``agents.episodes``), so it runs
+against any revision that has them (the paired check runs this file in both trees).
+Positions: every observation of the side to move in ``--games`` rounds of two random
+players on ``--board`` (``positions_fingerprint`` shows whether both trees produced the
+same ones). Each agent (``--agents``, short names as in ``arena bench xcom``) plays
+seat 0's or seat 1's part at every position, ``--passes`` times, with ``--iterations``
+iterations (and ``--params``); prints one JSON object:
 ``ms_per_decision_<agent>`` (CPU milliseconds per decision), ``<agent>_us_per_iteration``
 and ``<agent>_actions_fingerprint`` (a hash of every action chosen, in order: equal in
 both trees when the search plays the same moves).
@@ -21,6 +22,7 @@ import time
 import numpy as np
 
 from agents.api import Budget
+from agents.episodes import begin_game, play
 from agents.registry import make_agent
 from games.xcom import Xcom, XcomConfig
 
@@ -31,18 +33,20 @@ AGENTS = {"mcts": "xcom_mcts", "mcts_td": "xcom_mcts_td", "mf_fa": "xcom_mf_fa",
 def positions(config, games):
     """[(side to move, observation)] of ``games`` rounds of two random players."""
     out = []
+
+    def seen(agent):
+        def choose(game, seat):
+            obs = game.observation(seat)
+            out.append((seat, obs))
+            return agent.act(obs)
+        return choose
+
     for g in range(games):
         game = Xcom(config)
         game.reset(g)
         players = [make_agent("random", {}, Budget(iterations=1), config) for _ in range(2)]
-        for s, agent in enumerate(players):
-            agent.begin_game(s, np.random.SeedSequence([g, s]))
-        while not game.done:
-            p = game.acting_players()[0]
-            obs = game.observation(p)
-            out.append((p, obs))
-            a = players[p].act(obs)
-            game.step([a, a])
+        begin_game(players, [np.random.SeedSequence([g, s]) for s in range(2)])
+        play(game, [seen(agent) for agent in players])
     return out
 
 

@@ -1,11 +1,12 @@
 """Probe for the paired speed check: process CPU time per MCTS / RHEA iteration
 at a fixed iteration budget, on the same positions.
 
-    python -m jobs.cli bench pommerman --against main --script jobs/probes/pommerman_search_cpu.py
+    python -m jobs.cli bench pommerman --against main --script jobs/bench/probes/pommerman_search_cpu.py
 
 Uses only the long-stable API (``games.pommerman.Pommerman``,
-``agents.registry.make_agent``, ``agents.api.Budget``), so it runs against
-older revisions too (the paired check runs this file in both trees). Positions:
+``agents.registry.make_agent``, ``agents.api.Budget``) and the shared game loop
+(``agents.episodes``), so it runs against any revision that has them (the paired
+check runs this file in both trees). Positions:
 seat 0's observations every ``--stride`` ticks of ``--games`` games of four
 rule-based players; ``positions_fingerprint`` shows whether both trees produced
 the same ones. Each agent searches every position ``--passes`` times with
@@ -19,23 +20,27 @@ import time
 import numpy as np
 
 from agents.api import Budget
+from agents.episodes import agent_players, begin_game, play
 from agents.registry import make_agent
 from games.pommerman import Pommerman, PommermanConfig
 
 
 def positions(config, games, stride, seed=0):
+    """Seat 0's observations, every ``stride``-th tick, of ``games`` games of four
+    rule-based players (until seat 0 dies or the game ends)."""
     out = []
+
+    def keep(game):
+        if game.step_count % stride == 0:
+            out.append(game.observation(0))
+
     for g in range(games):
         game = Pommerman(config)
         seeds = np.random.SeedSequence([seed, g]).spawn(5)
         game.reset(seeds[0])
         players = [make_agent("rule_based", {}, Budget(iterations=1), config) for _ in range(4)]
-        for s, agent in enumerate(players):
-            agent.begin_game(s, seeds[s + 1])
-        while not game.done and game.state.agents[0, 2]:
-            if game.step_count % stride == 0:
-                out.append(game.observation(0))
-            game.step([players[i].act(game.observation(i)) for i in range(4)])
+        begin_game(players, seeds[1:])
+        play(game, agent_players(players), until=lambda game: not game.is_alive(0), before_step=keep)
     return out
 
 

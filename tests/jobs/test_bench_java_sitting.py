@@ -1,7 +1,7 @@
-"""jobs.tools.java_sitting: JBench's output read right, ratios oriented right."""
+"""jobs.bench.java_sitting: JBench's output read right, ratios oriented right."""
 import pytest
 
-from jobs.tools.java_sitting import FIGURES, arena_figures, main, parse_jbench, ratios
+from jobs.bench.java_sitting import FIGURES, arena_figures, main, parse_jbench, ratios
 
 JBENCH = """\
 JAVA fm_ticks_per_s 270118 games 90396 mean_len 23.9

@@ -1,7 +1,7 @@
 """Speed of the Pommerman search agents on this machine.
 
-    python -m agents.pommerman.search_speed           # prints the dict as JSON
-    python -m agents.pommerman.search_speed --feature-speed --ruleset java
+    python -m jobs.bench.pommerman.search           # prints the dict as JSON
+    python -m jobs.bench.pommerman.search --feature-speed --ruleset java
                       # featured FEMCTS's CPU time per iteration against unfeatured's
 
 Each measured agent sits in seat 0 against three ``opponent`` agents
@@ -22,9 +22,10 @@ import numpy as np
 
 from games.pommerman import Pommerman, PommermanConfig
 
-from ..api import Budget
-from ..registry import make_agent
-from ..search import depth_summary
+from agents.api import Budget
+from agents.episodes import agent_players, begin_game, play
+from agents.registry import make_agent
+from agents.search import depth_summary
 
 
 FEMCTS_VARIANTS = {"unfeatured": {"featured": False}, "nea6": {}, "nea3": {"n_effective": 3},
@@ -39,7 +40,7 @@ def _decisions(agent_name, params, budget, game_config, games, decisions_per_gam
                shapes=None):
     """(iterations, seconds) of every timed decision of ``agent_name`` in seat 0;
     with a list ``shapes``, also appends ``depth_summary`` of the agent's tree
-    after each timed decision (agents with a ``_tree``)."""
+    after each timed decision (agents with a ``search_tree``)."""
     records = []
     for g in range(games):
         game = Pommerman(game_config)
@@ -47,20 +48,21 @@ def _decisions(agent_name, params, budget, game_config, games, decisions_per_gam
         game.reset(seeds[0])
         agents = [make_agent(agent_name, params, budget, game_config)]
         agents += [make_agent(opponent, {}, budget, game_config) for _ in range(3)]
-        for seat, agent in enumerate(agents):
-            agent.begin_game(seat, seeds[seat + 1])
+        begin_game(agents, seeds[1:])
         agents[0].decide(game.observation(0))  # warm-up: compile or load the cache
-        n = 0
-        while not game.done and n < decisions_per_game and game.state.agents[0, 2]:
-            obs = game.observation(0)
+
+        def timed(game, seat, measured=agents[0]):
+            obs = game.observation(seat)
             t0 = time.perf_counter()
-            action, iterations = agents[0].decide(obs)
+            action, iterations = measured.decide(obs)
             records.append((iterations, time.perf_counter() - t0))
             if shapes is not None:
-                shapes.append(depth_summary(agents[0]._tree))
-            actions = [action] + [agents[i].act(game.observation(i)) for i in range(1, 4)]
-            game.step(actions)
-            n += 1
+                shapes.append(depth_summary(measured.search_tree))
+            return action
+
+        # one decision of seat 0 per step while it lives (the others are asked only while they do)
+        play(game, [timed] + agent_players(agents)[1:], max_steps=decisions_per_game,
+             until=lambda game: not game.is_alive(0))
     return records
 
 
@@ -118,9 +120,9 @@ def iteration_contents(game_config) -> dict:
     ``iteration``: the same in words. The measured tree depths are
     ``*_tree_depth_mean`` / ``*_tree_depth_max`` (median over the timed decisions).
     """
-    from .femcts import FEMCTSConfig
-    from .mcts import MCTSConfig
-    from .rhea import RHEAConfig
+    from agents.pommerman.femcts import FEMCTSConfig
+    from agents.pommerman.mcts import MCTSConfig
+    from agents.pommerman.rhea import RHEAConfig
 
     m, r, f = MCTSConfig(), RHEAConfig(), FEMCTSConfig()
     evaluations = r.offspring_count + r.population_size
@@ -151,17 +153,18 @@ def _rule_based_positions(config, games: int, stride: int, seed: int) -> list:
     """Seat 0's observations, every ``stride``-th tick, of ``games`` games of four
     rule-based players (until seat 0 dies or the game ends)."""
     positions = []
+
+    def keep(game):
+        if game.step_count % stride == 0:
+            positions.append(game.observation(0))
+
     for g in range(games):
         game = Pommerman(config)
         seeds = np.random.SeedSequence([seed, g]).spawn(5)
         game.reset(seeds[0])
         players = [make_agent("rule_based", {}, Budget(iterations=1), config) for _ in range(4)]
-        for s_, agent in enumerate(players):
-            agent.begin_game(s_, seeds[s_ + 1])
-        while not game.done and game.is_alive(0):
-            if game.step_count % stride == 0:
-                positions.append(game.observation(0))
-            game.step([players[i].act(game.observation(i)) for i in range(4)])
+        begin_game(players, seeds[1:])
+        play(game, agent_players(players), until=lambda game: not game.is_alive(0), before_step=keep)
     return positions
 
 

@@ -1,7 +1,7 @@
 """Probe: what a forward-model tick and a state copy of Pommerman handle, for the
 layout decisions of issue 37 (where the flames live, how a state is copied).
 
-    python jobs/probes/pommerman_state_profile.py --ruleset java
+    python jobs/bench/probes/pommerman_state_profile.py --ruleset java
 
 Plays the random games of ``arena bench pommerman`` (uniform random actions from the
 bench's 16 boards) and prints one JSON object: the game length, the live bombs,

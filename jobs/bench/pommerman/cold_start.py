@@ -19,7 +19,8 @@ from pathlib import Path
 PLAY_ARGS = ("play", "--agents", "mcts,rhea,osla,rule_based", "--iterations", "50", "--max-steps", "5")
 """The ``arena`` arguments timed: one short game, every agent deciding from tick 0."""
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[3]
+"""The checkout this file is in (jobs/bench/pommerman/cold_start.py: three folders up)."""
 
 
 def play_args(agents: str | None = None) -> tuple[str, ...]:
@@ -68,19 +69,24 @@ def bench_cold_start(ruleset: str = "canonical", agents: str | None = None, tree
             + f" --ruleset {ruleset}"}
 
 
-if __name__ == "__main__":  # python -m jobs.tools.cold_start [RULESET]: the figures as JSON
+if __name__ == "__main__":  # python -m jobs.bench.pommerman.cold_start [RULESET]: the figures as JSON
     import argparse
     import json
 
-    parser = argparse.ArgumentParser(prog="python -m jobs.tools.cold_start",
+    parser = argparse.ArgumentParser(prog="python -m jobs.bench.pommerman.cold_start",
                                      description="Time `arena " + " ".join(PLAY_ARGS) + "` from an empty "
                                      "numba cache and again warm; prints JSON.")
-    parser.add_argument("ruleset", nargs="?", default="canonical", choices=("canonical", "java"))
+    parser.add_argument("ruleset", nargs="?", default=None, choices=("canonical", "java"),
+                        help="the ruleset (default: --ruleset's, else canonical)")
+    parser.add_argument("--ruleset", dest="ruleset_option", default="canonical", choices=("canonical", "java"),
+                        help="the same as the positional ruleset (which wins when both are given); the "
+                        "paired check passes it: `arena bench pommerman --ruleset java --against REV --script "
+                        "jobs/bench/pommerman/cold_start.py -- --tree .`")
     parser.add_argument("--agents", default=None,
                         help="the lineup, comma separated (default: " + PLAY_ARGS[PLAY_ARGS.index("--agents") + 1] + ")")
     parser.add_argument("--tree", default=None,
                         help="the checkout whose `arena play` is timed (default: this file's; '.' when run "
-                        "by the paired check: `arena bench pommerman --against REV --script "
-                        "jobs/tools/cold_start.py -- java --tree .`)")
+                        "by the paired check, which runs this file in both trees)")
     args = parser.parse_args()
-    print(json.dumps(bench_cold_start(args.ruleset, args.agents, Path(args.tree) if args.tree else None)))
+    ruleset = args.ruleset or args.ruleset_option
+    print(json.dumps(bench_cold_start(ruleset, args.agents, Path(args.tree) if args.tree else None)))

@@ -1,6 +1,6 @@
 """Probe for the paired check: the first decision of an XCOM agent on a fresh numba cache.
 
-    python -m jobs.cli bench xcom --against main --rounds 1 --script jobs/probes/xcom_cold_start.py
+    python -m jobs.cli bench xcom --against main --rounds 1 --script jobs/bench/probes/xcom_cold_start.py
 
 Points ``ARENA_CACHE_DIR`` at a new temporary directory before ``games`` is imported
 (so nothing is cached), then times building the game and ``--agent`` and its first

@@ -1,6 +1,6 @@
 """Probe: the parallel warm-up's groups and the CPU seconds each takes, from an empty cache.
 
-    python jobs/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java
+    python jobs/bench/probes/warm_groups.py --agents femcts,mcts,rhea,osla --ruleset java
         [--no-share] [--no-peers] [--order "0;3;1;2"] [--workers 2] [--trace] [--min-seconds 0.3]
 
 Builds the lineup as ``arena play`` does and runs :func:`cluster.run.warm.warm_up_parallel`

@@ -12,8 +12,8 @@ nanoseconds per tick of each as one JSON object:
 branches: see the README's *Branches on random data*); ``stop - no_step`` the rules' fixed
 cost per tick.
 
-    python jobs/probes/pommerman_tick_parts.py --ruleset java
-    python -m jobs.cli bench pommerman --against main --script jobs/probes/pommerman_tick_parts.py -- --ruleset java
+    python jobs/bench/probes/pommerman_tick_parts.py --ruleset java
+    python -m jobs.cli bench pommerman --against main --script jobs/bench/probes/pommerman_tick_parts.py -- --ruleset java
 """
 import argparse
 import json

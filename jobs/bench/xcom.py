@@ -22,6 +22,7 @@ import time
 import numba as nb
 import numpy as np
 
+from agents.episodes import agent_players, begin_game, end_game, play
 from games.rng import make_rng
 from games.xcom.kernels import (
     M_DONE, M_MOVES, copy_into, copy_state, random_command, rollout_scratch,
@@ -61,14 +62,9 @@ def moves_per_second(board: str, seconds: float = 1.0) -> float:
 
 def _play(game, agents, seed) -> None:
     game.reset(seed)
-    for seat, agent in enumerate(agents):
-        agent.begin_game(seat, np.random.SeedSequence(seed, spawn_key=(1, seat)))
-    while not game.done:
-        side = game.acting_players()[0]
-        a = agents[side].act(game.observation(side))
-        game.step([a, a])
-    for seat, agent in enumerate(agents):
-        agent.end_game(game.observation(seat), game.returns())
+    begin_game(agents, [np.random.SeedSequence(seed, spawn_key=(1, seat)) for seat in range(len(agents))])
+    play(game, agent_players(agents))
+    end_game(game, agents)
 
 
 def ms_per_decision(agent: str, board: str, decisions: int = 200, iterations: int = 100) -> float:
@@ -124,3 +120,9 @@ def bench_xcom(quick: bool = False) -> dict:
     out["iterations"] = 100
     out["note"] = "one process on a shared machine: times are upper bounds"
     return out
+
+
+def bench(options) -> dict:
+    """``arena bench xcom``: :func:`bench_xcom` (``options.quick``: shorter runs, the
+    40-round run extrapolated from 4 rounds)."""
+    return bench_xcom(quick=options.quick)

@@ -1,9 +1,9 @@
 """Probe for the paired speed check: process CPU time per forward-model tick of
-random play (``games.pommerman.engine_speed.random_playouts``, the loop behind
+random play (``jobs.bench.pommerman.engine.random_playouts``, the loop behind
 ``arena bench pommerman``'s ``ticks_per_s``) and per state copy, for a fixed
 amount of work, so that the figure holds on a machine busy with other work.
 
-    python -m jobs.cli bench pommerman --ruleset java --against main --script jobs/probes/pommerman_engine_cpu.py
+    python -m jobs.cli bench pommerman --ruleset java --against main --script jobs/bench/probes/pommerman_engine_cpu.py
 
 Prints one JSON object: ``ticks`` (the same in both trees when the rules and the
 random stream are unchanged), ``ns_per_tick`` and ``ns_per_copy`` (CPU time),
@@ -17,7 +17,7 @@ import numba as nb
 import numpy as np
 
 from games.pommerman import PommermanConfig, generate
-from games.pommerman.engine_speed import random_playouts, repeated_copies
+from jobs.bench.pommerman.engine import random_playouts, repeated_copies
 from games.pommerman.kernels import copy_state
 from games.rng import make_rng
 

@@ -184,22 +184,23 @@ def _decile_medians(values: np.ndarray) -> tuple[float, float]:
     return float(np.median(values[:k])), float(np.median(values[-k:]))
 
 
-def _plan_seconds_per_1000(root: Path, games: int) -> float:
-    """Seconds to plan a study of ``games`` 1-tick games (best of 3), per 1,000 games."""
+def _plan_seconds_per_1000(root: Path, games: int, clock=time.perf_counter) -> float:
+    """Seconds to plan a study of ``games`` 1-tick games (best of 3 by ``clock``), per 1,000 games."""
     from cluster.spec.plan import plan_study
 
     spec = _spec(root, f"plan-{games}", max_steps=1, seeds=games // 10, games_per_seed=10, params={})
     plan_study(spec)  # warm (imports, caches)
     best = float("inf")
     for _ in range(3):
-        t0 = time.perf_counter()
+        t0 = clock()
         plan_study(spec)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return best * 1000.0 / games
 
 
-def _store_append_ms(root: Path, appends: int) -> tuple[float, float]:
-    """Median ms of one game's ``ResultStore.append`` over the first and last 200 appends."""
+def _store_append_ms(root: Path, appends: int, clock=time.perf_counter) -> tuple[float, float]:
+    """Median ms (by ``clock``) of one game's ``ResultStore.append`` over the first and
+    the last 200 appends (half of them each when fewer than 400)."""
     from cluster.results.store import ResultStore
 
     store = ResultStore(root / "store-bench")
@@ -208,9 +209,9 @@ def _store_append_ms(root: Path, appends: int) -> tuple[float, float]:
         rows = [{"study_id": "store-bench", "series_id": g, "game_index": g, "index_in_series": 0,
                  "board_seed": g, "seat": seat, "label": "AB"[seat], "agent": "bench-spin",
                  "result": "win" if seat else "loss", "length": 1} for seat in range(2)]
-        t0 = time.perf_counter()
+        t0 = clock()
         store.append(rows)
-        times[g] = (time.perf_counter() - t0) * 1000.0
+        times[g] = (clock() - t0) * 1000.0
     k = min(200, appends // 2)
     return float(np.median(times[:k])), float(np.median(times[-k:]))
 
@@ -239,11 +240,33 @@ def _checked(result):
 
 
 def _throughput(result) -> tuple[float, float, float]:
-    """(games/hour, wall seconds, in-game seconds) between the first and last recorded game."""
+    """(games/hour, wall seconds, in-game seconds) between the first and last recorded game
+    (the first game's recording starts the clock, so it counts in neither)."""
     times = result.recorded_at
     wall = times[-1] - times[0]
     games = len(times) - 1
     return 3600.0 * games / wall, wall, float(sum(result.game_times[1:]))
+
+
+def _overhead_fraction(result) -> float:
+    """Scheduling and recording time as a fraction of game time, between the first and
+    the last recorded game: (wall - in-game) / in-game."""
+    _, wall, in_game = _throughput(result)
+    return (wall - in_game) / in_game
+
+
+def _tick_figures(recorded_at: list[float]) -> tuple[float, float]:
+    """(games per second, ms per game) of a study of 1-tick games, between the first and
+    the last recorded game."""
+    wall = recorded_at[-1] - recorded_at[0]
+    return (len(recorded_at) - 1) / wall, 1000.0 * wall / (len(recorded_at) - 1)
+
+
+def _real_games_per_hour(recorded_at: list[float], workers: int) -> float:
+    """Games per hour from the ``workers``-th recorded game on: each host's first game pays
+    its imports and kernel loading, so the clock starts after the first ``workers`` games."""
+    times = recorded_at[workers - 1:]
+    return 3600.0 * (len(times) - 1) / (times[-1] - times[0])
 
 
 def _rss_mb() -> float:
@@ -273,9 +296,8 @@ def bench_cluster(quick: bool = False) -> dict:
             res = _checked(run_study(_spec(root, "overhead", max_steps=10, seeds=1, games_per_seed=n,
                                   params={"sleep_ms": 50.0}, series_by="game"),
                             num_workers=1, tracking=False, **run))
-            _, wall, in_game = _throughput(res)
             out["game_seconds_mean"] = float(np.mean(res.game_times))
-            out["overhead_fraction"] = (wall - in_game) / in_game
+            out["overhead_fraction"] = _overhead_fraction(res)
 
             # (b) CPU-bound games (10 ticks x 2 players x 25 ms spin = 0.5 s) on 1 and 2 workers,
             # independent games (an even count, so two workers share the work evenly).
@@ -293,19 +315,15 @@ def bench_cluster(quick: bool = False) -> dict:
                 res = _checked(run_study(_spec(root, f"tick-{workers}", max_steps=1, seeds=n, games_per_seed=1,
                                       params={}, series_by="game"),
                                 num_workers=workers, tracking=False, **run))
-                wall = res.recorded_at[-1] - res.recorded_at[0]
-                out[f"tick_games_per_second_{workers}"] = (len(res.recorded_at) - 1) / wall
-                out[f"overhead_ms_per_game_{workers}"] = 1000.0 * wall / (len(res.recorded_at) - 1)
+                out[f"tick_games_per_second_{workers}"], out[f"overhead_ms_per_game_{workers}"] = \
+                    _tick_figures(res.recorded_at)
 
             # (e) real games: Pommerman FFA, four rule-based players, 1 and 2 workers.
             n = 8 if quick else 24
             for workers in (1, 2):
                 res = _checked(run_study(_pommerman_spec(root, f"pommerman-{workers}", seeds=n),
                                 num_workers=workers, tracking=False, progress=False))
-                # each host's first game pays its imports and kernel loading: start the clock after
-                # the first `workers` games
-                times = res.recorded_at[workers - 1:]
-                out[f"real_games_per_hour_{workers}"] = 3600.0 * (len(times) - 1) / (times[-1] - times[0])
+                out[f"real_games_per_hour_{workers}"] = _real_games_per_hour(res.recorded_at, workers)
                 if workers == 1:
                     out["real_game_seconds_mean"] = float(np.mean(res.game_times[1:]))
             out["real_speedup_2_workers"] = out["real_games_per_hour_2"] / out["real_games_per_hour_1"]
@@ -357,3 +375,8 @@ def bench_cluster(quick: bool = False) -> dict:
         if started:
             ray.shutdown()
     return out
+
+
+def bench(options) -> dict:
+    """``arena bench cluster``: :func:`bench_cluster` (``options.quick``: shorter studies)."""
+    return bench_cluster(quick=options.quick)

@@ -1,9 +1,9 @@
 """Probe: where a cold start's compile time goes, kernel by kernel.
 
-    python jobs/probes/pommerman_compile_profile.py [--agents mcts,rhea,osla,rule_based]
+    python jobs/bench/probes/pommerman_compile_profile.py [--agents mcts,rhea,osla,rule_based]
         [--ruleset canonical] [--cache-dir DIR] [--top 25]
     python -m jobs.cli bench pommerman --against main --rounds 1 \
-        --script jobs/probes/pommerman_compile_profile.py     # the same, both trees
+        --script jobs/bench/probes/pommerman_compile_profile.py     # the same, both trees
 
 Runs in a fresh numba cache (a new temporary ``ARENA_CACHE_DIR`` unless
 ``--cache-dir`` names one, which lets a second run show what the cache

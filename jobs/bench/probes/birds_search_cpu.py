@@ -1,10 +1,11 @@
 """Probe for the paired speed check: process CPU time per bird-game MCTS
 iteration at a fixed iteration budget, on the same positions.
 
-    python -m jobs.cli bench birds --against main --script jobs/probes/birds_search_cpu.py
+    python -m jobs.cli bench birds --against main --script jobs/bench/probes/birds_search_cpu.py
 
 Uses only the long-stable API (``games.birds.Birds``, ``agents.registry.make_agent``,
-``agents.api.Budget``), so it runs against older revisions too. Positions: every
+``agents.api.Budget``) and the shared game loop (``agents.episodes``), so it runs
+against any revision that has them. Positions: every
 observation of the player to move in ``--games`` games of two random players
 (``positions_fingerprint`` shows whether both trees produced the same ones). Each
 variant (the three of ``arena bench birds``) searches every position ``--passes``
@@ -18,6 +19,7 @@ import time
 import numpy as np
 
 from agents.api import Budget
+from agents.episodes import begin_game, play
 from agents.registry import make_agent
 from games.birds import Birds, BirdsConfig
 
@@ -29,20 +31,22 @@ VARIANTS = {
 
 
 def positions(config, games):
+    """Every observation of the player to move in ``games`` games of two random players."""
     out = []
+
+    def seen(agent):
+        def choose(game, seat):
+            obs = game.observation(seat)
+            out.append(obs)
+            return agent.act(obs)
+        return choose
+
     for g in range(games):
         game = Birds(config)
         game.reset(g)
         players = [make_agent("random", {}, Budget(iterations=1), config) for _ in range(2)]
-        for s, agent in enumerate(players):
-            agent.begin_game(s, np.random.SeedSequence([g, s]))
-        while not game.done:
-            p = game.acting_players()[0]
-            obs = game.observation(p)
-            out.append(obs)
-            joint = [0, 0]
-            joint[p] = players[p].act(obs)
-            game.step(joint)
+        begin_game(players, [np.random.SeedSequence([g, s]) for s in range(2)])
+        play(game, [seen(agent) for agent in players])
     return out
 
 

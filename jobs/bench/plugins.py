@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 #: The example plugin (for a checkout where it is not installed).
-EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "tests" / "plugin_example"
+EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "tests" / "plugin_example"
 
 #: (case name, agent, iterations per decision).
 CASES = (("random", "random", 1), ("bandit_1_iteration", "bandit", 1), ("bandit_64_iterations", "bandit", 64),
@@ -104,3 +104,9 @@ def bench_plugins(runs: int = 3, games: int = 4, max_steps: int = 200) -> dict:
     result["bandit_ms_per_iteration"] = (result["bandit_64_iterations"]["agent_ms"]
                                          - result["bandit_1_iteration"]["agent_ms"]) / 63
     return result
+
+
+def bench(options) -> dict:
+    """``arena bench plugins``: :func:`bench_plugins`, 4 games of at most 200 steps per
+    run (``options.quick``: 1 game of 60)."""
+    return bench_plugins(games=1 if options.quick else 4, max_steps=60 if options.quick else 200)

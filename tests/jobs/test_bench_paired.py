@@ -1,4 +1,4 @@
-"""The paired speed check (jobs/tools/paired_bench.py): structure only, no timing assertions.
+"""The paired speed check (jobs/bench/paired.py): structure only, no timing assertions.
 
 The sides run a tiny probe script (it imports ``games`` and prints JSON), so the
 test costs a few interpreter start-ups, not a benchmark.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main
-from jobs.tools.paired_bench import better_direction, paired_bench, summarise
+from jobs.bench.paired import better_direction, paired_bench, summarise
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -3,10 +3,11 @@ checked step) and per ``Game.observation`` of every built-in game, replaying the
 same random games, for changes to the game wrappers (``games/<game>/__init__.py``,
 ``games/api.py``) rather than to their kernels.
 
-    python -m jobs.cli bench xcom --against main --script jobs/probes/game_step_cpu.py
+    python -m jobs.cli bench xcom --against main --script jobs/bench/probes/game_step_cpu.py
 
 Uses only the long-stable API (``games.registry.make_game`` and the ``Game``
-methods), so it runs against older revisions too. Random games: uniform over
+methods) and the shared game loop (``agents.episodes``), so it runs against any
+revision that has them. Random games: uniform over
 the legal actions of the acting players, seeds 0, 1, ... until ``--steps`` steps
 per game; ``<game>.fingerprint`` (the sum of the final states' fingerprints)
 shows whether both trees played the same games. Prints one JSON object:
@@ -20,6 +21,7 @@ import time
 
 import numpy as np
 
+from agents.episodes import play, random_players
 from games.registry import make_game
 
 GAMES = ("pommerman", "scotland_yard", "birds", "xcom")
@@ -30,14 +32,9 @@ def record(name, steps):
     games, total, seed = [], 0, 0
     while total < steps:
         game.reset(seed)
-        rng = np.random.default_rng(seed)
         joints = []
-        while not game.done:
-            joint = [0] * game.num_players
-            for p in game.acting_players():
-                joint[p] = int(rng.choice(np.flatnonzero(game.legal_actions(p))))
-            joints.append(joint)
-            game.step(joint)
+        play(game, random_players(np.random.default_rng(seed), game.num_players),
+             after_step=lambda game, joint: joints.append(joint))
         games.append((seed, joints, game.fingerprint()))
         total += len(joints)
         seed += 1

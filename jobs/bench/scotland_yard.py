@@ -21,8 +21,9 @@ from games.scotland_yard.kernels import (
     M_TO_MOVE, NUM_ACTIONS, copy_into, is_terminal, legal_actions_into, step,
 )
 
-from ..api import Budget
-from ..search import depth_summary
+from agents.api import Budget
+from agents.episodes import agent_players, begin_game, play
+from agents.search import depth_summary
 
 
 @nb.njit(cache=True)
@@ -95,7 +96,7 @@ def bench_search(iterations: int = 20_000, decisions: int = 3, quick: bool = Fal
             agent.act(obs)
             total += agent.total_iterations
             agent.total_iterations = 0
-        depths[key] = depth_summary(agent._tree)
+        depths[key] = depth_summary(agent.search_tree)
         return total
 
     n, wall, cpu = _timed(lambda: run(mrx, 0, game.observation(0), "mrx"))
@@ -108,18 +109,12 @@ def bench_search(iterations: int = 20_000, decisions: int = 3, quick: bool = Fal
     # later in the game: after 5 rounds of greedy play (shorter playouts)
     later = make_game("scotland_yard")
     later.reset(2024)
-    greedy = {0: make_agent("sy_greedy_mrx", {}, budget, later.config),
-              1: make_agent("sy_greedy_seekers", {}, budget, later.config)}
-    greedy[0].begin_game(0, np.random.SeedSequence(3))
-    greedy[1].begin_game(1, np.random.SeedSequence(4))
-    while not later.done and later.round < 6:
-        seat = later.acting_players()[0]
-        acts = [0, 0]
-        acts[seat] = greedy[seat].act(later.observation(seat))
-        later.step(acts)
-    if not later.done:
-        while later.acting_players() != [1]:
-            later.step([greedy[0].act(later.observation(0)), 0])
+    greedy = [make_agent("sy_greedy_mrx", {}, budget, later.config),
+              make_agent("sy_greedy_seekers", {}, budget, later.config)]
+    begin_game(greedy, [np.random.SeedSequence(3), np.random.SeedSequence(4)])
+    play(later, agent_players(greedy), until=lambda game: game.round >= 6)
+    if not later.done:  # on to the seekers' turn
+        play(later, agent_players(greedy), until=lambda game: list(game.acting_players()) == [1])
         n, wall, cpu = _timed(lambda: run(seekers, 1, later.observation(1), "seeker_round6"))
         out["seeker_iters_per_s_round6"] = n / wall
         out["seeker_iters_per_cpu_s_round6"] = n / cpu
@@ -140,3 +135,9 @@ def bench_search(iterations: int = 20_000, decisions: int = 3, quick: bool = Fal
     }
     out["note"] = "shared machine: wall-clock figures are lower bounds"
     return out
+
+
+def bench(options) -> dict:
+    """``arena bench scotland_yard``: :func:`bench_search` (``options.quick``: 5,000
+    iterations per decision, 2 decisions)."""
+    return bench_search(quick=options.quick)

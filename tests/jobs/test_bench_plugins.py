@@ -1,4 +1,4 @@
-"""jobs.tools.plugin_bench (``arena bench plugins``) on a tiny setting: every case is played,
+"""jobs.bench.plugins (``arena bench plugins``) on a tiny setting: every case is played,
 its decisions counted, and the derived figures are the differences they are documented as
 (structure and arithmetic only: no timing is asserted)."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from jobs.tools.plugin_bench import CASES, bench_plugins
+from jobs.bench.plugins import CASES, bench_plugins
 
 
 def test_bench_plugins_plays_every_case_and_derives_its_figures():

@@ -1,7 +1,8 @@
 """One sitting against the Java framework: its JBench and ``arena bench pommerman --json
---ruleset java`` interleaved, and the ratios of the README's speed table.
+--ruleset java`` interleaved, and the ratios of the speed table (jobs/bench/README.md).
 
-    python -m jobs.tools.java_sitting --java-dir W [--rounds 3] [--out DIR]
+    arena bench java --java-dir W [--rounds 3] [--out DIR]
+    python -m jobs.bench.java_sitting --java-dir W [--rounds 3] [--out DIR]     # the same
 
 ``W`` is the scratch folder of the side-by-side harness's build (the developers'
 ``java-pommerman`` harness; see its README): the framework's files in ``W/jp`` (JBench runs from there: the
@@ -27,7 +28,7 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent.parent.parent
 
 #: (figure, JBench line key, JBench field or None for the first number, Arena's key). A
-#: figure's name says which way is better (``jobs.tools.paired_bench.better_direction``:
+#: figure's name says which way is better (``jobs.bench.paired.better_direction``:
 #: the decision times are better lower).
 FIGURES = (
     ("ticks_per_s", "fm_ticks_per_s", None, "ticks_per_s"),
@@ -64,35 +65,39 @@ def arena_figures(bench: dict) -> dict[str, float]:
 
 def ratios(rounds: list[tuple[dict, dict]]) -> dict[str, dict]:
     """Per figure, from ``rounds`` of (Java, Arena) figure dicts: the paired check's summary
-    (:func:`jobs.tools.paired_bench.summarise`, Arena as the tree and Java as the revision:
+    (:func:`jobs.bench.paired.summarise`, Arena as the tree and Java as the revision:
     ``tree`` / ``rev`` medians, per-round ratios Arena / Java with their median, min and
     max) and ``advantage``, the median of Arena's per-round advantage (``speedup``: Java's
     time / Arena's for the decision times)."""
-    from jobs.tools.paired_bench import summarise
+    from jobs.bench.paired import summarise
 
     figures, _ = summarise([a for _, a in rounds], [j for j, _ in rounds])
     return {name: {**entry, "advantage": entry["speedup"]} for name, entry in figures.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.tools.java_sitting", description=__doc__.split("\n\n")[0])
-    p.add_argument("--java-dir", required=True, type=Path, help="the harness build's scratch folder (jp, jbuild, harness)")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--out", type=Path, default=None, help="raw outputs and log (default: a new folder in /tmp)")
-    a = p.parse_args(argv)
-    w = a.java_dir.resolve()
+def harness_classpath(java_dir: Path) -> tuple[Path, str]:
+    """(the harness build's folder, resolved; JBench's class path), or
+    :class:`jobs.bench.BenchInputError` naming ``--java-dir`` when a part is missing."""
+    from jobs.bench import BenchInputError
+
+    w = Path(java_dir).resolve()
     for sub in ("jp", "jbuild", "harness"):
         if not (w / sub).is_dir():
-            print(f"--java-dir: {w / sub} is missing (build the harness first, see this module's docstring)",
-                  file=sys.stderr)
-            return 2
+            raise BenchInputError(f"--java-dir: {w / sub} is missing (build the harness first, see "
+                                  f"jobs/bench/java_sitting.py)")
     jars = sorted(str(j) for j in (w / "jp" / "lib").glob("*.jar"))
-    cp = os.pathsep.join([str(w / "harness"), str(w / "jbuild"), *jars])
-    out = a.out or Path(f"/tmp/java-sitting-{time.strftime('%Y%m%d-%H%M%S')}")
+    return w, os.pathsep.join([str(w / "harness"), str(w / "jbuild"), *jars])
+
+
+def sit(java_dir: Path, rounds: int = 3, out: Path | None = None) -> dict:
+    """One sitting (the module docstring): ``{"arena_commit", "rounds", "out", "figures":
+    {figure: the paired check's summary and "advantage"}}``."""
+    w, cp = harness_classpath(java_dir)
+    out = out or Path(f"/tmp/java-sitting-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)
     log = out / "log"
-    rounds = []
-    for r in range(1, a.rounds + 1):
+    pairs = []
+    for r in range(1, rounds + 1):
         with log.open("a") as f:
             f.write(f"round {r} java {time.strftime('%H:%M:%S')} load {os.getloadavg()}\n")
         java = subprocess.run(["java", "-cp", cp, "core.JBench", "false", "8"], cwd=w / "jp",
@@ -103,13 +108,38 @@ def main(argv: list[str] | None = None) -> int:
         arena = subprocess.run([sys.executable, "-m", "jobs.cli", "bench", "pommerman", "--json", "--ruleset", "java"],
                                cwd=_ROOT, capture_output=True, text=True, check=True).stdout
         (out / f"arena-{r}.json").write_text(arena)
-        rounds.append((parse_jbench(java), arena_figures(json.loads(arena))))
+        pairs.append((parse_jbench(java), arena_figures(json.loads(arena))))
     with log.open("a") as f:
         f.write(f"end {time.strftime('%H:%M:%S')} load {os.getloadavg()}\n")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True,
                             text=True).stdout.strip()
-    print(json.dumps({"arena_commit": commit, "rounds": a.rounds, "out": str(out),
-                      "figures": ratios(rounds)}, indent=1))
+    return {"arena_commit": commit, "rounds": rounds, "out": str(out), "figures": ratios(pairs)}
+
+
+def bench(options) -> dict:
+    """``arena bench java --java-dir W [--rounds N] [--out DIR]``: :func:`sit`."""
+    from jobs.bench import BenchInputError
+
+    if options.java_dir is None:
+        raise BenchInputError("--java-dir: required for the java target (the harness build's scratch "
+                              "folder, see jobs/bench/java_sitting.py)")
+    return sit(options.java_dir, options.rounds, options.out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from jobs.bench import BenchInputError
+
+    p = argparse.ArgumentParser(prog="python -m jobs.bench.java_sitting", description=__doc__.split("\n\n")[0])
+    p.add_argument("--java-dir", required=True, type=Path, help="the harness build's scratch folder (jp, jbuild, harness)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--out", type=Path, default=None, help="raw outputs and log (default: a new folder in /tmp)")
+    a = p.parse_args(argv)
+    try:
+        result = sit(a.java_dir, a.rounds, a.out)
+    except BenchInputError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=1))
     return 0
 
 

@@ -1,5 +1,6 @@
-"""Engine benchmarks: forward-model ticks and state copies per second (the start-up
-time of a process that also builds an agent is measured in agents/pommerman/search_speed.py).
+"""Pommerman engine benchmark: forward-model ticks and state copies per second, on one
+core (the searches are timed in :mod:`jobs.bench.pommerman.search`, the start-up of a
+process that plays in :mod:`jobs.bench.pommerman.cold_start`).
 
 Run through the CLI: ``arena bench pommerman --json``.
 """
@@ -10,10 +11,9 @@ import time
 import numba as nb
 import numpy as np
 
-from ..rng import make_rng, rng_integer
-from . import PommermanConfig, generate
-from ._kernels import step
-from ._layout import M_DONE, N_AGENTS, copy_into, copy_state
+from games.pommerman import PommermanConfig, generate
+from games.pommerman.kernels import M_DONE, N_AGENTS, copy_into, copy_state, step
+from games.rng import make_rng, rng_integer
 
 
 @nb.njit(cache=True)
