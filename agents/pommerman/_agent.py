@@ -24,6 +24,8 @@ PROFILE_CHOICES = ("auto", "java", "arena")
 
 
 def scratch_state():
+    """An empty state with the capacity of any observation of the game (the step limit's
+    ticks), which ``prepare_search`` and ``copy_into`` fill: a searcher's root and scratch."""
     return empty_state(0, 0, 0, DEFAULT_MAX_STEPS)
 
 
@@ -91,6 +93,14 @@ class PommermanSearchAgent(PommermanAgent):
         self.profile = resolve_profile(config.profile, game_config)
         self.quirks = PROFILES[self.profile]
         self._max_wood = 0
+        self._tree = None  # the tree searchers (MCTS, FEMCTS) allocate theirs
+
+    @property
+    def search_tree(self):
+        """The search tree as the last decision left it (:class:`agents.search.Tree`; None
+        for the searchers without one, OSLA and RHEA): analysis programs read its root's
+        children (``jobs/femcts/fog_diagnostics.py``)."""
+        return self._tree
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)

@@ -7,7 +7,7 @@ FEMCTS gets the same forward-model work as that MCTS: its iteration budget is
 ``round(1270 * mcts_ticks_per_iteration / femcts_ticks_per_iteration)``,
 with both ratios measured here on the same positions::
 
-    python -m agents.pommerman.calibration            # JSON on stdout
+    python -m jobs.femcts.calibration            # JSON on stdout
 
 Positions come from java-ruleset FFA games (board collapse on) played by
 rule-based agents; at every ``stride``-th tick the seat-0 observation is
@@ -28,11 +28,11 @@ from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import M_STEP, N_ACTIONS, copy_into, heuristic, require_layout_shapes
 
-from ..api import Budget
-from ..registry import make_agent
-from ..search import backup, new_tree, reset_tree
-from ._common import prepare_search
-from .mcts import simulate
+from agents.api import Budget
+from agents.pommerman.mcts import simulate
+from agents.pommerman.search_model import prepare_search, scratch_state
+from agents.registry import make_agent
+from agents.search import backup, new_tree, reset_tree
 
 #: The Java framework's iterations per 40 ms decision on this machine type.
 JAVA_MCTS_DEPTH12_ITERATIONS = 1270
@@ -72,8 +72,8 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
 
     config = PommermanConfig(ruleset=ruleset)
     budget = Budget(iterations=mcts_iterations)
-    mcts = make_agent("mcts", {"rollout_depth": rollout_depth}, budget, config)
     tree = new_tree(mcts_iterations + 1, N_ACTIONS)
+    root, scratch = scratch_state(), scratch_state()  # what an MCTS agent searches in
     rng = make_rng(seed)
     femcts = {k: make_agent("femcts", {**p, "rollout_depth": rollout_depth}, budget, config)
               for k, p in VARIANTS.items()}
@@ -92,7 +92,7 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
         while not game.done and game.is_alive(0):
             if game.step_count % stride == 0:
                 obs = game.observation(0)
-                mcts_total += int(mcts_ticks(obs, 0, tree, mcts._root, mcts._scratch, mcts_iterations,
+                mcts_total += int(mcts_ticks(obs, 0, tree, root, scratch, mcts_iterations,
                                              math.sqrt(2), 1e-6, rollout_depth, rng))
                 for key, agent in femcts.items():
                     before = agent.ticks

@@ -7,7 +7,7 @@ java ruleset's per-agent status: WIN / TIE / LOSS), the tick the agent died
 intervals next to a CSV measured with the framework (columns ``agent``,
 ``result``, ``died_at``, ``bombs``; one row per seat and game)::
 
-    python -m jobs.tools.side_by_side jobs/femcts/framework_side_by_side.toml \\
+    python -m jobs.femcts.side_by_side jobs/femcts/framework_side_by_side.toml \\
         --set game.view_range=0 --set game.boards_file=BOARDS.jsonl.gz \\
         --framework FRAMEWORK.csv [--out ARENA.csv]
 

@@ -304,11 +304,11 @@ def test_games_play_as_before(view_range, seed):
 
 # --------------------------------------------------------------------- the diagnostics command
 def test_fog_diagnostics_reports_per_view_range():
-    """jobs.tools.fog_diagnostics on a tiny spec: every view range asked for,
+    """jobs.femcts.fog_diagnostics on a tiny spec: every view range asked for,
     rollout action shares that sum to 1, FEMCTS's moves into fog 0 under
     ``blocked``, deaths and results counted."""
     from cluster.spec.build import build_spec
-    from jobs.tools.fog_diagnostics import run
+    from jobs.femcts.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
@@ -360,7 +360,7 @@ def test_recommendation_best_mean_plays_the_best_mean_root_child():
                            Budget(iterations=200), cfg)
         agent.begin_game(0, np.random.SeedSequence(4))
         action = int(agent.act(observe(state, 0, 2)))
-        tree = agent._tree
+        tree = agent.search_tree
         children = [int(c) for c in tree.children[ROOT_INDEX]]
         visits = [tree.node_visits[c] if c >= 0 else -1 for c in children]
         means = [tree.node_value_sum[c] / tree.node_visits[c] if c >= 0 and tree.node_visits[c] else -np.inf
@@ -409,7 +409,7 @@ def test_fog_diagnostics_pools_the_series_of_a_view_range():
     import io
 
     from cluster.spec.build import build_spec
-    from jobs.tools.fog_diagnostics import run
+    from jobs.femcts.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag-reset", "seed": 3, "results_dir": "/tmp/unused"},
@@ -434,7 +434,7 @@ def test_fog_diagnostics_collapse_counts():
     import io
 
     from cluster.spec.build import build_spec
-    from jobs.tools.fog_diagnostics import run
+    from jobs.femcts.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
@@ -457,11 +457,11 @@ def test_fog_diagnostics_collapse_counts():
 
 
 def test_fog_readings_table(tmp_path, capsys):
-    """jobs.tools.fog_readings: the FEMCTS seat's W/T/L per view range with a
+    """jobs.femcts.fog_readings: the FEMCTS seat's W/T/L per view range with a
     Wilson interval; a team's two FEMCTS seats count once per game."""
     import pandas as pd
 
-    from jobs.tools.fog_readings import main
+    from jobs.femcts.fog_readings import main
 
     rows = []
     for g, (vr, res) in enumerate([(0, "win"), (0, "loss"), (0, "win"), (4, "tie")]):

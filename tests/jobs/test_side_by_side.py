@@ -1,4 +1,4 @@
-"""jobs.tools.side_by_side on a tiny java-ruleset study: the rows it writes agree with the
+"""jobs.femcts.side_by_side on a tiny java-ruleset study: the rows it writes agree with the
 cluster's own result rows for the same games, and the table it prints puts the framework's
 counts next to Arena's (with their Wilson intervals)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from cluster.run.play import build_agents, play_game
 from cluster.spec.plan import plan_study
 from cluster.stats import wilson_interval
 from jobs.spec import load_spec
-from jobs.tools import side_by_side
+from jobs.femcts import side_by_side
 
 SPEC = """
 [study]
