@@ -340,7 +340,9 @@ def test_fog_diagnostics_reports_per_view_range():
         assert 0 <= view["p_bomb_at_root"] <= 1
         assert view["can_kick"]["in_view_share"] == 1  # always known
         assert set(rep["survival"]["FEMCTS"]) == {"100", "300", "500", "575", "650", "725"}
-        assert rep["population_drift"]["FEMCTS"][0]["max_abs"] >= 0
+        # 24 iterations a decision complete no generation (P x L = 10 x 4 = 40 iterations):
+        # the population the series carried has not moved
+        assert rep["population_drift"]["FEMCTS"] == [{"max_abs": 0.0, "mean_abs": 0.0}]
     # blind, nothing but the agent's own cell is seen: no enemy is ever in view
     assert report["0"]["view"]["FEMCTS"]["near_enemy"]["in_view_share"] == 0
     assert report["0"]["view"]["FEMCTS"]["near_enemy"]["entries_per_100"] == 0
@@ -426,6 +428,45 @@ def test_fog_diagnostics_pools_the_series_of_a_view_range():
     assert len(both["population_drift"]["FEMCTS"]) == 2  # one entry a series
     assert both["decisions"]["FEMCTS"]["decisions"] > one["decisions"]["FEMCTS"]["decisions"]
     assert both["results"]["FEMCTS"]["games"] == 2
+
+
+def test_fog_diagnostics_drift_is_what_the_study_game_evolves():
+    """The population drift of a series is the change the cluster's own play of that game
+    makes to the population (P x L = 4 iterations a generation: six generations a decision),
+    and the diagnostics' rollouts, drawn from a generator of their own, leave the game as
+    the cluster plays it (the same result)."""
+    import io
+
+    from cluster.run.play import build_agents, load_learned, play_game
+    from cluster.spec.plan import plan_study
+    from cluster.spec.seed_populations import load_populations
+    from cluster.spec.build import build_spec
+    from jobs.femcts.fog_diagnostics import run
+
+    spec = build_spec({
+        "study": {"name": "fog-diag-drift", "seed": 3, "results_dir": "/tmp/unused"},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 30},
+        "budget": {"iterations": 24},
+        "design": {"seeds": 1, "games_per_seed": 1, "vary": {"view_range": [2]}},
+        "lineup": [{"agent": "femcts", "label": "FEMCTS", "params": {
+                        "n_effective": 2, "population_size": 2, "rollouts_per_individual": 2,
+                        "elite_count": 1}},
+                   {"agent": "random"}, {"agent": "random"}, {"agent": "random"}],
+        "tracking": {"enabled": False},
+    })
+    rep = run(spec, [2], boards=1, games_per_board=1, sample_every=5, n_rollouts=2, log=io.StringIO())["2"]
+    assert rep["games"] == 1
+    agents = build_agents(spec)
+    load_learned(spec, agents, load_populations(spec))
+    start = agents[0].population.copy()
+    (task,) = plan_study(spec)[0].games
+    rows, _ = play_game(spec, task, agents)
+    change = np.abs(agents[0].population - start)
+    assert change.max() > 0
+    assert rep["population_drift"]["FEMCTS"] == [{"max_abs": float(change.max()),
+                                                  "mean_abs": float(change.mean())}]
+    femcts_row = next(r for r in rows if r["label"] == "FEMCTS")
+    assert rep["results"]["FEMCTS"][femcts_row["result"].upper()] == 1
 
 
 def test_fog_diagnostics_collapse_counts():

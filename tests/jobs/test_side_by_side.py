@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import csv
 
-from cluster.run.play import build_agents, play_game
+from cluster.run.play import build_agents, play_recorded_game
 from cluster.spec.plan import plan_study
 from cluster.stats import wilson_interval
+from games.pommerman.kernels import LAY_BOMB
 from jobs.spec import load_spec
 from jobs.femcts import side_by_side
 
@@ -71,7 +72,7 @@ def test_side_by_side_rows_match_the_cluster_and_the_table_sets_both_sides(tmp_p
         rows = list(csv.DictReader(fh))
     assert [(int(r["game_index"]), int(r["seat"])) for r in rows] == [(g, s) for g in range(2) for s in range(4)]
     assert {r["agent"] for r in rows} == {"OSLA", "simple", "Random", "Rules"}
-    assert all(int(r["ticks"]) <= 60 and int(r["bombs"]) >= 0 for r in rows)
+    assert all(int(r["ticks"]) <= 60 for r in rows)
     assert [line for line in captured.err.splitlines() if line.startswith("game ")] == [
         f"game {g}: " + " ".join(f"{r['agent']}={r['result']}" for r in rows if int(r["game_index"]) == g)
         for g in range(2)]
@@ -79,12 +80,23 @@ def test_side_by_side_rows_match_the_cluster_and_the_table_sets_both_sides(tmp_p
     # The same games through the cluster's own loop: the same result and death of every seat.
     spec = load_spec(spec_path, ["game.max_steps=60"])
     agents = build_agents(spec)
-    cluster_rows = [row for series in plan_study(spec) for task in series.games
-                    for row in play_game(spec, task, agents)[0]]
+    cluster_rows, bomb_actions = [], {}
+    for series in plan_study(spec):
+        for task in series.games:
+            game_rows, _, record = play_recorded_game(spec, task, agents)
+            cluster_rows += game_rows
+            for seat in range(record.num_players):
+                bomb_actions[task.game_index, seat] = int((record.actions[:, seat] == LAY_BOMB).sum())
     assert [(r["game_index"], r["seat"], r["label"], r["result"].upper(), r["died_at"]) for r in cluster_rows] == \
         [(int(r["game_index"]), int(r["seat"]), r["agent"], r["result"], int(r["died_at"]) if r["died_at"] else None)
          for r in rows]
     assert any(r["died_at"] for r in rows) and {r["result"] for r in rows} >= {"TIE", "LOSS"}  # not all alike
+    # Bombs laid, counted on the replay: at most one per LAY_BOMB action the seat played (the
+    # recorded actions; an action without ammo or on a bomb lays none), and at least one by
+    # every seat that played one (its first, with full ammo; here 1 to 6 laid a seat, of 2 to 15 asked).
+    bombs = {(int(r["game_index"]), int(r["seat"])): int(r["bombs"]) for r in rows}
+    assert bombs.keys() == bomb_actions.keys()
+    assert all(0 < bombs[key] <= n if n else bombs[key] == 0 for key, n in bomb_actions.items())
 
     # The table: one line per agent (lower-cased), framework / Arena side by side.
     table = [[cell.strip() for cell in line.strip().strip("|").split("|")]
