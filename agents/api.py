@@ -217,6 +217,14 @@ class Agent(ABC):
         raise ValueError(f"agent {cls.name!r} learns nothing across games; it takes no seed state")
 
     @property
+    def search_tree(self):
+        """The search tree of the last decision (the struct of arrays of
+        :mod:`agents.search.tree`), read by analysis and benchmarks (e.g. its depths,
+        ``agents.search.depth_summary``) between decisions; it is overwritten by the next
+        decision. Default: None (the agent keeps no tree)."""
+        return None
+
+    @property
     def mean_iterations(self) -> float:
         return self.total_iterations / self.decisions if self.decisions else 0.0
 

@@ -93,13 +93,12 @@ class PommermanSearchAgent(PommermanAgent):
         self.profile = resolve_profile(config.profile, game_config)
         self.quirks = PROFILES[self.profile]
         self._max_wood = 0
-        self._tree = None  # the tree searchers (MCTS, FEMCTS) allocate theirs
+        self._tree = None  # a tree search (MCTS, FEMCTS) preallocates its tree here
 
     @property
     def search_tree(self):
-        """The search tree as the last decision left it (:class:`agents.search.Tree`; None
-        for the searchers without one, OSLA and RHEA): analysis programs read its root's
-        children (``jobs/femcts/fog_diagnostics.py``)."""
+        """The tree of the last decision (MCTS, FEMCTS); None for the searches that keep
+        none (OSLA, RHEA). See :attr:`agents.api.Agent.search_tree`."""
         return self._tree
 
     def begin_game(self, seat, seed):
