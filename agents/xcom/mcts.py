@@ -447,18 +447,6 @@ class XcomSearchAgent(Agent):
         super().begin_game(seat, seed)
         self._rng = make_rng(seed)
 
-    @property
-    def search_tree(self):
-        """The search tree as the last decision left it (its capacity and action axis are
-        what another search of this agent's budget needs: ``jobs/xcom/diagnostics.py``)."""
-        return self._tree
-
-    def generator_state(self) -> np.ndarray:
-        """A copy of the ``uint64[2]`` generator the next search draws from, so that a
-        diagnostic can run another search from the same random numbers (the agent's own
-        generator is not touched)."""
-        return self._rng.copy()
-
     def search(self, observation) -> tuple[int, int]:
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
@@ -471,6 +459,18 @@ class XcomSearchAgent(Agent):
 
     def decide(self, observation):
         return self.search(observation)
+
+    @property
+    def search_tree(self):
+        """The search tree as the last decision left it (its capacity and action axis are
+        what another search of this agent's budget needs: ``jobs/xcom/diagnostics.py``)."""
+        return self._tree
+
+    def generator_state(self) -> np.ndarray:
+        """A copy of the ``uint64[2]`` generator the next search draws from, so that a
+        diagnostic can run another search from the same random numbers (the agent's own
+        generator is not touched)."""
+        return self._rng.copy()
 
 
 @register
