@@ -115,11 +115,15 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
 def main(argv=None) -> None:
     import argparse
 
+    from jobs.commands import non_negative_int, positive_int
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=3)
-    parser.add_argument("--stride", type=int, default=10)
-    parser.add_argument("--mcts-iterations", type=int, default=JAVA_MCTS_DEPTH12_ITERATIONS)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--games", type=positive_int, default=3, help="rule-based games (default 3)")
+    parser.add_argument("--stride", type=positive_int, default=10,
+                        help="search every stride-th tick of seat 0 (default 10)")
+    parser.add_argument("--mcts-iterations", type=positive_int, default=JAVA_MCTS_DEPTH12_ITERATIONS,
+                        help=f"MCTS's and FEMCTS's budget (default {JAVA_MCTS_DEPTH12_ITERATIONS})")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     args = parser.parse_args(argv)
     print(json.dumps(calibrate(args.games, args.stride, args.mcts_iterations, seed=args.seed),
                      indent=2))

@@ -571,7 +571,7 @@ def _ranges(text: str) -> list[int]:
 
 
 def main(argv=None) -> int:
-    from jobs.spec import load_spec
+    from jobs.spec import SpecError, load_spec
 
     if argv is None:
         argv = sys.argv[1:]
@@ -579,8 +579,15 @@ def main(argv=None) -> int:
         # python -m jobs.femcts.fog_diagnostics summary A.json [B.json ...]: one Markdown table
         reports = []
         for path in argv[1:]:
-            with open(path) as fh:
-                reports.append(json.load(fh))
+            try:
+                with open(path) as fh:
+                    report = json.load(fh)
+                summary_table([report])  # a report of this program (else KeyError, TypeError, ...)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                print(f"fog_diagnostics summary: {path}: not a report of this program "
+                      f"({type(exc).__name__}: {exc})", file=sys.stderr)
+                return 2
+            reports.append(report)
         print(summary_table(reports))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -599,11 +606,21 @@ def main(argv=None) -> int:
                          "--unset design.seeds_per_set --set 'design.series_by=\"game\"')")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args(argv)
-    spec = load_spec(args.spec, args.overrides, unsets=args.unsets)
+    try:  # bad input: one line naming the field or file, before any game
+        try:
+            view_ranges = _ranges(args.view_range)
+        except ValueError:
+            raise ValueError(f"--view-range: expected ranges such as 0,2,4 or 0..4, got {args.view_range!r}") from None
+        spec = load_spec(args.spec, args.overrides, unsets=args.unsets)
+        if spec.game != "pommerman":
+            raise ValueError(f"{args.spec}: game: fog_diagnostics plays Pommerman specs only")
+    except ValueError as exc:  # SpecError is a ValueError
+        print(f"fog_diagnostics: {exc}", file=sys.stderr)
+        return 2
     report = {"spec": args.spec, "overrides": args.overrides, "unsets": args.unsets, "boards": args.boards,
               "first_board": args.first_board,
               "games_per_board": args.games_per_board,
-              "by_view_range": run(spec, _ranges(args.view_range), args.boards, args.games_per_board,
+              "by_view_range": run(spec, view_ranges, args.boards, args.games_per_board,
                                    args.sample_every, args.rollouts, first_board=args.first_board)}
     text = json.dumps(report, indent=1)
     if args.out:

@@ -469,6 +469,27 @@ def test_fog_diagnostics_drift_is_what_the_study_game_evolves():
     assert rep["results"]["FEMCTS"][femcts_row["result"].upper()] == 1
 
 
+@pytest.mark.parametrize("argv, needle", [
+    (["{tmp}/missing.toml"], "missing.toml: spec file not found"),
+    (["jobs/femcts/7_po_ffa.toml", "--view-range", "0..x"], "--view-range: expected ranges"),
+    (["jobs/xcom/mini_convae_vs_mcts.toml"], "game: fog_diagnostics plays Pommerman specs only"),
+    (["summary", "{tmp}/missing.json"], "missing.json: not a report of this program"),
+    (["summary", "{tmp}/other.json"], "other.json: not a report of this program (KeyError"),
+])
+def test_fog_diagnostics_refuses_bad_input_in_one_line_before_any_game(tmp_path, capsys, monkeypatch,
+                                                                        argv, needle):
+    from pathlib import Path
+
+    from jobs.femcts.fog_diagnostics import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the specs' relative paths
+    (tmp_path / "other.json").write_text('{"spec": "x"}', encoding="utf-8")
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.count("\n") == 1 and captured.err.startswith("fog_diagnostics") and needle in captured.err
+
+
 def test_fog_diagnostics_collapse_counts():
     """The collapse table: an agent on a doomed ring 12 ticks before a collapse
     either gets off it (escaped) or dies in that collapse."""

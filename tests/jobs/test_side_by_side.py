@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 
+import pytest
+
 from cluster.run.play import build_agents, play_recorded_game
 from cluster.spec.plan import plan_study
 from cluster.stats import wilson_interval
@@ -118,3 +120,30 @@ def test_side_by_side_rows_match_the_cluster_and_the_table_sets_both_sides(tmp_p
     assert lines["osla"][10] == f"2.0 / {osla_bombs / len(osla):.1f}"
     assert lines["random"][1] == "0 / 2"  # no framework games for it
     assert lines["simple"][4] == cell(1, 1)  # the framework's one tie
+
+
+@pytest.mark.parametrize("framework, spec, needle", [
+    (None, "missing.toml", "missing.toml: spec file not found"),
+    ("missing.csv", None, "missing.csv: cannot read the framework's CSV"),
+    ("agent,result\nosla,WIN\n", None, "no column died_at, bombs"),
+    ("agent,result,died_at,bombs\nosla,WON,,1\n", None, "line 2: result must be WIN, TIE or LOSS"),
+    ("agent,result,died_at,bombs\nosla,WIN,,-1\n", None, "line 2:"),
+    (None, "jobs/xcom/mini_convae_vs_mcts.toml", "game: side_by_side plays Pommerman specs only"),
+])
+def test_side_by_side_refuses_bad_input_in_one_line_before_any_game(tmp_path, capsys, framework, spec, needle):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec_path = tmp_path / spec if spec == "missing.toml" else root / (spec or "jobs/femcts/framework_side_by_side.toml")
+    argv = [str(spec_path)]
+    if framework is not None:
+        csv_path = tmp_path / "framework.csv"
+        if framework != "missing.csv":
+            csv_path.write_text(framework, encoding="utf-8")
+        else:
+            csv_path = tmp_path / "missing.csv"
+        argv += ["--framework", str(csv_path)]
+    assert side_by_side.main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.count("\n") == 1 and captured.err.startswith("side_by_side: ") and needle in captured.err
