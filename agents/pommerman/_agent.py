@@ -24,6 +24,8 @@ PROFILE_CHOICES = ("auto", "java", "arena")
 
 
 def scratch_state():
+    """An empty state with the capacity of any observation of the game (the step limit's
+    ticks), which ``prepare_search`` and ``copy_into`` fill: a searcher's root and scratch."""
     return empty_state(0, 0, 0, DEFAULT_MAX_STEPS)
 
 

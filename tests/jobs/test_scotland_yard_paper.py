@@ -341,7 +341,7 @@ def test_diagnostic_in_rows_and_report():
     assert table.loc["Seekers", "metric.p_true_location"] == pytest.approx(expected)
     assert "p_true_location" in to_markdown(table)
 
-    from jobs.tools.scotland_yard_compare import compare, seeker_diagnostic
+    from jobs.scotland_yard.compare import compare, seeker_diagnostic
 
     d = seeker_diagnostic(pd.DataFrame(rows))
     weights = [r["metric.p_true_decisions"] for r in seekers]

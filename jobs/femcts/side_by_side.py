@@ -7,7 +7,7 @@ java ruleset's per-agent status: WIN / TIE / LOSS), the tick the agent died
 intervals next to a CSV measured with the framework (columns ``agent``,
 ``result``, ``died_at``, ``bombs``; one row per seat and game)::
 
-    python -m jobs.tools.side_by_side jobs/femcts/framework_side_by_side.toml \\
+    python -m jobs.femcts.side_by_side jobs/femcts/framework_side_by_side.toml \\
         --set game.view_range=0 --set game.boards_file=BOARDS.jsonl.gz \\
         --framework FRAMEWORK.csv [--out ARENA.csv]
 
@@ -103,6 +103,29 @@ def table(framework: dict, arena: dict) -> str:
     return markdown_table(header, rows, "---")
 
 
+FRAMEWORK_COLUMNS = ("agent", "result", "died_at", "bombs")
+
+
+def read_framework(path) -> dict[str, dict]:
+    """The framework's CSV (:data:`FRAMEWORK_COLUMNS`, one row per seat and game),
+    summarised per agent; ValueError naming the file and the row for anything else."""
+    try:
+        with open(path, newline="") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in FRAMEWORK_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise ValueError(f"{path}: no column {', '.join(missing)} (needs {', '.join(FRAMEWORK_COLUMNS)})")
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"{path}: cannot read the framework's CSV ({exc})") from None
+    for n, row in enumerate(rows, 2):
+        if row["result"] not in ("WIN", "TIE", "LOSS") or not row["bombs"].strip().isdigit() \
+                or not (row["died_at"] or "").strip().isdigit() and (row["died_at"] or "").strip():
+            raise ValueError(f"{path}: line {n}: result must be WIN, TIE or LOSS and bombs and died_at "
+                             f"non-negative integers (died_at may be empty), got {dict(row)}")
+    return summarise(rows)
+
+
 def main(argv=None) -> int:
     from jobs.spec import load_spec
 
@@ -112,17 +135,20 @@ def main(argv=None) -> int:
     ap.add_argument("--framework", help="CSV measured with the framework (agent, result, died_at, bombs)")
     ap.add_argument("--out", help="write Arena's rows here (CSV)")
     args = ap.parse_args(argv)
-    spec = load_spec(args.spec, args.overrides)
+    try:  # bad input: one line naming the field or file, before any game
+        framework = read_framework(args.framework) if args.framework else {}
+        spec = load_spec(args.spec, args.overrides)
+        if spec.game != "pommerman":
+            raise ValueError(f"{args.spec}: game: side_by_side plays Pommerman specs only")
+    except ValueError as exc:  # SpecError is a ValueError
+        print(f"side_by_side: {exc}", file=sys.stderr)
+        return 2
     rows = play_side(spec)
     if args.out:
         with open(args.out, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-    framework = {}
-    if args.framework:
-        with open(args.framework, newline="") as fh:
-            framework = summarise(csv.DictReader(fh))
     print(table(framework, summarise(rows)))
     return 0
 

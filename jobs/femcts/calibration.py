@@ -7,7 +7,7 @@ FEMCTS gets the same forward-model work as that MCTS: its iteration budget is
 ``round(1270 * mcts_ticks_per_iteration / femcts_ticks_per_iteration)``,
 with both ratios measured here on the same positions::
 
-    python -m agents.pommerman.calibration            # JSON on stdout
+    python -m jobs.femcts.calibration            # JSON on stdout
 
 Positions come from java-ruleset FFA games (board collapse on) played by
 rule-based agents; at every ``stride``-th tick the seat-0 observation is
@@ -28,11 +28,11 @@ from games.rng import make_rng
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import M_STEP, N_ACTIONS, copy_into, heuristic, require_layout_shapes
 
-from ..api import Budget
-from ..registry import make_agent
-from ..search import backup, new_tree, reset_tree
-from ._common import prepare_search
-from .mcts import simulate
+from agents.api import Budget
+from agents.pommerman.mcts import simulate
+from agents.pommerman.search_model import prepare_search, scratch_state
+from agents.registry import make_agent
+from agents.search import backup, new_tree, reset_tree
 
 #: The Java framework's iterations per 40 ms decision on this machine type.
 JAVA_MCTS_DEPTH12_ITERATIONS = 1270
@@ -72,8 +72,8 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
 
     config = PommermanConfig(ruleset=ruleset)
     budget = Budget(iterations=mcts_iterations)
-    mcts = make_agent("mcts", {"rollout_depth": rollout_depth}, budget, config)
     tree = new_tree(mcts_iterations + 1, N_ACTIONS)
+    root, scratch = scratch_state(), scratch_state()  # what an MCTS agent searches in
     rng = make_rng(seed)
     femcts = {k: make_agent("femcts", {**p, "rollout_depth": rollout_depth}, budget, config)
               for k, p in VARIANTS.items()}
@@ -92,7 +92,7 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
         while not game.done and game.is_alive(0):
             if game.step_count % stride == 0:
                 obs = game.observation(0)
-                mcts_total += int(mcts_ticks(obs, 0, tree, mcts._root, mcts._scratch, mcts_iterations,
+                mcts_total += int(mcts_ticks(obs, 0, tree, root, scratch, mcts_iterations,
                                              math.sqrt(2), 1e-6, rollout_depth, rng))
                 for key, agent in femcts.items():
                     before = agent.ticks
@@ -115,11 +115,15 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
 def main(argv=None) -> None:
     import argparse
 
+    from jobs.commands import non_negative_int, positive_int
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=3)
-    parser.add_argument("--stride", type=int, default=10)
-    parser.add_argument("--mcts-iterations", type=int, default=JAVA_MCTS_DEPTH12_ITERATIONS)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--games", type=positive_int, default=3, help="rule-based games (default 3)")
+    parser.add_argument("--stride", type=positive_int, default=10,
+                        help="search every stride-th tick of seat 0 (default 10)")
+    parser.add_argument("--mcts-iterations", type=positive_int, default=JAVA_MCTS_DEPTH12_ITERATIONS,
+                        help=f"MCTS's and FEMCTS's budget (default {JAVA_MCTS_DEPTH12_ITERATIONS})")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     args = parser.parse_args(argv)
     print(json.dumps(calibrate(args.games, args.stride, args.mcts_iterations, seed=args.seed),
                      indent=2))

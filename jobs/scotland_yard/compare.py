@@ -6,11 +6,11 @@ seekers' win rates are tabulated with 95% Wilson intervals and every pair of
 settings is compared with a two-sided Fisher exact test, Holm-corrected over
 the family::
 
-    python -m jobs.tools.scotland_yard_compare determinization      # uniform vs LC general/detailed, offline/online
-    python -m jobs.tools.scotland_yard_compare coalition            # r in {0, 0.1, 0.25, 0.5}
-    python -m jobs.tools.scotland_yard_compare trees                # one tree vs a tree per determinization
-    python -m jobs.tools.scotland_yard_compare mrx                  # Mr X by playout policy vs as tree nodes
-    python -m jobs.tools.scotland_yard_compare trees --games 40 --set budget.iterations=300
+    python -m jobs.scotland_yard.compare determinization      # uniform vs LC general/detailed, offline/online
+    python -m jobs.scotland_yard.compare coalition            # r in {0, 0.1, 0.25, 0.5}
+    python -m jobs.scotland_yard.compare trees                # one tree vs a tree per determinization
+    python -m jobs.scotland_yard.compare mrx                  # Mr X by playout policy vs as tree nodes
+    python -m jobs.scotland_yard.compare trees --games 40 --set budget.iterations=300
 
 Beside the win rates the table gives the determinization diagnostic: the mean
 probability the seekers' sampling gave Mr X's true station per decision (uniform
@@ -195,7 +195,7 @@ def main(argv=None) -> int:
     from cluster.run.driver import run_study
     from jobs.spec import SpecError, load_spec
 
-    p = argparse.ArgumentParser(prog="python -m jobs.tools.scotland_yard_compare", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m jobs.scotland_yard.compare", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("family", help=f"one of {list(FAMILIES)}, or paths of study specs")
     p.add_argument("more", nargs="*", help="more study spec paths")

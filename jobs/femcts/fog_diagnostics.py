@@ -54,9 +54,9 @@ Rollouts start at the root, not at the tree leaves the search rolls out from
 (one to three ticks deeper), so these are the rollout policy's behaviour on
 the positions the agent faced, not a replay of its search::
 
-    python -m jobs.tools.fog_diagnostics jobs/femcts/7_po_ffa.toml --view-range 0,2,4 \\
+    python -m jobs.femcts.fog_diagnostics jobs/femcts/7_po_ffa.toml --view-range 0,2,4 \\
         --boards 10 --games-per-board 1 [--set lineup.0.params.fog_moves=\\"open\\"] [--out FILE]
-    python -m jobs.tools.fog_diagnostics summary FILE [FILE ...]   # one Markdown table, summed
+    python -m jobs.femcts.fog_diagnostics summary FILE [FILE ...]   # one Markdown table, summed
 """
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ class _ViewCounter:
         from agents.evolution import policy_probabilities
         from agents.pommerman.features import state_features
 
-        index = agent._feature_index
+        index = agent.config.feature_index
         if index.shape[0] == 0:
             return
         raw = np.zeros(8)
@@ -186,9 +186,10 @@ class _ViewCounter:
         closeness = np.isin(index, [2, 3, 4, 5, 6, 7])
         present = present | ~closeness  # bomb strength and kick are always known
         probabilities = np.zeros(agent.population.shape[1])
+        scale, offset = agent.config.softmax_scale, agent.config.softmax_offset
         p_bomb = 0.0
         for weights in agent.population:
-            policy_probabilities(weights, values, agent._scale, agent._offset, probabilities)
+            policy_probabilities(weights, values, scale, offset, probabilities)
             p_bomb += probabilities[-1]
         p_bomb /= agent.population.shape[0]
         self.decisions += 1
@@ -243,7 +244,9 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
     depth = int(c.rollout_depth)
     state = copy_state(root)
     if femcts:
-        index = agent._feature_index
+        index = agent.config.feature_index
+        scale, offset = agent.config.softmax_scale, agent.config.softmax_offset
+        fog_blocks = agent.fog_moves == "blocked"
         cache = new_feature_cache()
         if index.shape[0] > 0:
             prepare_feature_cache(cache, root, depth, index)
@@ -272,9 +275,9 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
                 # giving it (closeness values are < 1 except at d = 0, never equal to 0)
                 counter.feature_absent += (vals == absent) & np.isin(index, [2, 3, 4, 5, 6, 7])
                 weights = agent.population[k % agent.population.shape[0]]
-                action = policy_action(state, seat, weights, index, agent._scale, agent._offset,
+                action = policy_action(state, seat, weights, index, scale, offset,
                                        int(c.n_effective), cache, all_f, f, probs, rng,
-                                       agent._fog_blocks, absent)
+                                       fog_blocks, absent)
             else:
                 action = safe_random_action(state, seat, rng, agent.quirks)
             kind = _kind(int(action))
@@ -293,7 +296,7 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
         counter.rollouts += 1
         if not state.agents[seat, A_ALIVE]:
             counter.rollout_deaths += 1
-    counter.feature_names = [FEATURE_NAMES[i] for i in agent._feature_index] if femcts else []
+    counter.feature_names = [FEATURE_NAMES[i] for i in index] if femcts else []
 
 
 def death_cause(before, actions, seat) -> str:
@@ -411,9 +414,9 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                     a = int(agent.act(obs))
                     actions[s] = a
                     if isinstance(agent, (FEMCTSAgent, MCTSAgent)) and can_act(obs, s):
-                        decision_counters.setdefault(labels[s], _DecisionCounter()).add(agent._tree, a)
+                        decision_counters.setdefault(labels[s], _DecisionCounter()).add(agent.search_tree, a)
                     if isinstance(agent, FEMCTSAgent) and can_act(obs, s):
-                        feature_names = [FEATURE_NAMES[i] for i in agent._feature_index]
+                        feature_names = [FEATURE_NAMES[i] for i in agent.config.feature_index]
                         view_counters.setdefault(labels[s], _ViewCounter(feature_names)).add(agent, obs)
                     played = rep["played"].setdefault(labels[s], {MOVE: 0, STOP_: 0, BOMB_: 0, "into_fog": 0})
                     played[_kind(a)] += 1
@@ -568,16 +571,23 @@ def _ranges(text: str) -> list[int]:
 
 
 def main(argv=None) -> int:
-    from jobs.spec import load_spec
+    from jobs.spec import SpecError, load_spec
 
     if argv is None:
         argv = sys.argv[1:]
     if argv and argv[0] == "summary":
-        # python -m jobs.tools.fog_diagnostics summary A.json [B.json ...]: one Markdown table
+        # python -m jobs.femcts.fog_diagnostics summary A.json [B.json ...]: one Markdown table
         reports = []
         for path in argv[1:]:
-            with open(path) as fh:
-                reports.append(json.load(fh))
+            try:
+                with open(path) as fh:
+                    report = json.load(fh)
+                summary_table([report])  # a report of this program (else KeyError, TypeError, ...)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                print(f"fog_diagnostics summary: {path}: not a report of this program "
+                      f"({type(exc).__name__}: {exc})", file=sys.stderr)
+                return 2
+            reports.append(report)
         print(summary_table(reports))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -596,11 +606,21 @@ def main(argv=None) -> int:
                          "--unset design.seeds_per_set --set 'design.series_by=\"game\"')")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args(argv)
-    spec = load_spec(args.spec, args.overrides, unsets=args.unsets)
+    try:  # bad input: one line naming the field or file, before any game
+        try:
+            view_ranges = _ranges(args.view_range)
+        except ValueError:
+            raise ValueError(f"--view-range: expected ranges such as 0,2,4 or 0..4, got {args.view_range!r}") from None
+        spec = load_spec(args.spec, args.overrides, unsets=args.unsets)
+        if spec.game != "pommerman":
+            raise ValueError(f"{args.spec}: game: fog_diagnostics plays Pommerman specs only")
+    except ValueError as exc:  # SpecError is a ValueError
+        print(f"fog_diagnostics: {exc}", file=sys.stderr)
+        return 2
     report = {"spec": args.spec, "overrides": args.overrides, "unsets": args.unsets, "boards": args.boards,
               "first_board": args.first_board,
               "games_per_board": args.games_per_board,
-              "by_view_range": run(spec, _ranges(args.view_range), args.boards, args.games_per_board,
+              "by_view_range": run(spec, view_ranges, args.boards, args.games_per_board,
                                    args.sample_every, args.rollouts, first_board=args.first_board)}
     text = json.dumps(report, indent=1)
     if args.out:

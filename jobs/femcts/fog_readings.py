@@ -9,7 +9,7 @@ trend, the win % at the widest view minus the narrowest (``--trend 0,4``, the
 default) with its 95% interval (Newcombe's, :func:`cluster.stats.difference_interval`;
 the two ranges' games as independent samples)::
 
-    python -m jobs.tools.fog_readings unseeded=/tmp/r/femcts-7-po-ffa [NAME=DIR ...] [--trend 0,4]
+    python -m jobs.femcts.fog_readings unseeded=/tmp/r/femcts-7-po-ffa [NAME=DIR ...] [--trend 0,4]
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
         low, high = (v.strip() for v in value.split(","))
         del argv[at:at + 2]
     if not argv or any("=" not in a for a in argv):
-        print("usage: python -m jobs.tools.fog_readings NAME=STUDY_DIR[,STUDY_DIR...] [...] [--trend 0,4]",
+        print("usage: python -m jobs.femcts.fog_readings NAME=STUDY_DIR[,STUDY_DIR...] [...] [--trend 0,4]",
               file=sys.stderr)
         return 2
     readings = [(name, path.split(",")) for name, _, path in (a.partition("=") for a in argv)]

@@ -6,7 +6,7 @@ cluster, sums the tables of all runs (the last saved learned state of each
 series), saves them as ``.npz`` and logs them to MLflow (artifact
 ``lc_tables/<file>``, plus the general weights a_c / n_c as metrics)::
 
-    python -m jobs.tools.lc_tables [--out tables/lc_tables.npz]
+    python -m jobs.scotland_yard.lc_tables [--out tables/lc_tables.npz]
         [--spec lc_tables.toml] [--scale F] [--set key=value ...] [--workers N] [--no-tracking]
 
 A study loads the result through a seekers' lineup entry:
@@ -282,7 +282,7 @@ def main(argv=None) -> int:
     from cluster.run.driver import run_study
     from jobs.spec import SpecError, load_spec
 
-    p = argparse.ArgumentParser(prog="python -m jobs.tools.lc_tables", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m jobs.scotland_yard.lc_tables", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spec", default=str(HERE / "lc_tables.toml"))
     p.add_argument("--out", default=str(HERE / "tables" / "lc_tables.npz"))

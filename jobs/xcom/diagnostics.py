@@ -1,7 +1,7 @@
 """Does the learned value reach the search? Per board, over runs of rounds of a TD agent
 against MCTS (issue 23, point 5)::
 
-    python -m agents.xcom.diagnostics --rounds 40 --runs 2          # JSON on stdout
+    python -m jobs.xcom.diagnostics --rounds 40 --runs 2          # JSON on stdout
 
 For every decision of the TD agent (default Conv-AE+FA) it records, from the search
 statistics of ``mcts.xcom_search`` (``search_stats``):
@@ -45,11 +45,10 @@ import numpy as np
 from games.rng import make_rng
 from games.xcom.kernels import legal_actions
 
-from ..search import new_tree
-from ._value import TARGET_NEXT_STATE, VALUE_NONE
-from .mcts import (
-    MOVE_ENCODINGS, SEARCH_STATS, STAT_OWN_SELECTIONS_BELOW, STAT_ROOT_SELECTIONS, dummy_encoder,
-    fresh_state, search_kernel,
+from agents.search import new_tree
+from agents.xcom.mcts import (
+    MOVE_ENCODINGS, SEARCH_STATS, STAT_OWN_SELECTIONS_BELOW, STAT_ROOT_SELECTIONS, TARGET_NEXT_STATE, VALUE_NONE,
+    dummy_encoder, fresh_state, search_kernel,
 )
 
 BOARDS = {"6x6": "mini", "18x18": "large"}
@@ -62,7 +61,7 @@ class PlainReference:
 
     def __init__(self, agent):
         self.agent = agent
-        self.tree = new_tree(agent._tree.node_visits.shape[0], agent._tree.children.shape[1])
+        self.tree = new_tree(agent.search_tree.node_visits.shape[0], agent.search_tree.children.shape[1])
         self.root = fresh_state(agent.game_config)
         self.scratch = fresh_state(agent.game_config)
         self.stats = np.zeros(SEARCH_STATS, dtype=np.int64)
@@ -113,7 +112,7 @@ def diagnose(board: str, agent_name: str = "xcom_convae_fa", params: dict | None
                 side = game.acting_players()[0]
                 observation = game.observation(side)
                 if side == 0:
-                    rng = agent._rng.copy()
+                    rng = agent.generator_state()
                     action = agent.act(observation)
                     plain = reference.choose(observation, rng)
                     stats = agent.search_stats
@@ -145,7 +144,7 @@ def diagnose(board: str, agent_name: str = "xcom_convae_fa", params: dict | None
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.xcom.diagnostics",
+    p = argparse.ArgumentParser(prog="python -m jobs.xcom.diagnostics",
                                 description="How often an XCOM TD agent's search reads its value, "
                                             "and how often its choice differs from plain MCTS's "
                                             "(JSON on stdout).")
