@@ -36,6 +36,7 @@ from ..rng import make_rng
 from ..api import LOSS, TIE, WIN, Game
 from ..validation import NonBlank, config_class
 from . import kernels as K
+from .generic import GENERIC_KERNELS
 
 __all__ = ["Birds", "BirdsConfig"]
 
@@ -77,6 +78,8 @@ class Birds(Game):
 
     num_players = K.N_PLAYERS
     num_actions = K.N_ACTIONS
+    #: mcts_generic searches it in numba, over determinizations (games/birds/generic.py).
+    generic_kernels = GENERIC_KERNELS
     action_names = tuple([f"play hand {i}" for i in range(K.MAX_HAND)]
                          + [f"take tray {j}" for j in range(K.TRAY_SLOTS)] + ["draw deck", "gain food"])
 
