@@ -126,6 +126,10 @@ class Agent(ABC):
         ``determinization``). Default: False."""
         return False
 
+    #: What :meth:`plays_game` accepts, in words (``arena agents``). Default: any game
+    #: with kernels.
+    plays_any_description: ClassVar[str] = "any game with kernels"
+
     @classmethod
     def plays_game(cls, game_name: str) -> bool:
         """Whether an agent that declares no games (empty :attr:`games`) plays the

@@ -86,6 +86,7 @@ class GenericMCTSAgent(Agent):
 
     name = "mcts_generic"
     Config = GenericMCTSConfig
+    plays_any_description = "any game declaring generic kernels or searchable (games/CONTRACT.md)"
     compile_seconds = 6.0  # CPU s of the search for one game on a fresh cache (connect four, 2026-12)
 
     @classmethod
