@@ -21,7 +21,10 @@ A game has two layers (see ``games/pommerman`` for the reference example):
    ==========================  ================================================
 
    Kernels validate nothing and raise nothing in the hot path; the wrapper
-   validates inputs once.
+   validates inputs once. A game that declares the *generic kernels*
+   (:attr:`Game.generic_kernels`, :mod:`games.generic`) is searched by agents
+   written for any game (``mcts_generic``); ``games/CONTRACT.md`` lists every
+   member a game must or may define.
 
 2. **A thin Python class** implementing :class:`Game` below, with the
    ergonomic API used by agents' Python glue, the cluster and the CLI.

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from ..search.generic import GenericParams
+from ..search import GenericParams
 
 MASK = (1 << 64) - 1
 NO_PLAYER = -1
