@@ -31,6 +31,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -153,7 +154,11 @@ def search_kernel(kernels: GenericKernels, where: str = "generic_kernels"):
     module = sys.modules.get(module_name)
     if module is None:
         path = cache_root() / "generic_search" / f"{module_name}.py"
-        _write_once(path, text)
+        try:
+            _write_once(path, text)
+        except OSError:  # a read-only cache root: the system's temporary directory instead
+            path = Path(tempfile.gettempdir()) / "arena-generic-search" / f"{module_name}.py"
+            _write_once(path, text)
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
