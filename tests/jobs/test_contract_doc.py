@@ -35,7 +35,7 @@ def test_the_worked_example_passes_check_game(nim_dir, capsys, monkeypatch):
     monkeypatch.chdir(nim_dir)
     assert main(["check-game", "nim:Nim"]) == 0
     out = capsys.readouterr().out
-    assert "FAIL" not in out and "PASS  generic kernels" in out and out.rstrip().endswith("of 17")
+    assert "FAIL" not in out and "PASS  generic kernels" in out and out.rstrip().endswith("of 18")
 
 
 def test_mcts_generic_finds_the_winning_move_of_the_worked_example(nim_dir):
