@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 from conftest import PLUGINS
 
 

@@ -364,4 +364,4 @@ def test_merging_an_index_of_a_plugin_type_this_process_cannot_import_skips_it(t
                          text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "3", run.stderr[-2000:]
     assert list((tmp_path / "private").rglob("*.nbi")), "the kernel was cached"
-    assert merge_cache(tmp_path / "private", tmp_path / "shared") == 0
+    assert merge_cache(tmp_path / "private", tmp_path / "node_cache") == 0

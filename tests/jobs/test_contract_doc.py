@@ -53,7 +53,7 @@ def test_mcts_generic_finds_the_winning_move_of_the_worked_example(nim_dir):
 
 
 def test_the_pages_spec_builds(nim_dir, tmp_path):
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     data = tomllib.loads(_blocks("toml")[0])
     data["study"]["results_dir"] = str(tmp_path)
