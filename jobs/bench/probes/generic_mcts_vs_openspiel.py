@@ -31,7 +31,9 @@ GAME = "plugin_games.connect_four:ConnectFour"
 
 
 def positions(count: int, seed: int) -> list[list[int]]:
-    """Column sequences: the empty board, then random openings of 2, 4, ... plies."""
+    """Column sequences: the empty board, then random openings of 2, 4, ... plies (random
+    players through the shared game loop, ``agents.episodes``)."""
+    from agents.episodes import play, random_players
     from games.registry import make_config, make_game
 
     rng = np.random.default_rng(seed)
@@ -39,14 +41,9 @@ def positions(count: int, seed: int) -> list[list[int]]:
     for k in range(1, count):
         game = make_game(GAME, make_config(GAME, {}))
         game.reset(0)
-        columns = []
-        for _ in range(2 * k):
-            player = game.acting_players()[0]
-            col = int(rng.choice(np.flatnonzero(game.legal_actions(player))))
-            actions = [0, 0]
-            actions[player] = col
-            game.step(actions)
-            columns.append(col)
+        columns: list[int] = []
+        play(game, random_players(rng, 2), max_steps=2 * k,
+             after_step=lambda g, joint: columns.append(int(sum(joint))))
         out.append(columns)
     return out
 
