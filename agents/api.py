@@ -91,8 +91,9 @@ class Agent(ABC):
     #: keep the games of the old default and the new apart. Default: 0.
     config_version: ClassVar[int] = 0
     #: Registry names of the games this agent plays (the agent contract,
-    #: :mod:`agents.contract`, plays it on each). Empty: any game whose kernels
-    #: module offers ``legal_actions(observation, player)`` (e.g. ``random``).
+    #: :mod:`agents.contract`, plays it on each). Empty: any game :meth:`plays_game`
+    #: accepts (by default those whose kernels offer ``legal_actions(observation,
+    #: player)``, e.g. for ``random``).
     games: ClassVar[tuple[str, ...]] = ()
     #: The seats this agent can take (e.g. Scotland Yard's Mr X agents: seat 0 only).
     #: Empty: every seat.
@@ -124,6 +125,19 @@ class Agent(ABC):
         location-categorization tables only with ``lc_update`` or a non-uniform
         ``determinization``). Default: False."""
         return False
+
+    #: What :meth:`plays_game` accepts, in words (``arena agents``). Default: any game
+    #: with kernels.
+    plays_any_description: ClassVar[str] = "any game with kernels"
+
+    @classmethod
+    def plays_game(cls, game_name: str) -> bool:
+        """Whether an agent that declares no games (empty :attr:`games`) plays the
+        registered game ``game_name`` (what the agent contract plays it on). Default:
+        the game registered a kernels module (``legal_actions(observation, player)``)."""
+        from games.registry import has_kernels
+
+        return has_kernels(game_name)
 
     @classmethod
     def resolved_params(cls, config, game_config) -> dict[str, Any]:

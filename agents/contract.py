@@ -77,10 +77,10 @@ class Check:
 def declared_games(agent: str) -> list[str]:
     """The games agent ``agent`` declares (``Agent.games``); empty declaration: every
     registered game with a kernels module (the agent plays through ``legal_actions``)."""
-    from games.registry import game_names, has_kernels
+    from games.registry import game_names
 
     cls = agent_class(agent)
-    return list(cls.games) if cls.games else [g for g in game_names() if has_kernels(g)]
+    return list(cls.games) if cls.games else [g for g in game_names() if cls.plays_game(g)]
 
 
 def seat_lineup(agent: str, num_players: int) -> tuple[list[str], list[int]]:

@@ -21,7 +21,10 @@ A game has two layers (see ``games/pommerman`` for the reference example):
    ==========================  ================================================
 
    Kernels validate nothing and raise nothing in the hot path; the wrapper
-   validates inputs once.
+   validates inputs once. A game that declares the *generic kernels*
+   (:attr:`Game.generic_kernels`, :mod:`games.generic`) is searched by agents
+   written for any game (``mcts_generic``); ``games/CONTRACT.md`` lists every
+   member a game must or may define.
 
 2. **A thin Python class** implementing :class:`Game` below, with the
    ergonomic API used by agents' Python glue, the cluster and the CLI.
@@ -111,6 +114,20 @@ class Game(ABC):
     #: covers changes (say a new state layout under a raw-array fingerprint), so that a
     #: record written before says why it cannot be checked instead of failing at step 0.
     fingerprint_version: ClassVar[int] = 1
+    #: The game's kernels for searches that play any game (a
+    #: :class:`games.generic.GenericKernels`): ``mcts_generic`` then searches it in numba.
+    #: Default: None (no generic kernels; see :attr:`searchable` for the Python path).
+    generic_kernels: ClassVar[Any] = None
+    #: Whether searches that play any game may plan through this class's Python members
+    #: (the pure-Python path of ``mcts_generic``): :meth:`copy`, :meth:`acting_players`,
+    #: :meth:`legal_actions`, :meth:`apply`, :attr:`done`, :meth:`returns`, and
+    #: :meth:`determinize` (hidden information) and the chance members (chance nodes)
+    #: where the game has them. Default: False.
+    searchable: ClassVar[bool] = False
+    #: Whether :meth:`observation` is the whole state in the game's layout (nothing is
+    #: hidden from anybody), so that a search may take an observation as the state
+    #: (the default :meth:`determinize`). Default: False.
+    perfect_information: ClassVar[bool] = False
 
     def __init__(self, config: Any):
         self.config = config
@@ -238,6 +255,35 @@ class Game(ABC):
         """``action_names[action]``, else the number."""
         names = self.action_names
         return str(names[action]) if names is not None and 0 <= action < len(names) else str(action)
+
+    # --- search on any game (games/CONTRACT.md) --------------------------------
+    def is_chance_node(self) -> bool:
+        """Whether the game waits for a chance event (nobody acts: :meth:`acting_players`
+        is empty and :meth:`step` draws the outcome from the game's own seeded generator;
+        a search branches on :meth:`chance_outcomes` instead). Default: never."""
+        return False
+
+    def chance_outcomes(self) -> np.ndarray:
+        """float64[K]: at a chance node, the probability of each outcome ``0 .. K-1``.
+        Default: the game has no chance node (ValueError)."""
+        raise ValueError(f"{type(self).__name__} declares no chance nodes")
+
+    def apply_chance(self, outcome: int) -> None:
+        """Play chance ``outcome`` (one with a positive probability). Default: ValueError."""
+        raise ValueError(f"{type(self).__name__} declares no chance nodes")
+
+    def determinize(self, observation: Any, player: int, rng: np.random.Generator) -> None:
+        """Set :attr:`state` to a whole state that ``player``'s ``observation`` is
+        consistent with, every hidden thing drawn from ``rng`` (what a search plans
+        from when information is hidden). Default: the observation itself (copied),
+        for a game that declares :attr:`perfect_information`; else ValueError."""
+        if not self.perfect_information:
+            raise ValueError(f"{type(self).__name__} hides information (perfect_information is "
+                             f"False) and does not implement determinize()")
+        if isinstance(observation, tuple):
+            self.state = type(observation)(*(np.array(a, copy=True) for a in observation))
+        else:
+            self.state = np.array(observation, copy=True)
 
     # --- copies, serialisation, pictures ---------------------------------------
     @abstractmethod

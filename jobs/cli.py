@@ -20,6 +20,7 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena rate arena-studies/pommerman-ffa-* --anchor OSLA    # Bradley-Terry ratings with 95% intervals
   arena pairs arena-studies/birds-* --diff                  # per-board means of seat-swapped pairs, paired differences
   arena check-agent my_package.agent:MyAgent --game pommerman   # the agent contract for your agent
+  arena check-game my_package.game:MyGame                   # the game contract for your game (games/CONTRACT.md)
   arena bench plugins --json                                # a Python agent's cost per decision in a study
   arena bench java --java-dir W                             # one sitting against the Java framework's JBench
   arena agents femcts                                       # an agent's parameters: type, default, meaning

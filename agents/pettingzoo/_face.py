@@ -116,15 +116,24 @@ class GameFace:
                 self.seed_source = np.random.default_rng(np.random.SeedSequence())
             seed = int(self.seed_source.integers(2**31))
         self.game.reset(seed)
+        self._resolve_chance()
         self.returns = np.asarray(self.game.returns(), dtype=np.float64).copy()
         self.done = self.game.done
         self.acting = set(self.game.acting_players())
+
+    def _resolve_chance(self) -> None:
+        """Step through chance nodes (nobody acts: ``Game.step`` draws the outcome from
+        the game's own seeded generator), so that an agent is always asked."""
+        game = self.game
+        while not game.done and not game.acting_players():
+            game.step([0] * game.num_players)
 
     def apply(self, joint: list) -> np.ndarray:
         """Step the game by ``joint`` (checked by ``Game.step``); the rewards
         (float64[players]) of the step."""
         game = self.game
         game.step(joint)
+        self._resolve_chance()
         after = np.asarray(game.returns(), dtype=np.float64)
         rewards = after - self.returns
         self.returns = after.copy()

@@ -28,6 +28,7 @@ from pydantic import Field, field_validator, model_validator
 from ..api import LOSS, TIE, WIN, Game, board_of
 from ..validation import NonBlank, config_class, one_of
 from . import _kernels
+from .generic import GENERIC_KERNELS
 from ._canonical import step_canonical
 from ._java import step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
@@ -192,6 +193,9 @@ class Pommerman(Game):
     num_players = N_AGENTS
     num_actions = N_ACTIONS
     action_names = ("stop", "up", "down", "left", "right", "bomb")
+    #: mcts_generic searches it in numba, decoupled UCT over the simultaneous moves
+    #: (games/pommerman/generic.py).
+    generic_kernels = GENERIC_KERNELS
 
     def __init__(self, config: PommermanConfig | None = None, **options):
         super().__init__(config if config is not None else PommermanConfig(**options))

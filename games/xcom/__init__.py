@@ -34,6 +34,7 @@ from ._layout import (
     load_layout, num_actions, render_state, state_from_grid,
 )
 from . import _rules
+from .generic import GENERIC_KERNELS
 
 __all__ = ["Xcom", "XcomConfig", "XcomState", "LayoutError", "first_mover_for"]
 
@@ -117,6 +118,8 @@ class Xcom(Game):
     invalid or illegal command is replaced by the first legal one and counted."""
 
     num_players = 2
+    #: mcts_generic searches it in numba (games/xcom/generic.py).
+    generic_kernels = GENERIC_KERNELS
     #: The line-of-sight table (``sight``, cells x cells) is constant in a round.
     observed_fields = ("board", "units", "rewards", "meta")
 
