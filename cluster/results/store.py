@@ -83,6 +83,7 @@ SCHEMA = pa.schema([
     pa.field("worker", pa.string()),
     pa.field("condition", pa.string()),
 ])
+_SCHEMA_NAMES = frozenset(SCHEMA.names)  # (``Schema.names`` builds a new list at every call)
 #: Columns every row must have (the others may be missing or None).
 REQUIRED = ("study_id", "series_id", "game_index", "index_in_series", "board_seed", "seat",
             "label", "agent", "result")
@@ -167,7 +168,7 @@ def _table_from_rows(rows: list[dict]) -> pa.Table:
     extras = []
     for row in rows:
         for key in row:
-            if key not in SCHEMA.names and key not in extras:
+            if key not in _SCHEMA_NAMES and key not in extras:
                 extras.append(key)
     for key in extras:
         try:

@@ -45,12 +45,12 @@ from cluster.analysis import report
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
 from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
-from cluster.replay.records import record_path, save_record
+from cluster.replay.records import record_path, save_record, save_record_pack
 from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import ResultStore
 from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.policy import dispatch_policy
-from cluster.run.scheduler import GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
+from cluster.run.scheduler import BatchSizer, GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
 from cluster.run.tracker import RunContext, StudyTracker, Tally
 from cluster.spec.plan import plan_study
 from cluster.spec.seed_populations import load_populations
@@ -93,6 +93,10 @@ class StudyResult:
     mlflow_experiment_id: str | None = None
     condition_tables: str = ""
     """Markdown: the result table per varied option (``design.vary``), "" without conditions."""
+    batches: int = 0
+    """Host calls of this invocation (each played a batch of games)."""
+    flushes: int = 0
+    """Group commits (store appends) of this invocation."""
     sequential: object = None
     """The sequential test's :class:`cluster.analysis.sequential.SequentialResult` (``design.stop``), else None."""
 
@@ -188,14 +192,30 @@ def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
 
 
 class Recorder:
-    """The pool's ``on_game`` (store, learned state, sequential test, progress bar, MLflow)
-    and the books of this invocation: what it played, and how (:func:`dispatch` fills in
-    the hosts, retries and time)."""
+    """The pool's ``on_batch``: the store, learned state, sequential test, progress bar and
+    MLflow, and the books of this invocation: what it played, and how (:func:`dispatch`
+    fills in the hosts, retries and time).
 
-    def __init__(self, spec, store, finished: set[int], tracker=None, bar=None, on_progress=None, monitor=None):
+    **Group commit.** Games are held in memory as their batches arrive and written
+    together by :meth:`flush`: the batches' record packs first, then all their rows as
+    one Parquet part, then the learned state after each game (so rows in the store
+    mean a finished game, and a series' learned state is never ahead of its rows).
+    The pool calls :meth:`flush` whenever the driver would otherwise wait for a host
+    (``on_idle``), and the recorder flushes on its own once it holds ``flush_games``
+    games or has held a game ``flush_seconds``: a driver that dies loses at most that
+    many finished games (plus the batches in flight on the hosts); they are not in the
+    store, so a resume plays them again, once. The sequential test is fed each game
+    as its batch arrives (its decision depends on the games' results only, so a resume
+    reaches the same one from the store); the progress bar, MLflow's tallies and
+    ``on_progress`` see a game once its rows are durable."""
+
+    def __init__(self, spec, store, finished: set[int], tracker=None, bar=None, on_progress=None, monitor=None,
+                 flush_seconds: float = 1.0, flush_games: int = 20_000):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
         self.on_progress = on_progress
         self.monitor = monitor
+        self.flush_seconds = flush_seconds
+        self.flush_games = flush_games
         self.tally = Tally()
         self.played = self.replayed = self.errors = 0
         self.game_seconds = 0.0
@@ -205,41 +225,87 @@ class Recorder:
         """Game hosts of this invocation (0: nothing was left to play)."""
         self.retries = 0
         """Games re-submitted because their host died."""
+        self.batches = 0
+        """Host calls of this invocation."""
+        self.flushes = 0
+        """Group commits (store appends) of this invocation."""
         self.seconds = 0.0
         """Wall time of the scheduling phase (Ray start-up and warm-up excluded)."""
         self.warm_up: list = []
+        self._held: list = []  # (run, task, rows, learned_after, seconds) not yet written
+        self._held_packs: list = []
+        self._held_since: float | None = None
 
+    # --- arrival ------------------------------------------------------------------------
     def __call__(self, run, task, rows, learned_after, seconds, record=None):
-        replay = task.game_index in self.finished
-        if not replay:
-            if record is not None:  # the record first: rows in the store mean a finished game
-                save_record(record_path(self.spec.study_dir, task.game_index), record)
-            self.store.append(rows)  # durable before anything else
-            self.finished.add(task.game_index)
-            if self.monitor is not None:
-                self.monitor.add_game(rows)
-        if run.carry and learned_after:
-            for label, arrays in learned_after.items():
-                self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
-        if replay:
-            self.replayed += 1
+        """One game (a pool's ``on_game``, or a caller playing games itself): held, then
+        written at once. ``record``: the game's :class:`~cluster.replay.records.GameRecord`
+        or ``.npz`` bytes, or None."""
+        if record is not None and task.game_index not in self.finished:
+            save_record(record_path(self.spec.study_dir, task.game_index), record)
+        self._hold(run, task, rows, learned_after, seconds)
+        self.flush()
+
+    def on_batch(self, done) -> None:
+        """A batch from the pool (:class:`cluster.run.scheduler.BatchDone`)."""
+        self.batches += 1
+        self._held_packs.extend(done.record_packs)
+        for run, played in done.games:
+            self._hold(run, played.task, played.rows, played.learned_after, played.seconds)
+        if len(self._held) >= self.flush_games or time.monotonic() - self._held_since >= self.flush_seconds:
+            self.flush()
+
+    def _hold(self, run, task, rows, learned_after, seconds) -> None:
+        if self._held_since is None:
+            self._held_since = time.monotonic()
+        self._held.append((run, task, rows, learned_after, seconds))
+        if self.monitor is not None and task.game_index not in self.finished:
+            self.monitor.add_game(rows)
+
+    @property
+    def held_games(self) -> int:
+        """Games received and not yet written (lost if the driver dies now; a resume plays them)."""
+        return len(self._held)
+
+    # --- the group commit -----------------------------------------------------------------
+    def flush(self) -> None:
+        """Write what is held: record packs, rows (one part), learned states; then the books."""
+        if not self._held and not self._held_packs:
             return
-        self.played += 1
-        self.game_seconds += seconds
-        self.game_times.append(seconds)
-        self.recorded_at.append(time.perf_counter())
-        if rows and rows[0]["result"] == "error":
-            self.errors += 1
-            log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])
-        self.tally.add(rows)
+        held, packs = self._held, self._held_packs
+        self._held, self._held_packs, self._held_since = [], [], None
+        for games, data in packs:
+            if any(g not in self.finished for g in games):  # the records first: rows mean a finished game
+                save_record_pack(self.spec.study_dir, games, data)
+        fresh = [item for item in held if item[1].game_index not in self.finished]
+        if fresh:
+            self.store.append([row for item in fresh for row in item[2]])  # durable before anything else
+        for run, task, rows, learned_after, seconds in held:
+            if run.carry and learned_after:
+                for label, arrays in learned_after.items():
+                    self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
+        self.flushes += 1
+        now = time.perf_counter()
+        self.replayed += len(held) - len(fresh)
+        for run, task, rows, learned_after, seconds in fresh:
+            self.finished.add(task.game_index)
+            self.played += 1
+            self.game_seconds += seconds
+            self.game_times.append(seconds)
+            self.recorded_at.append(now)
+            if rows and rows[0]["result"] == "error":
+                self.errors += 1
+                log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])
+            self.tally.add(rows)
         if self.tracker is not None:
-            self.tracker.add(rows)
-        if self.bar is not None:
-            self.bar.update(1)
+            self.tracker.add_games([item[2] for item in fresh])
+        if self.bar is not None and fresh:
+            self.bar.update(len(fresh))
             self.bar.set_postfix_str(" | ".join(f"{s.label} {self.tally.wtl(s.label)}" for s in self.spec.lineup),
                                      refresh=False)
         if self.on_progress is not None:
-            self.on_progress(rows)
+            for item in fresh:
+                self.on_progress(item[2])
 
 
 def export_best_streak_populations(spec) -> list[Path]:
@@ -276,7 +342,7 @@ def write_report(spec, rows, sequential=None) -> list[Path]:
 
 def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None = None,
              num_workers: int | None = None, progress: bool = True, plugins: Sequence[str] = (),
-             warm_up: bool = True, check_nodes: bool = True) -> None:
+             warm_up: bool = True, check_nodes: bool = True, batch_sizer: BatchSizer | None = None) -> None:
     """Stage 3: play ``prepared.runs`` on Ray, every game handed to ``recorder`` as it
     arrives. Starts Ray (or joins ``address``) only when there is something to play,
     sends the spec and the seed populations to the object store once, warms the numba
@@ -300,16 +366,22 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
             recorder.bar = tqdm(total=prepared.total, initial=prepared.skipped, unit="game", desc=spec.study_id,
                                 dynamic_ncols=True)
         t0 = time.perf_counter()
-        policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor)
+        sizer = batch_sizer or BatchSizer()
+        policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor,
+                                 sizer=sizer)
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
-                        max_in_flight=policy.max_in_flight)
-        pool.run(policy.runs, recorder, stop_when=policy.stop_when, admit=policy.admit, more=policy.more)
+                        max_in_flight=policy.max_in_flight, sizer=sizer)
+        pool.run(policy.runs, stop_when=policy.stop_when, admit=policy.admit, more=policy.more,
+                 on_batch=recorder.on_batch, on_idle=recorder.flush, wait_seconds=recorder.flush_seconds)
     finally:
-        recorder.seconds = time.perf_counter() - t0
-        if pool is not None:
-            recorder.retries = pool.retries
-            pool.shutdown()
+        try:
+            recorder.flush()  # what arrived before a failure or an interruption is kept
+        finally:
+            recorder.seconds = time.perf_counter() - t0
+            if pool is not None:
+                recorder.retries = pool.retries
+                pool.shutdown()
         if recorder.bar is not None:
             recorder.bar.close()
         if started_ray:
@@ -374,6 +446,7 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         error_games=recorder.errors, host_retries=recorder.retries, workers=recorder.workers,
         seconds=recorder.seconds, game_seconds=recorder.game_seconds, warm_up=recorder.warm_up,
         game_times=recorder.game_times, recorded_at=recorder.recorded_at,
+        batches=recorder.batches, flushes=recorder.flushes,
         mlflow_run_name=tracker.run_name if tracker is not None else None,
         mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
         sequential=sequential)
@@ -382,7 +455,7 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
               tracking: bool = True, *, plugins: Sequence[str] = (), warm_up: bool = True,
               check_nodes: bool = True, flush_games: int | None = None, on_progress=None,
-              context: RunContext | None = None) -> StudyResult:
+              context: RunContext | None = None, batch_sizer: BatchSizer | None = None) -> StudyResult:
     """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`: the stages
     of the module docstring, in order.
 
@@ -400,7 +473,9 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         invocation, after the rows are durable (replays and games already in
         the store are not passed; read the store for those). context: how the
         study was invoked (command, overrides, scale) for the MLflow run's
-        name, tags and description.
+        name, tags and description. batch_sizer: how many games a host plays per
+        call (default :class:`cluster.run.scheduler.BatchSizer`: about 0.2 s of games;
+        seeds and results do not depend on it).
     """
     import_plugins(plugins)
     prepared = plan_and_resume(spec)
@@ -411,7 +486,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     status = "FINISHED"
     try:
         dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,
-                 plugins=plugins, warm_up=warm_up, check_nodes=check_nodes)
+                 plugins=plugins, warm_up=warm_up, check_nodes=check_nodes, batch_sizer=batch_sizer)
     except KeyboardInterrupt:
         status = "KILLED"
         raise
