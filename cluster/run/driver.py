@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -47,7 +48,7 @@ from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
 from cluster.replay.records import record_path, save_record, save_record_pack
 from cluster.results.populations import PopulationExportError, export_population
-from cluster.results.store import ResultStore
+from cluster.results.store import GameSet, ResultStore
 from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.policy import dispatch_policy
 from cluster.run.scheduler import BatchSizer, GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
@@ -97,6 +98,8 @@ class StudyResult:
     """Host calls of this invocation (each played a batch of games)."""
     flushes: int = 0
     """Group commits (store appends) of this invocation."""
+    commits: list = field(default_factory=list, repr=False)
+    """``(time.perf_counter(), games written)`` of each group commit."""
     sequential: object = None
     """The sequential test's :class:`cluster.analysis.sequential.SequentialResult` (``design.stop``), else None."""
 
@@ -118,8 +121,8 @@ class Prepared:
     """The series of the study (:func:`cluster.spec.plan.plan_study`; cut at a sequential test's cap)."""
     total: int
     """Games in the plan."""
-    finished: set[int]
-    """Games already in the store (grows as games are recorded)."""
+    finished: GameSet
+    """Games already in the store (grows as games are recorded; a bitmap, one byte per game)."""
     skipped: int
     """Games in the store when this invocation started."""
     runs: list[SeriesRun]
@@ -128,7 +131,7 @@ class Prepared:
     """The sequential test (``design.stop``), fed the stored games."""
 
 
-def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[SeriesRun]:
+def plan_runs(spec, plan, store, finished, learns: bool) -> list[SeriesRun]:
     """The series runs still to play, each from its restart point, in plan order."""
     carry = bool(spec.design.carry_learned_state) and learns
     runs = []
@@ -161,7 +164,7 @@ def plan_and_resume(spec) -> Prepared:
     if spec.design.stop is not None:
         monitor = SequentialMonitor.from_spec(spec, plan)
         plan = truncate_plan(plan, monitor.cap)  # games after max_games are never played
-    finished = set(int(g) for g in store.finished_games())
+    finished = store.finished_set()
     if monitor is not None and finished:
         monitor.add_frame(store.read())  # a resume honours a decision reached before
     learns = any(agent_class(seat.agent).learns(seat.config) for seat in spec.lineup)
@@ -209,7 +212,7 @@ class Recorder:
     reaches the same one from the store); the progress bar, MLflow's tallies and
     ``on_progress`` see a game once its rows are durable."""
 
-    def __init__(self, spec, store, finished: set[int], tracker=None, bar=None, on_progress=None, monitor=None,
+    def __init__(self, spec, store, finished, tracker=None, bar=None, on_progress=None, monitor=None,
                  flush_seconds: float = 1.0, flush_games: int = 20_000):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
         self.on_progress = on_progress
@@ -219,8 +222,11 @@ class Recorder:
         self.tally = Tally()
         self.played = self.replayed = self.errors = 0
         self.game_seconds = 0.0
-        self.game_times: list[float] = []
-        self.recorded_at: list[float] = []
+        # 8 bytes a game each (a million games: 16 MB), the timings the bench reads
+        self.game_times = array("d")
+        self.recorded_at = array("d")
+        self.commits: list[tuple[float, int]] = []
+        """``(time.perf_counter(), games written)`` of each group commit."""
         self.workers = 0
         """Game hosts of this invocation (0: nothing was left to play)."""
         self.retries = 0
@@ -286,6 +292,7 @@ class Recorder:
                     self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
         self.flushes += 1
         now = time.perf_counter()
+        self.commits.append((now, len(fresh)))
         self.replayed += len(held) - len(fresh)
         for run, task, rows, learned_after, seconds in fresh:
             self.finished.add(task.game_index)
@@ -367,8 +374,7 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
                                 dynamic_ncols=True)
         t0 = time.perf_counter()
         sizer = batch_sizer or BatchSizer()
-        policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor,
-                                 sizer=sizer)
+        policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor)
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
                         max_in_flight=policy.max_in_flight, sizer=sizer)
@@ -441,12 +447,12 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         table=result_table(rows) if has_rows else None,
         condition_tables="\n".join(by_condition_markdown(rows)).strip() if has_rows else "",
         mlflow_run_id=tracker.run_id if tracker is not None else None,
-        games_total=prepared.total, games_done=len(prepared.store.finished_games()),
+        games_total=prepared.total, games_done=len(prepared.store.finished_set()),
         games_played=recorder.played, games_skipped=prepared.skipped, games_replayed=recorder.replayed,
         error_games=recorder.errors, host_retries=recorder.retries, workers=recorder.workers,
         seconds=recorder.seconds, game_seconds=recorder.game_seconds, warm_up=recorder.warm_up,
         game_times=recorder.game_times, recorded_at=recorder.recorded_at,
-        batches=recorder.batches, flushes=recorder.flushes,
+        batches=recorder.batches, flushes=recorder.flushes, commits=recorder.commits,
         mlflow_run_name=tracker.run_name if tracker is not None else None,
         mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
         sequential=sequential)

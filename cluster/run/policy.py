@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from cluster.analysis.sequential import SequentialMonitor
-from cluster.run.scheduler import BatchSizer, SeriesRun
+from cluster.run.scheduler import SeriesRun
 from cluster.spec.plan import SeriesTask
 
 __all__ = ["Dispatch", "order_runs", "admission_window", "dispatch_policy"]
@@ -57,30 +57,20 @@ def order_runs(runs: Sequence[SeriesRun], sequential: bool) -> list[SeriesRun]:
     return sorted(runs, key=lambda r: -len(r.games))
 
 
-def admission_window(hosts: int, plan: Sequence[SeriesTask], games_per_call: int = 1,
-                     longest: int | None = None) -> int:
+def admission_window(hosts: int, plan: Sequence[SeriesTask]) -> int:
     """Games that may start past a sequential test's frontier: two per host, or one
-    whole series per host when series are longer, or one batch per host when a host
-    call plays more games than that (``games_per_call``, :class:`BatchSizer`).
-    ``longest``: the longest series' games, when the caller knows it (else from ``plan``)."""
-    if longest is None:
-        longest = max(len(series.games) for series in plan)
-    return hosts * max(2, longest, games_per_call)
+    whole series per host when series are longer (the same with batches: a batch
+    takes only admitted games, so this window also bounds the batches)."""
+    return hosts * max(2, max(len(series.games) for series in plan))
 
 
 def dispatch_policy(runs: Sequence[SeriesRun], plan: Sequence[SeriesTask], hosts: int,
-                    max_in_flight: int | None, monitor: SequentialMonitor | None,
-                    sizer: BatchSizer | None = None) -> Dispatch:
+                    max_in_flight: int | None, monitor: SequentialMonitor | None) -> Dispatch:
     """The :class:`Dispatch` of a study's remaining ``runs`` on ``hosts`` hosts (see the
-    module docstring); ``monitor`` is the sequential test, if the study has one;
-    ``sizer`` the pool's batch size (the admission window widens to a batch per host)."""
+    module docstring); ``monitor`` is the sequential test, if the study has one."""
     if monitor is None:
         return Dispatch(order_runs(runs, sequential=False), max_in_flight)
-    longest = max(len(series.games) for series in plan)
-
-    def admit(task) -> bool:
-        window = admission_window(hosts, (), sizer.games if sizer is not None else 1, longest)
-        return monitor.admits(task.game_index, window)
-
+    window = admission_window(hosts, plan)
     return Dispatch(order_runs(runs, sequential=True), max_in_flight,
-                    stop_when=lambda: monitor.finished, admit=admit)
+                    stop_when=lambda: monitor.finished,
+                    admit=lambda task: monitor.admits(task.game_index, window))

@@ -70,6 +70,7 @@ from typing import Iterable
 
 from agents.registry import agent_class
 from cluster.analysis.summary import LabelSummary
+from cluster.results.store import GameSet
 from cluster.tracking.client import (MAX_RUN_NAME, NOTE_TAG, PARENT_TAG, RESULT_KEYS, RESULTS, RUN_FILE, SERIES_TAG,
                                      STUDY_TAG, arena_version, bounded_http, ensure_experiment, filter_quote,
                                      find_run_record, git_commit, key_safe, log_batch, metric_key, normalize_uri,
@@ -152,7 +153,8 @@ class Tally:
     which games count, deaths, ties and the score are decided there), as MLflow metrics."""
     def __init__(self):
         self.labels: dict[str, LabelSummary] = defaultdict(LabelSummary)
-        self.games: set[int] = set()
+        self.games = GameSet()
+        """The games counted (a bitmap: a byte per game, not a Python set of a million ints)."""
 
     def add(self, rows: Iterable[dict]) -> None:
         for row in rows:
