@@ -36,12 +36,12 @@ fingerprints are of another version than the game's
 before the per-cell flame layout) cannot be checked: :func:`replay` raises
 :class:`RecordError` saying so before the first step.
 
-A study writes the records of each batch of games a host played as one *record
-pack* in ``<study_dir>/records/`` (``pack-<first>-<last>-<id>.npz``, atomically,
-before the games' rows; :func:`pack_records`, :func:`save_record_pack`): one
-compressed archive per batch, not one file per game, so that a study of a
-million short games writes hundreds of files, not a million, and a host pays
-one compression per batch. A pack holds ``games`` (int64[G], the game indices),
+A host packs the records of each batch of games it plays into one *record pack*
+(:func:`pack_records`: one compressed archive per batch, so a host pays one
+compression per batch), and the driver writes the packs of a group commit as one
+file of packs in ``<study_dir>/records/`` (``packs-<first>-<last>-<id>.npz``,
+:func:`save_record_packs`, atomically with one fsync, before the games' rows): a
+study of a million short games writes hundreds of files, not a million. A pack holds ``games`` (int64[G], the game indices),
 ``meta`` (str[G], each game's ``meta`` as above), ``steps`` (int64[G + 1], the
 offsets of each game's steps) and the four arrays of every game concatenated
 along the step axis (seat-major, so ``actions[:, steps[i]:steps[i + 1]]`` is game
@@ -71,7 +71,7 @@ from games.registry import make_config, make_game
 
 __all__ = ["GameRecorder", "GameRecord", "ReplayMismatch", "RecordError", "fingerprint",
            "load_record", "record_path", "replay", "save_record", "pack_records", "unpack_records",
-           "save_record_pack", "load_study_record", "has_study_record"]
+           "save_record_pack", "save_record_packs", "load_study_record", "has_study_record"]
 
 #: Subdirectory of a study directory holding the records.
 RECORDS_DIR = "records"
@@ -255,8 +255,9 @@ def save_record(path, record: GameRecord | bytes) -> Path:
     return path
 
 
-#: Name of a record pack: ``pack-<first game>-<last game>-<12 hex>.npz``.
-_PACK_RE = re.compile(r"^pack-(\d+)-(\d+)-[0-9a-f]+\.npz$")
+#: Name of a record pack, ``pack-<first game>-<last game>-<12 hex>.npz``, or of a file of
+#: packs, ``packs-<first game>-<last game>-<12 hex>.npz``.
+_PACK_RE = re.compile(r"^packs?-(\d+)-(\d+)-[0-9a-f]+\.npz$")
 
 
 def pack_records(records: list[tuple[int, GameRecord]]) -> list[tuple[list[int], bytes]]:
@@ -322,6 +323,41 @@ def save_record_pack(study_dir, games: list[int], data: bytes) -> Path:
     return path
 
 
+def save_record_packs(study_dir, packs: list[tuple[list[int], bytes]]) -> Path | None:
+    """Write several record packs (a group commit's: one per batch) as *one* file of packs,
+    atomically with one fsync: an uncompressed ``.npz`` holding, for each pack ``i``, its
+    games (``g<i>``, int64) and its compressed bytes as they came from the host (``p<i>``,
+    uint8; nothing is compressed again). None when there is nothing to write."""
+    packs = [(list(games), data) for games, data in packs if games]
+    if not packs:
+        return None
+    directory = Path(study_dir) / RECORDS_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for i, (games, data) in enumerate(packs):
+        arrays[f"g{i}"] = np.asarray(games, dtype=np.int64)
+        arrays[f"p{i}"] = np.frombuffer(data, dtype=np.uint8)
+    first = min(min(games) for games, _ in packs)
+    last = max(max(games) for games, _ in packs)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    path = directory / f"packs-{first:09d}-{last:09d}-{uuid.uuid4().hex[:12]}.npz"
+    atomic_write(path, buffer.getvalue())
+    return path
+
+
+def _find_in_pack_file(path: Path, game_index: int) -> GameRecord | None:
+    """Game ``game_index``'s record in a pack or a file of packs (None: not there)."""
+    with np.load(path, allow_pickle=False) as arrays:
+        if "games" in arrays.files:  # one pack
+            return unpack_records(arrays, only=game_index).get(game_index)
+        for name in arrays.files:
+            if name.startswith("g") and game_index in arrays[name]:
+                with np.load(io.BytesIO(arrays["p" + name[1:]].tobytes()), allow_pickle=False) as pack:
+                    return unpack_records(pack, only=game_index).get(game_index)
+    return None
+
+
 def _packs_holding(study_dir, game_index: int) -> list[Path]:
     """The record packs whose game range covers ``game_index``."""
     directory = Path(study_dir) / RECORDS_DIR
@@ -344,26 +380,23 @@ def load_study_record(study_dir, game_index: int) -> GameRecord:
         return load_record(path)
     for pack in _packs_holding(study_dir, game_index):
         try:
-            with np.load(pack, allow_pickle=False) as arrays:
-                found = unpack_records(arrays, only=game_index)
+            found = _find_in_pack_file(pack, game_index)
         except RecordError as exc:
             raise RecordError(f"{pack}: {exc}") from None
-        except (OSError, ValueError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, EOFError, KeyError, zlib.error, zipfile.BadZipFile) as exc:
             raise RecordError(f"{pack}: not a readable record pack ({type(exc).__name__}: {exc})") from None
-        if found:
-            return found[game_index]
+        if found is not None:
+            return found
     raise RecordError(f"{Path(study_dir)}: no record of game {game_index}")
 
 
 def has_study_record(study_dir, game_index: int) -> bool:
     """Whether the study holds a record of game ``game_index`` (own file or pack)."""
-    if record_path(study_dir, game_index).is_file():
-        return True
-    for pack in _packs_holding(study_dir, game_index):
-        with np.load(pack, allow_pickle=False) as arrays:
-            if int(game_index) in arrays["games"]:
-                return True
-    return False
+    try:
+        load_study_record(study_dir, game_index)
+    except RecordError:
+        return False
+    return True
 
 
 def load_record(path) -> GameRecord:

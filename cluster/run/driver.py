@@ -46,7 +46,7 @@ from cluster.analysis import report
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
 from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
-from cluster.replay.records import record_path, save_record, save_record_pack
+from cluster.replay.records import record_path, save_record, save_record_packs
 from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import GameSet, ResultStore
 from cluster.run.plugin_nodes import check_plugins_on_nodes
@@ -227,6 +227,8 @@ class Recorder:
         self.recorded_at = array("d")
         self.commits: list[tuple[float, int]] = []
         """``(time.perf_counter(), games written)`` of each group commit."""
+        self.commit_seconds = 0.0
+        """Wall time spent writing group commits (files, fsyncs) before the books."""
         self.workers = 0
         """Game hosts of this invocation (0: nothing was left to play)."""
         self.retries = 0
@@ -278,11 +280,12 @@ class Recorder:
         """Write what is held: record packs, rows (one part), learned states; then the books."""
         if not self._held and not self._held_packs:
             return
+        t_commit = time.perf_counter()
         held, packs = self._held, self._held_packs
         self._held, self._held_packs, self._held_since = [], [], None
-        for games, data in packs:
-            if any(g not in self.finished for g in games):  # the records first: rows mean a finished game
-                save_record_pack(self.spec.study_dir, games, data)
+        # the records first (one file for the commit's packs): rows in the store mean a finished game
+        save_record_packs(self.spec.study_dir, [(games, data) for games, data in packs
+                                                if any(g not in self.finished for g in games)])
         fresh = [item for item in held if item[1].game_index not in self.finished]
         if fresh:
             self.store.append([row for item in fresh for row in item[2]])  # durable before anything else
@@ -292,6 +295,7 @@ class Recorder:
                     self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
         self.flushes += 1
         now = time.perf_counter()
+        self.commit_seconds += now - t_commit
         self.commits.append((now, len(fresh)))
         self.replayed += len(held) - len(fresh)
         for run, task, rows, learned_after, seconds in fresh:
@@ -373,7 +377,7 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
             recorder.bar = tqdm(total=prepared.total, initial=prepared.skipped, unit="game", desc=spec.study_id,
                                 dynamic_ncols=True)
         t0 = time.perf_counter()
-        sizer = batch_sizer or BatchSizer()
+        sizer = batch_sizer or BatchSizer.for_hosts(workers)
         policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor)
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,

@@ -249,6 +249,11 @@ class BatchSizer:
     call: every game's seeds and results are the same whatever it is.
     """
 
+    #: The call length with few hosts.
+    BASE_TARGET_SECONDS = 0.2
+    #: Call length per host with many (see :meth:`for_hosts`).
+    SECONDS_PER_HOST = 0.002
+
     def __init__(self, target_seconds: float = 0.2, max_games: int = 4096, growth: float = 16.0,
                  smoothing: float = 0.5):
         if target_seconds <= 0 or max_games < 1 or growth <= 1 or not 0 < smoothing <= 1:
@@ -261,6 +266,14 @@ class BatchSizer:
         """Smoothed in-host seconds of a game (None: nothing measured yet)."""
         self.games = 1
         """Games per call now."""
+
+    @classmethod
+    def for_hosts(cls, hosts: int, **options) -> "BatchSizer":
+        """A sizer whose calls last ``max(0.2 s, hosts x 2 ms)``: the driver then gets at
+        most ~500 host calls a second however many hosts there are (a thousand hosts
+        playing one-second games send two games per call), so its per-call cost stays a
+        small part of its time (``jobs/bench/cluster_scale.py`` measures it)."""
+        return cls(target_seconds=max(cls.BASE_TARGET_SECONDS, hosts * cls.SECONDS_PER_HOST), **options)
 
     def observe(self, game_seconds: Sequence[float]) -> None:
         """Take the in-host seconds of the games of one call."""

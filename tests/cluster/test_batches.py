@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from cluster.replay.records import (GameRecord, RecordError, load_study_record, pack_records, save_record_pack,
-                                    unpack_records)
+                                    save_record_packs, unpack_records)
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
 from cluster.run.scheduler import BatchSizer
@@ -95,6 +95,13 @@ def test_a_record_pack_gives_back_every_record_of_the_batch(tmp_path):
                 np.testing.assert_array_equal(got.to_arrays()[key], value)
     with pytest.raises(RecordError, match="no record of game 3"):
         load_study_record(tmp_path, 3)  # inside the pack's range, not in the pack
+    # a group commit's packs, as one file of packs (the hosts' bytes, not compressed again)
+    more = {100 + g: _record(2, 100 + g) for g in range(3)}
+    halves = pack_records(list(more.items())[:2]) + pack_records(list(more.items())[2:])
+    path = save_record_packs(tmp_path / "commit", halves)
+    assert path.name.startswith("packs-000000100-000000102-") and len(list(path.parent.iterdir())) == 1
+    for g, record in more.items():
+        np.testing.assert_array_equal(load_study_record(tmp_path / "commit", g).actions, record.actions)
 
 
 # --- studies --------------------------------------------------------------------------------
