@@ -260,7 +260,8 @@ class Recorder:
         self._held_packs.extend(done.record_packs)
         for run, played in done.games:
             self._hold(run, played.task, played.rows, played.learned_after, played.seconds)
-        if len(self._held) >= self.flush_games or time.monotonic() - self._held_since >= self.flush_seconds:
+        if self._held_since is not None and (len(self._held) >= self.flush_games
+                                             or time.monotonic() - self._held_since >= self.flush_seconds):
             self.flush()
 
     def _hold(self, run, task, rows, learned_after, seconds) -> None:

@@ -354,7 +354,8 @@ class HostPool:
         log.warning("game host lost (%s); replacing it%s", type(exc).__name__,
                     f" and restarting {len(runs)} series from their last finished games" if runs else "")
         self._retire(actor)
-        held = list(runs) + [r for r in self.owned.pop(actor, []) if r not in runs]
+        in_batch = {id(r) for r in runs}
+        held = list(runs) + [r for r in self.owned.pop(actor, []) if id(r) not in in_batch]
         for run in reversed(held):
             if run.done:
                 continue
