@@ -3,11 +3,13 @@
 Layout of a study directory::
 
     <study_dir>/spec.json                       the spec (StudySpec.to_dict(); read back: read_spec)
-    <study_dir>/results/part-<time>-<uuid>.parquet   one file per appended batch
+    <study_dir>/results/part-<time>-<uuid>.parquet   one file per append (a group commit)
                                                    (merged into one by compact())
     <study_dir>/learned/series-000003/000005--<label>.npz  learned state of a seat
                                                  after game 5 of series 3
-    <study_dir>/records/game-000012.npz          the record of game 12 (cluster/replay.py:
+    <study_dir>/records/packs-<first>-<last>-<id>.npz   the records of a group commit's
+                                                 games (older studies: game-000012.npz;
+                                                 cluster/replay/records.py:
                                                  actions, values, state fingerprints)
     <study_dir>/replays/<why>-game-000012.html   replay pages of a few games (the report)
 

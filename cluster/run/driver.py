@@ -8,15 +8,17 @@
 1. :func:`plan_and_resume`: the plan, what the store already holds, the sequential
    test brought up to date, the series runs still to play (:class:`Prepared`);
 2. :func:`open_tracker`: the study's MLflow run, new or resumed (optional);
-3. :func:`dispatch`: Ray, the warm-up, the host pool playing the runs by the
-   scheduling policy (:mod:`cluster.run.policy`), every game recorded by a
-   :class:`Recorder` as it arrives;
+3. :func:`dispatch`: Ray, the warm-up, the host pool playing the runs in batches
+   by the scheduling policy (:mod:`cluster.run.policy`), the games recorded by a
+   :class:`Recorder` in group commits;
 4. :func:`finish`: compaction, the report, the population export, the MLflow
    run's end; then :func:`study_result` reads what the study holds now.
 
-Durability and resume: every finished game is appended to the study's
-Parquet store as soon as its record reaches the driver, and the learned state
-after it is saved next (rows first, then state). Re-running the same spec
+Durability and resume: the games of arriving batches are written to the
+study's Parquet store together, in a group commit (:class:`Recorder`: records,
+then rows, then the learned state after each game), whenever the driver would
+wait for a host and at least once a second; a driver that dies loses the games
+it held (and the batches in flight), which a resume plays again, once. Re-running the same spec
 (same study id) skips finished games. A series whose learned state is behind
 its rows (the driver died between the two writes) restarts from its last
 saved state and replays the games in between without recording them again,

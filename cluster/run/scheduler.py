@@ -7,22 +7,27 @@ the sequential test's admission and stop) is the scheduling policy,
 Shape (after ``ray.util.ActorPool``, with the bookkeeping a study needs):
 
 * :class:`GameHost` is an actor hosting game simulations and the agents seated
-  in them. It plays *one game per call* and returns the small rows of that
-  game plus the learned state after it; the agents stay alive inside the actor
-  for the rest of their series, so learned state flows without a round trip.
+  in them. It plays *a batch of games per call* (:meth:`GameHost.play_batch`:
+  :class:`Slice` s of series, each its next games in order) and returns each
+  game's small rows and the learned state after it, with one record pack for the
+  batch; the agents of a series stay alive inside the actor from call to call,
+  so learned state flows without a round trip.
+* :class:`BatchSizer` sizes a call from the measured game time (about 0.2 s of
+  games; longer with many hosts, :meth:`BatchSizer.for_hosts`).
 * :class:`HostPool` keeps explicit books: ``starting`` (actors not yet ready),
-  ``idle`` (ready, no work), ``busy`` (future -> actor, run, game). A series
-  run is owned by one actor until it ends, so games of a series are played in
-  order, one at a time; independent series fan out over all actors. At most
-  ``max_in_flight`` series are in flight; results are taken unordered with
-  ``ray.wait``. A dead actor (its node died, it crashed) is killed, never put
-  back into the idle set and replaced by a fresh actor; its series restarts
-  from its last finished game with the learned state saved after that game.
-  With ``stop_when`` (a sequential test, :mod:`cluster.analysis.sequential`) the pool
-  submits no further game once it returns true: games in flight finish and
-  are handed to ``on_game``; the rest of the pending work is dropped. With
-  ``admit`` (the test's look-ahead window) a pending series starts only when
-  ``admit(its next game)`` is true; idle hosts wait for the games before it.
+  ``idle`` (ready, no work), ``busy`` (future -> actor and the runs of its batch),
+  ``owned`` (the series each host carries on), ``pending``. A series run is owned
+  by one host until it ends, so games of a series are played in order;
+  independent series fan out over all actors and share their batches. At most
+  ``max_in_flight`` batches are in flight; every ready batch is taken with one
+  ``ray.get``. A dead actor (its node died, it crashed) is killed, never put back
+  into the idle set and replaced by a fresh actor; every series it held restarts
+  from its last finished game with the learned state saved after that game, the
+  game it was playing alone in a call. With ``stop_when`` (a sequential test,
+  :mod:`cluster.analysis.sequential`) the pool submits nothing once it returns
+  true: batches in flight finish and are handed over; the rest of the pending work
+  is dropped. With ``admit`` (the test's look-ahead window) a game enters a batch
+  only when ``admit(game)`` is true (the next game of a series on a host goes on).
 * :func:`warm_up_nodes` runs one task per node (pinned with
   ``NodeAffinitySchedulingStrategy``) that plays a few ticks with every agent,
   so numba caches are compiled once per node before many actors load them.
