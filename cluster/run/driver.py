@@ -273,6 +273,24 @@ class Recorder:
         if self.monitor is not None and task.game_index not in self.finished:
             self.monitor.add_game(rows)
 
+    # The three writes of a commit, in order (small pieces that checksums or a lock can hook into).
+    def _write_records(self, packs) -> None:
+        """The commit's record packs, as one file (packs of games already stored are dropped)."""
+        save_record_packs(self.spec.study_dir, [(games, data) for games, data in packs
+                                                if any(g not in self.finished for g in games)])
+
+    def _write_rows(self, fresh) -> None:
+        """The rows of the games not yet stored, as one Parquet part."""
+        if fresh:
+            self.store.append([row for item in fresh for row in item[2]])
+
+    def _write_learned(self, held) -> None:
+        """The learned state after each game of a series that carries it (replays included)."""
+        for run, task, rows, learned_after, seconds in held:
+            if run.carry and learned_after:
+                for label, arrays in learned_after.items():
+                    self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
+
     @property
     def held_games(self) -> int:
         """Games received and not yet written (lost if the driver dies now; a resume plays them)."""
@@ -286,16 +304,10 @@ class Recorder:
         t_commit = time.perf_counter()
         held, packs = self._held, self._held_packs
         self._held, self._held_packs, self._held_since = [], [], None
-        # the records first (one file for the commit's packs): rows in the store mean a finished game
-        save_record_packs(self.spec.study_dir, [(games, data) for games, data in packs
-                                                if any(g not in self.finished for g in games)])
         fresh = [item for item in held if item[1].game_index not in self.finished]
-        if fresh:
-            self.store.append([row for item in fresh for row in item[2]])  # durable before anything else
-        for run, task, rows, learned_after, seconds in held:
-            if run.carry and learned_after:
-                for label, arrays in learned_after.items():
-                    self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
+        self._write_records(packs)  # the records first: rows in the store mean a finished game
+        self._write_rows(fresh)  # durable before anything else that depends on them
+        self._write_learned(held)
         self.flushes += 1
         now = time.perf_counter()
         self.commit_seconds += now - t_commit

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,13 +231,40 @@ def _real_ticks(root: Path, name: str, workers: int, games: int, tracking: bool 
     from jobs.bench.cluster import PLUGINS
 
     spec = _tick_spec(root, name, games, tracking=tracking)
+    samples: list[tuple[float, float]] = []
+    stop = threading.Event()
+
+    def sample_rss():  # the driver's resident memory every 50 ms
+        while not stop.wait(0.05):
+            samples.append((time.perf_counter(), _rss_mb()))
+
+    thread = threading.Thread(target=sample_rss, daemon=True)
+    thread.start()
     cpu0 = time.process_time()
-    result = run_study(spec, num_workers=workers, progress=False, plugins=PLUGINS)
+    try:
+        result = run_study(spec, num_workers=workers, progress=False, plugins=PLUGINS)
+    finally:
+        stop.set()
+        thread.join()
     cpu = time.process_time() - cpu0
     commits = [(t, n) for t, n in result.commits if n]
     rate = sum(n for _, n in commits[1:]) / (commits[-1][0] - commits[0][0])
+    # RSS growth while games are recorded: from the commit that passes 10% of the games to the last
+    done, start = 0, commits[0][0]
+    for t, n in commits:
+        done += n
+        if done >= games // 10:
+            start = t
+            break
+    steady = [m for t, m in samples if start <= t <= commits[-1][0]]
     return {"games": result.games_played, "games_per_second": rate, "batches": result.batches,
-            "commits": result.flushes, "driver_cpu_seconds": cpu, "seconds": result.seconds}
+            "commits": result.flushes, "driver_cpu_seconds": cpu, "seconds": result.seconds,
+            "rss_growth_mb": (steady[-1] - steady[0]) if len(steady) > 1 else 0.0}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def bench_scale(quick: bool = False, multi_node: bool = True) -> dict:
@@ -276,6 +304,8 @@ def bench_scale(quick: bool = False, multi_node: bool = True) -> dict:
                 out[f"check_ticks_{workers}_measured"] = real["games_per_second"]
                 out[f"check_ticks_{workers}_model"] = model["games_per_second"]
                 out[f"check_ticks_{workers}_driver_ms_cpu_per_game"] = 1e3 * real["driver_cpu_seconds"] / real["games"]
+                out[f"tick_study_{workers}_driver_rss_growth_mb"] = real["rss_growth_mb"]
+                out["tick_study_games"] = real["games"]
             tracked = _real_ticks(root, "ticks-tracked", 2, 10 * games, tracking=True)
             out["tick_games_per_second_2_tracked"] = tracked["games_per_second"]
             # ... and virtual hosts: the driver's busy share measured (CPU / wall) and modelled
