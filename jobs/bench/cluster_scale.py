@@ -262,6 +262,29 @@ def _real_ticks(root: Path, name: str, workers: int, games: int, tracking: bool 
             "rss_growth_mb": (steady[-1] - steady[0]) if len(steady) > 1 else 0.0}
 
 
+def resume_probe(root: Path, games: int) -> dict:
+    """A store of ``games`` finished one-tick games (rows appended in parts of 20,000 games,
+    as group commits write them), then :func:`plan_and_resume` of the study: its wall and
+    CPU seconds and the driver's RSS growth (the plan and the finished-games bitmap)."""
+    from cluster.results.store import ResultStore
+
+    spec = _tick_spec(root, f"resume-{games}", games)
+    store = ResultStore(spec.study_dir)
+    base = {"study_id": spec.study_id, "agent": "bench-spin", "length": 1, "board_seed": 0, "index_in_series": 0}
+    for lo in range(0, games, 20000):
+        store.append([dict(base, series_id=g, game_index=g, seat=seat, label="AB"[seat],
+                           result="win" if seat else "loss")
+                      for g in range(lo, min(games, lo + 20000)) for seat in (0, 1)])
+    rss0 = _rss_mb()
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    prepared = plan_and_resume(spec)
+    out = {"resume_games": games, "resume_seconds": time.perf_counter() - wall0,
+           "resume_cpu_seconds": time.process_time() - cpu0, "resume_rss_growth_mb": _rss_mb() - rss0}
+    if prepared.skipped != games or prepared.runs:
+        raise RuntimeError(f"resume probe: {prepared.skipped} of {games} games found, {len(prepared.runs)} runs left")
+    return out
+
+
 def _rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -325,6 +348,7 @@ def bench_scale(quick: bool = False, multi_node: bool = True) -> dict:
         finally:
             if started:
                 ray.shutdown()
+        out.update(resume_probe(root, 100_000 if quick else 1_000_000))
         if multi_node:
             out.update(_multi_node_check(root, costs, games=games))
     return out
