@@ -34,3 +34,4 @@ def test_virtual_hosts_play_every_game_once_through_the_real_driver(ray_local, t
     assert run["games"] == 300 and 300 / 8 <= run["batches"] < 300
     stored = ResultStore(tmp_path / "studies" / "virtual").read()
     assert sorted(stored["game_index"].unique()) == list(range(300)) and len(stored) == 600
+
