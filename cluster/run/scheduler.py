@@ -257,7 +257,7 @@ class BatchSizer:
     #: The call length with few hosts.
     BASE_TARGET_SECONDS = 0.2
     #: Call length per host with many (see :meth:`for_hosts`).
-    SECONDS_PER_HOST = 0.002
+    SECONDS_PER_HOST = 0.004
 
     def __init__(self, target_seconds: float = 0.2, max_games: int = 4096, growth: float = 16.0,
                  smoothing: float = 0.5):
@@ -274,10 +274,11 @@ class BatchSizer:
 
     @classmethod
     def for_hosts(cls, hosts: int, **options) -> "BatchSizer":
-        """A sizer whose calls last ``max(0.2 s, hosts x 2 ms)``: the driver then gets at
-        most ~500 host calls a second however many hosts there are (a thousand hosts
-        playing one-second games send two games per call), so its per-call cost stays a
-        small part of its time (``jobs/bench/cluster_scale.py`` measures it)."""
+        """A sizer whose calls last ``max(0.2 s, hosts x 4 ms)``: the driver then gets at
+        most ~250 host calls a second however many hosts there are (a thousand hosts
+        playing one-second games send four games per call, and a lost host costs four
+        seconds of its games), so its per-call cost (~1 ms of CPU measured on a loaded
+        2-core machine, ``jobs/bench/cluster_scale.py``) stays a small part of its time."""
         return cls(target_seconds=max(cls.BASE_TARGET_SECONDS, hosts * cls.SECONDS_PER_HOST), **options)
 
     def observe(self, game_seconds: Sequence[float]) -> None:
@@ -290,7 +291,7 @@ class BatchSizer:
         else:
             self.game_seconds += self.smoothing * (median - self.game_seconds)
         wanted = self.target_seconds / max(self.game_seconds, 1e-7)
-        self.games = int(max(1, min(self.max_games, wanted, self.games * self.growth)))
+        self.games = int(max(1, min(self.max_games, round(wanted), self.games * self.growth)))
 
 
 class HostPool:

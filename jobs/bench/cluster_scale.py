@@ -17,12 +17,13 @@ fitted by least squares over saturated runs (instant games) at several batch siz
 
 **The model.** ``W`` hosts playing games of ``t`` seconds in batches of ``B`` games
 (:class:`~cluster.run.scheduler.BatchSizer`: ``B = max(1, T / t)`` with the call target
-``T = max(0.2 s, W x 2 ms)``) ask the driver for ``W B / (B (t + h) + r)`` games a second
-(``h``: a host's own overhead per game, ``r``: a call's round trip); the driver serves at
-most ``1 / (c_game + c_batch / B + c_commit / G)`` (``G``: games per commit; at saturation
-the commits group everything that arrived while the last one was written, so
-``c_commit / G`` is small); on one machine of ``C`` cores the hosts and the driver also
-share its CPU: ``C / (h + t_cpu + d_cpu)``. The capacity is the least of them;
+``T = max(0.2 s, W x 4 ms)``) ask the driver for ``W B / (B (t + h) + r + c_commit / 2)``
+games a second (``h``: a host's own overhead per game, ``r``: a call's round trip, and half
+a commit's wait); the driver serves at most ``1 / (c_game + (c_batch + W c_wait) / B +
+c_commit_cpu / G)`` (one turn of its loop, a ``ray.wait`` over every host, per call; ``G``:
+games per commit, at least a call's and at saturation what arrives while a commit is
+written); on one machine of ``C`` cores the hosts and the driver also share its CPU:
+``C / (h + t_cpu + the driver's per game)``. The capacity is the least of them;
 :func:`capacity` computes it and :func:`bench_scale` checks it against real one-tick games
 on 1 and 2 workers, virtual hosts at 10, 100 and 1,000, and a multi-node
 ``ray.cluster_utils.Cluster``.
@@ -78,24 +79,26 @@ def capacity(costs: DriverCosts, hosts: int, game_seconds: float, cores: float |
     one machine of ``cores`` cores (None: hosts on their own machines), the least of them
     with the name of the bound, and the driver's busy share at that rate."""
     sizer = BatchSizer.for_hosts(hosts)
-    batch = int(max(1, min(sizer.max_games, sizer.target_seconds / max(game_seconds + costs.host_per_game, 1e-7))))
-    # a host waits for the driver's commit when its call returns during one: half a commit, on
-    # average, once per commit the call spans (at least one)
+    batch = int(max(1, min(sizer.max_games, round(sizer.target_seconds / max(game_seconds + costs.host_per_game,
+                                                                                 1e-7)))))
+    # a host waits for the driver's commit when its call returns during one: half a commit on average
     call = batch * (game_seconds + costs.host_per_game) + costs.round_trip
     demand = hosts * batch / (call + 0.5 * costs.per_commit)
-    # worst case: one turn of the loop (a wait over every host) and one commit per call
-    per_call = costs.per_batch + costs.commit_cpu + hosts * costs.wait_per_host
-    driver = 1.0 / (costs.per_game + per_call / batch)
+    # one turn of the loop (a wait over every host) per call, worst case; a commit takes what
+    # arrived while the last one was written, at least one call's games
+    per_call = costs.per_batch + hosts * costs.wait_per_host
+    per_commit_games = max(batch, demand * costs.per_commit)
+    per_game = costs.per_game + per_call / batch + costs.commit_cpu / per_commit_games
+    driver = 1.0 / per_game
     out = {"hosts": hosts, "game_seconds": game_seconds, "games_per_call": batch,
            "call_seconds": call, "demand_games_per_second": demand, "driver_games_per_second": driver}
     bounds = {"hosts": demand, "driver": driver}
     if cores is not None:
-        cpu = (game_seconds if game_cpu_seconds is None else game_cpu_seconds) + costs.host_per_game \
-            + costs.per_game + per_call / batch
+        cpu = (game_seconds if game_cpu_seconds is None else game_cpu_seconds) + costs.host_per_game + per_game
         out["cpu_games_per_second"] = bounds["cpu"] = cores / cpu
     out["bound"] = min(bounds, key=bounds.get)
     out["games_per_second"] = rate = bounds[out["bound"]]
-    out["driver_busy"] = rate * (costs.per_game + per_call / batch)
+    out["driver_busy"] = rate * per_game
     return out
 
 

@@ -59,8 +59,8 @@ def test_batch_sizer_fills_the_target_time_within_its_bounds():
     sizer.observe([0.001] * 16)
     assert sizer.games == 200
     sizer.observe([1e-6] * 200)
-    assert sizer.games == 399  # smoothed: half the way to the new measure
-    sizer.observe([1e-6] * 399)
+    assert sizer.games == 400  # smoothed: half the way to the new measure
+    sizer.observe([1e-6] * 400)
     assert sizer.games == 500  # max_games
     slow = BatchSizer(target_seconds=0.2)
     slow.observe([3.0])

@@ -19,10 +19,12 @@ def test_the_model_names_its_bound_and_does_its_arithmetic():
     assert few["bound"] == "hosts" and few["games_per_call"] == 1  # 0.2 s calls: one 1 s game each
     assert few["games_per_second"] == pytest.approx(10 / (1.0 + 0.002 + 0.005))
     many = capacity(COSTS, 1000, 1.0)
-    assert many["games_per_call"] == 2  # 2 s calls at 1,000 hosts
-    per_call = 5e-4 + 5e-4 + 1000 * 4e-7
-    assert many["driver_games_per_second"] == pytest.approx(1 / (1e-4 + per_call / 2))
-    assert many["driver_busy"] == pytest.approx(many["games_per_second"] * (1e-4 + per_call / 2))
+    assert many["games_per_call"] == 4  # 4 s calls at 1,000 hosts
+    demand = 1000 * 4 / (4.0 + 0.002 + 0.005)
+    assert many["demand_games_per_second"] == pytest.approx(demand)
+    per_game = 1e-4 + (5e-4 + 1000 * 4e-7) / 4 + 5e-4 / (demand * 0.01)  # a commit takes 10 ms of arrivals
+    assert many["driver_games_per_second"] == pytest.approx(1 / per_game)
+    assert many["driver_busy"] == pytest.approx(many["games_per_second"] * per_game)
     assert capacity(COSTS, 100_000, 1.0)["bound"] == "driver"  # where one driver saturates
     ticks = capacity(replace(COSTS, host_per_game=3e-4), 2, 0.0, cores=2)  # one-tick games on 2 cores
     assert ticks["bound"] == "cpu" and ticks["games_per_second"] == pytest.approx(2 / (3e-4 + 1e-4), rel=0.01)
