@@ -44,10 +44,11 @@ def run(args) -> int:
                 raise RecordError(f"{target}: no record of game {args.game} (records/ holds the games "
                                   "this version of Arena played)") from None
             stem = f"{target.name}-game-{args.game:06d}"
+            where = f"{target} game {args.game}"
         else:
             if args.game is not None:
                 raise RecordError(f"{target}: a record file takes no game index")
-            stem = target.stem
+            stem, where = target.stem, target
             record = load_record(target)
         out = Path(args.out) if args.out else Path.cwd()
         out.mkdir(parents=True, exist_ok=True)
@@ -67,9 +68,9 @@ def run(args) -> int:
         print(f"arena replay: {exc}", file=sys.stderr)
         return 2
     except ReplayMismatch as exc:
-        print(f"arena replay: {path}: mismatch at {exc}", file=sys.stderr)
+        print(f"arena replay: {where}: mismatch at {exc}", file=sys.stderr)
         return 1
-    print(f"{path}: {record.length} steps replayed, every step matches the record")
+    print(f"{where}: {record.length} steps replayed, every step matches the record")
     for item in written:
         print(f"wrote {item} ({item.stat().st_size:,} bytes)")
     return 0
