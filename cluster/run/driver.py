@@ -91,7 +91,8 @@ class StudyResult:
     game_times: list = field(default_factory=list, repr=False)
     """In-host seconds of each game recorded by this invocation, in recording order."""
     recorded_at: list = field(default_factory=list, repr=False)
-    """Driver ``time.perf_counter()`` when each of those games was recorded."""
+    """Driver ``time.perf_counter()`` when each of those games reached the driver (the games
+    of one batch share it; they are durable at the next of ``commits``)."""
     mlflow_run_name: str | None = None
     mlflow_experiment_id: str | None = None
     condition_tables: str = ""
@@ -260,16 +261,17 @@ class Recorder:
         """A batch from the pool (:class:`cluster.run.scheduler.BatchDone`)."""
         self.batches += 1
         self._held_packs.extend(done.record_packs)
+        arrived = time.perf_counter()
         for run, played in done.games:
-            self._hold(run, played.task, played.rows, played.learned_after, played.seconds)
+            self._hold(run, played.task, played.rows, played.learned_after, played.seconds, arrived)
         if self._held_since is not None and (len(self._held) >= self.flush_games
                                              or time.monotonic() - self._held_since >= self.flush_seconds):
             self.flush()
 
-    def _hold(self, run, task, rows, learned_after, seconds) -> None:
+    def _hold(self, run, task, rows, learned_after, seconds, arrived: float | None = None) -> None:
         if self._held_since is None:
             self._held_since = time.monotonic()
-        self._held.append((run, task, rows, learned_after, seconds))
+        self._held.append((run, task, rows, learned_after, seconds, time.perf_counter() if arrived is None else arrived))
         if self.monitor is not None and task.game_index not in self.finished:
             self.monitor.add_game(rows)
 
@@ -286,7 +288,7 @@ class Recorder:
 
     def _write_learned(self, held) -> None:
         """The learned state after each game of a series that carries it (replays included)."""
-        for run, task, rows, learned_after, seconds in held:
+        for run, task, rows, learned_after, seconds, _ in held:
             if run.carry and learned_after:
                 for label, arrays in learned_after.items():
                     self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
@@ -313,12 +315,12 @@ class Recorder:
         self.commit_seconds += now - t_commit
         self.commits.append((now, len(fresh)))
         self.replayed += len(held) - len(fresh)
-        for run, task, rows, learned_after, seconds in fresh:
+        for run, task, rows, learned_after, seconds, arrived in fresh:
             self.finished.add(task.game_index)
             self.played += 1
             self.game_seconds += seconds
             self.game_times.append(seconds)
-            self.recorded_at.append(now)
+            self.recorded_at.append(arrived)
             if rows and rows[0]["result"] == "error":
                 self.errors += 1
                 log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])

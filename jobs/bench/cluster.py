@@ -379,10 +379,6 @@ def bench_cluster(quick: bool = False) -> dict:
 
 
 def bench(options) -> dict:
-    """``arena bench cluster``: :func:`bench_cluster` (``options.quick``: shorter studies), then the
-    driver at scale and the model of a 1,000-worker run (:func:`jobs.bench.cluster_scale.bench_scale`)."""
-    from jobs.bench.cluster_scale import bench_scale
-
-    out = bench_cluster(quick=options.quick)
-    out.update(bench_scale(quick=options.quick))
-    return out
+    """:func:`bench_cluster` (``options.quick``: shorter studies); ``arena bench cluster`` runs
+    :func:`jobs.bench.cluster_scale.bench`, which adds the driver at scale."""
+    return bench_cluster(quick=options.quick)

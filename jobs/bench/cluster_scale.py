@@ -293,6 +293,16 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def bench(options) -> dict:
+    """``arena bench cluster``: the cluster bench (:func:`jobs.bench.cluster.bench_cluster`), then the
+    driver at scale and the model of a 1,000-worker run (:func:`bench_scale`)."""
+    from jobs.bench.cluster import bench_cluster
+
+    out = bench_cluster(quick=options.quick)
+    out.update(bench_scale(quick=options.quick))
+    return out
+
+
 def bench_scale(quick: bool = False, multi_node: bool = True) -> dict:
     """The driver's costs, the model's capacity at 1,000 hosts, and the model against what
     this machine runs (a local 2-CPU Ray is started for the first part and shut down; the
