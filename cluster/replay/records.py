@@ -273,11 +273,7 @@ def pack_records(records: list[tuple[int, GameRecord]]) -> list[tuple[list[int],
     for pairs in groups.values():
         steps = np.zeros(len(pairs) + 1, dtype=np.int64)
         np.cumsum([r.length for _, r in pairs], out=steps[1:])
-        meta = [json.dumps({"game": r.game, "config": json.loads(r.config_json), "board_entropy": r.board_entropy,
-                            "board_spawn_key": [int(k) for k in r.board_spawn_key],
-                            "labels": [str(x) for x in r.labels],
-                            "fingerprint_version": int(r.fingerprint_version)}, sort_keys=True)
-                for _, r in pairs]
+        meta = [str(r.to_arrays()["meta"]) for _, r in pairs]  # each record's own meta, every field
         arrays = {"games": np.asarray([g for g, _ in pairs], dtype=np.int64), "meta": np.asarray(meta),
                   "steps": steps,
                   "actions": np.concatenate([r.actions.T for _, r in pairs], axis=1),

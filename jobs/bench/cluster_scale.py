@@ -136,7 +136,7 @@ class _VirtualHost:
 def _tick_spec(root: Path, name: str, games: int, tracking: bool = False):
     """A study of ``games`` one-tick games of the bench's ``bench-tick`` game, each its own series."""
     import jobs.bench.cluster  # noqa: F401  (registers the bench-tick game and bench-spin agent)
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     return build_spec({
         "study": {"name": name, "seed": 1, "results_dir": str(root / "studies")},

@@ -19,7 +19,7 @@ from cluster.replay.records import (GameRecord, RecordError, load_study_record, 
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
 from cluster.run.scheduler import BatchSizer
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 
 from conftest import PLUGINS
 
