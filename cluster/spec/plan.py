@@ -26,6 +26,10 @@ Series: the games of a board seed (``series_by = "seed"``), of a set of
 ``seeds_per_set`` consecutive board seeds in game order (``"set"``), of a run
 (``"run"``), or each game alone (``"game"``).
 
+Tournaments (``design.format`` other than ``lineup``) are planned by
+:mod:`cluster.spec.tournament`: tables of entrants, numbered so that adding an
+entrant appends games, listed round by round (not in ``series_id`` order).
+
 Seat assignment: seat ``i`` gets ``lineup[(i + rotation) % n]``; with
 ``design.rotate_seats`` the rotation is the game's position among the games of
 its board seed (seeds design) or its round (runs x rounds design), modulo
@@ -96,8 +100,13 @@ def _seat_lineup(n: int, rotation: int) -> tuple[int, ...]:
 
 
 def plan_study(spec) -> list[SeriesTask]:
-    """The series of ``spec`` in order of ``series_id``; games ordered within each."""
+    """The series of ``spec`` in order of ``series_id`` (a tournament's round by round);
+    games ordered within each."""
     design = spec.design
+    if design.tournament:
+        from cluster.spec.tournament import plan_tournament  # it builds on this module's tasks
+
+        return plan_tournament(spec).series
     n = len(spec.lineup)
     per_condition = design.games_per_condition
     if design.runs_design:
