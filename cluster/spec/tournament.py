@@ -204,22 +204,23 @@ def plan_tournament(spec) -> TournamentPlan:
     tables = tuple(Table(t, tuple(int(e) for e in row)) for t, row in enumerate(ordered.tolist()))
     by_game = design.series_by == "game"
     # seat s of rotation j is slot (slot_of_seat[s] + j) % slots of the table
-    slot_at = [[(slot_of_seat[s] + j) % slots for s in range(seats)] for j in range(slots)]
+    slot_at = np.array([[(slot_of_seat[s] + j) % slots for s in range(seats)] for j in range(slots)])
+    seatings = [[tuple(rotation) for rotation in table] for table in
+                (ordered[:, slot_at].tolist() if len(ordered) else [])]
     planned = []
+    task, series_task, stream = GameTask, SeriesTask, SEAT_STREAM  # ~10^5 games: positional, local names
     for r in range(rounds):
         series = []
-        for table in tables:
-            board = table.table_id * rounds + r
+        for t, rotations in enumerate(seatings):
+            board = t * rounds + r
             first = board * slots
-            games = tuple(GameTask(game_index=first + j, series_id=first + j if by_game else board,
-                                   index_in_series=0 if by_game else j, board_seed=board,
-                                   seat_lineup=tuple(table.entrants[k] for k in slot_at[j]),
-                                   spawn_key=(SEAT_STREAM, first + j))
-                          for j in range(slots))
             if by_game:
-                series += [SeriesTask(series_id=g.game_index, games=(g,)) for g in games]
+                series += [series_task(first + j, (task(first + j, first + j, 0, board, rotations[j],
+                                                        (stream, first + j)),))
+                           for j in range(slots)]
             else:
-                series.append(SeriesTask(series_id=board, games=games))
+                series.append(series_task(board, tuple(task(first + j, board, j, board, rotations[j],
+                                                            (stream, first + j)) for j in range(slots))))
         planned.append(TournamentRound(round=r, tables=tables, series=tuple(series)))
     return TournamentPlan(rounds=tuple(planned), slot_of_seat=slot_of_seat, tables=tables)
 
