@@ -38,52 +38,13 @@ or 1+3) in team games.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from cluster.spec.tasks import BOARD_STREAM, SEAT_STREAM, GameTask, SeriesTask
+from cluster.spec.tournament import plan_tournament
 
 __all__ = ["GameTask", "SeriesTask", "plan_study", "board_seed_sequence", "seat_seed_sequence",
            "BOARD_STREAM", "SEAT_STREAM"]
-
-#: First element of the spawn key of board seeds.
-BOARD_STREAM = 0
-#: First element of the spawn key of agents' seat seeds.
-SEAT_STREAM = 1
-
-
-@dataclass(frozen=True)
-class GameTask:
-    """One game of the plan."""
-
-    game_index: int
-    """Global index of the game, 0 .. total_games - 1, stable for a spec."""
-    series_id: int
-    """The series the game belongs to."""
-    index_in_series: int
-    """Position of the game in its series (learned state flows in this order)."""
-    board_seed: int
-    """Index of the board seed (the board comes from ``board_seed_sequence``)."""
-    seat_lineup: tuple[int, ...]
-    """Lineup index of the agent sitting at each seat."""
-    spawn_key: tuple[int, ...]
-    """``(SEAT_STREAM, game_index)``: the prefix of this game's seat seeds."""
-    condition: int = 0
-    """Index of the condition (combination of ``design.vary`` game options)."""
-
-
-@dataclass(frozen=True)
-class SeriesTask:
-    """Games that run in order on one actor, sharing learned state."""
-
-    series_id: int
-    """Index of the series, 0 .. number of series - 1."""
-    games: tuple[GameTask, ...]
-    """The games, in the order they are played."""
-
-    @property
-    def game_indices(self) -> tuple[int, ...]:
-        return tuple(g.game_index for g in self.games)
-
 
 def board_seed_sequence(spec_seed: int, task: GameTask) -> np.random.SeedSequence:
     """The seed of the board of ``task``."""
@@ -104,8 +65,6 @@ def plan_study(spec) -> list[SeriesTask]:
     games ordered within each."""
     design = spec.design
     if design.tournament:
-        from cluster.spec.tournament import plan_tournament  # it builds on this module's tasks
-
         return plan_tournament(spec).series
     n = len(spec.lineup)
     per_condition = design.games_per_condition

@@ -67,7 +67,7 @@ from typing import Sequence
 import numpy as np
 
 from cluster.spec.fields import SpecError
-from cluster.spec.plan import SEAT_STREAM, GameTask, SeriesTask
+from cluster.spec.tasks import SEAT_STREAM, GameTask, SeriesTask
 
 __all__ = ["Table", "TournamentRound", "TournamentPlan", "plan_tournament", "round_robin_tables",
            "gauntlet_tables", "slot_of_seats", "check_tournament", "check_extension", "balance_text",
