@@ -38,6 +38,7 @@ rate, terminal and MLflow) and computed in full at the end
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -475,7 +476,10 @@ def live_standings(spec, prepared: Prepared, tracker, progress: bool) -> LiveSta
     if not spec.design.tournament or not prepared.runs:
         return None
     existing = prepared.store.read() if prepared.finished else None
-    write = tqdm.write if progress else log.info
+    def write(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    write = tqdm.write if progress else write
     return LiveStandings(spec, existing=existing, tracker=tracker, write=write)
 
 

@@ -69,7 +69,8 @@ import numpy as np
 from cluster.spec.fields import SpecError
 from cluster.spec.tasks import SEAT_STREAM, GameTask, SeriesTask
 
-__all__ = ["Table", "TournamentRound", "TournamentPlan", "plan_tournament", "round_robin_tables",
+__all__ = ["Table", "TournamentRound", "TournamentPlan", "plan_tournament", "round_robin_tables", "rotation_seatings",
+           "table_series",
            "gauntlet_tables", "slot_of_seats", "check_tournament", "check_extension", "balance_text",
            "TABLE_STREAM", "ExtensionError"]
 
@@ -201,28 +202,42 @@ def plan_tournament(spec) -> TournamentPlan:
     seats = len(slot_of_seat)
     rounds = design.repeats
     ordered = _seat_orders(_format_tables(spec), spec.seed)
-    tables = tuple(Table(t, tuple(int(e) for e in row)) for t, row in enumerate(ordered.tolist()))
+    tables = tuple(Table(t, tuple(row)) for t, row in enumerate(ordered.tolist()))  # tolist: Python ints
     by_game = design.series_by == "game"
-    # seat s of rotation j is slot (slot_of_seat[s] + j) % slots of the table
-    slot_at = np.array([[(slot_of_seat[s] + j) % slots for s in range(seats)] for j in range(slots)])
-    seatings = [[tuple(rotation) for rotation in table] for table in
-                (ordered[:, slot_at].tolist() if len(ordered) else [])]
+    seatings = rotation_seatings(ordered, slot_of_seat)
     planned = []
-    task, series_task, stream = GameTask, SeriesTask, SEAT_STREAM  # ~10^5 games: positional, local names
     for r in range(rounds):
         series = []
         for t, rotations in enumerate(seatings):
             board = t * rounds + r
-            first = board * slots
-            if by_game:
-                series += [series_task(first + j, (task(first + j, first + j, 0, board, rotations[j],
-                                                        (stream, first + j)),))
-                           for j in range(slots)]
-            else:
-                series.append(series_task(board, tuple(task(first + j, board, j, board, rotations[j],
-                                                            (stream, first + j)) for j in range(slots))))
+            series += table_series(rotations, board, board * slots, by_game)
         planned.append(TournamentRound(round=r, tables=tables, series=tuple(series)))
     return TournamentPlan(rounds=tuple(planned), slot_of_seat=slot_of_seat, tables=tables)
+
+
+def rotation_seatings(tables, slot_of_seat: Sequence[int]) -> list[list[tuple[int, ...]]]:
+    """For every table (entrant per slot, rows of ``tables``), the entrant at every seat in
+    each rotation: seat ``s`` of rotation ``j`` is slot ``(slot_of_seat[s] + j) % slots``."""
+    slots, seats = max(slot_of_seat) + 1, len(slot_of_seat)
+    slot_at = np.array([[(slot_of_seat[s] + j) % slots for s in range(seats)] for j in range(slots)])
+    array = np.asarray(tables, dtype=np.int64).reshape(-1, slots)
+    return [list(map(tuple, table)) for table in array[:, slot_at].tolist()]
+
+
+def table_series(rotations: Sequence[tuple[int, ...]], board: int, first_game: int,
+                 by_game: bool) -> list[SeriesTask]:
+    """The games of one table on board seed ``board``, one per rotation (``rotations``: the
+    entrant at every seat, :func:`rotation_seatings`), numbered from ``first_game``: one
+    series of them all, or (``by_game``) one series per game. A schedule that adds tables
+    (an adaptive tournament) builds its games here, on board seeds and game indices past the
+    plan's."""
+    task, series_task, stream = GameTask, SeriesTask, SEAT_STREAM  # ~10^5 games: positional, local names
+    if by_game:
+        return [series_task(first_game + j, (task(first_game + j, first_game + j, 0, board, seating,
+                                                  (stream, first_game + j)),))
+                for j, seating in enumerate(rotations)]
+    return [series_task(board, tuple(task(first_game + j, board, j, board, seating, (stream, first_game + j))
+                                     for j, seating in enumerate(rotations)))]
 
 
 def tournament_games(spec) -> int:
