@@ -56,6 +56,12 @@ Designs (see :class:`DesignSpec`):
   "sets of 50 games" with one population carried through each: ``seeds = 20,
   games_per_seed = 5, seeds_per_set = 10``.
 
+Tournaments (``design.format = "round_robin"`` or ``"gauntlet"``, with ``candidates``;
+:mod:`cluster.spec.tournament`): the lineup lists any number of entrants (at least two),
+``rounds`` repeats the tables on fresh boards, and ``seeds``, ``games_per_seed``, ``runs``,
+``vary`` and ``stop`` are refused; ``format = "lineup"`` (the default) is every design above,
+with one lineup entry per seat, its ``spec.json`` and parameters as before.
+
 Sequential stop (``design.stop``, :class:`StopSpec`, run by :mod:`cluster.analysis.sequential`):
 ``stop = { sprt = { elo0 = 0, elo1 = 20, alpha = 0.05, beta = 0.05 }, between = ["A", "B"],
 max_games = 400, scoring = "pairs" }`` ends the study once an SPRT comparing lineup labels
@@ -80,7 +86,8 @@ from typing import Any
 
 from agents.api import Budget
 from agents.registry import agent_class
-from cluster.spec.design import LINEUP_FORMAT, TOURNAMENT_FORMATS, games_per_group, group_key, group_name, is_runs_design
+from cluster.spec.design import (LINEUP_FORMAT, TOURNAMENT_FORMATS, games_per_group, group_key, group_name,
+                                 is_runs_design)
 from cluster.spec.fields import Flag, Number, PositiveInt, SpecError, Text, config_class, one_of
 
 __all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec"]
