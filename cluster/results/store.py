@@ -404,7 +404,7 @@ class ResultStore:
         try:
             check_extension(stored, spec)
         except ExtensionError as exc:
-            raise SpecMismatchError(f"{exc} ({spec_path_hint(stored, spec)})") from None
+            raise SpecMismatchError(f"{exc} ({_entrants_hint(stored, spec)})") from None
         return True
 
     def read_spec(self) -> StoredSpec | None:
@@ -412,7 +412,7 @@ class ResultStore:
         return read_stored_spec(self.study_dir)
 
 
-def spec_path_hint(stored, spec) -> str:
+def _entrants_hint(stored, spec) -> str:
     """``stored: N entrants, now M`` for a tournament's refusal."""
     return f"stored: {len(stored.lineup)} entrants, now {len(spec.lineup)}"
 
