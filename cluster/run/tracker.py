@@ -281,7 +281,7 @@ class StudyTracker:
                 "experiment_id": self.experiment_id, "run_id": self.run_id, "run_name": self.run_name})
             logged = set()
         log_batch(self.client, self.run_id, tags=tags)
-        update_runs_view(self.client, self.experiment_id, self.spec.labels)
+        update_runs_view(self.client, self.experiment_id, self.spec.labels, ratings=self.spec.design.tournament)
         for child in self.client.search_runs([self.experiment_id],
                                              filter_string=f"tags.`{PARENT_TAG}` = '{self.run_id}'",
                                              max_results=5000):

@@ -270,14 +270,27 @@ def build_spec_stub():
 def test_a_tournament_runs_resumes_and_extends_on_ray(tmp_path, ray_local):
     from cluster.run.driver import run_study
 
+    from mlflow.tracking import MlflowClient
+
     skills = [0.0, 0.2, 0.5, 0.8, 1.0]
-    first = build_spec(spec_data(tmp_path, entrants=4, players=3, skills=skills, design={"rounds": 3}))
+    tracked = spec_data(tmp_path, entrants=4, players=3, skills=skills, design={"rounds": 3})
+    tracked["tracking"].update(enabled=True, experiment="tournaments")
+    first = build_spec(tracked)
     result = run_study(first, progress=False, plugins=PLUGINS, warm_up=False)
     assert result.counts["played"] == first.design.total_games == 4 * 3 * 3
     board = result.leaderboard
     assert board is not None and board.table.index[0] == "S3" and board.boards == 12
     report = tmp_path / "studies" / "t" / "report"
     assert {"leaderboard.md", "leaderboard.csv", "crosstable.csv"} <= {p.name for p in report.iterdir()}
+    # the MLflow run: one metric per entrant and figure, the tables, the runs view with ratings
+    client = MlflowClient(tracking_uri=first.tracking.uri)
+    run = client.get_run(result.mlflow_run_id)
+    assert run.data.metrics["rating/S3"] == pytest.approx(board.table.loc["S3", "rating"])
+    assert run.data.metrics["rank_hi/S0"] == board.table.loc["S0", "rank_hi"]
+    assert {a.path for a in client.list_artifacts(run.info.run_id, "tournament")} == {
+        "tournament/leaderboard.json", "tournament/crosstable.json"}
+    view = client.get_experiment(run.info.experiment_id).tags
+    assert any("rating/S3" in value for value in view.values())
     # a fifth entrant: only the games of its tables are played, nothing is renumbered or replayed
     second = build_spec(spec_data(tmp_path, entrants=5, players=3, skills=skills, design={"rounds": 3}))
     result = run_study(second, progress=False, plugins=PLUGINS, warm_up=False)
