@@ -306,8 +306,8 @@ def check_extension(stored, spec) -> None:
     if missing:
         raise ExtensionError(f"lineup: entrant{'s' * (len(missing) > 1)} {missing} of the stored tournament "
                              f"{'are' if len(missing) > 1 else 'is'} missing; entrants can be added (at the end "
-                             f"of [[lineup]]), never removed (their games are in the store); drop an entrant from "
-                             f"the report instead, or use a new study id")
+                             f"of [[lineup]]), never removed (their games are in the store and every later game "
+                             f"would be renumbered); use a new study id for a smaller field")
     if new[:len(old)] != old:
         raise ExtensionError(f"lineup: the stored entrants {old} must keep their order at the start of "
                              f"[[lineup]] (new entrants go after them), got {new}")
