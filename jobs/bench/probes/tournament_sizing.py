@@ -25,9 +25,9 @@ import pandas as pd
 
 from cluster.analysis.leaderboard import leaderboard
 
-#: Assumed strengths of the shipped tournament's entrants (Elo), from its smoke run's five
-#: (jobs/TOURNAMENTS.md) and guesses for the other three.
-SHIPPED_ELO = "FEMCTS=205,MCTS-d12=190,MCTS-d8=150,Rule-based=-65,SimplePlayer=-75,RHEA-m0.5=-80,RHEA-m0.1=-120,OSLA=-250"
+#: Assumed strengths of the shipped tournament's entrants (Elo): its smoke run's six (60 games)
+#: and guesses for MCTS-d8 and RHEA-m0.1.
+SHIPPED_ELO = "MCTS-d12=180,FEMCTS=174,MCTS-d8=140,Rule-based=95,RHEA-m0.5=7,RHEA-m0.1=-30,SimplePlayer=-219,OSLA=-237"
 
 
 def simulate(names, strength, rounds, seats, rng) -> pd.DataFrame:
