@@ -270,25 +270,38 @@ def meetings(plan: TournamentPlan, labels: Sequence[str]) -> dict[tuple[str, str
     return dict(count)
 
 
+def _spread(values) -> str:
+    values = sorted(set(values))
+    return f"{values[0]}" if len(values) == 1 else f"{values[0]} to {values[-1]}"
+
+
 def balance_text(spec, plan: TournamentPlan | None = None) -> str:
-    """One paragraph: the tables of a round, how often pairs meet and entrants sit each seat."""
+    """One paragraph: the tables of a round, how often entrants meet and sit each slot (a seat,
+    or a team's side); a gauntlet's meetings are those of candidates with the field."""
     plan = plan or plan_tournament(spec)
     labels = [seat.label for seat in spec.lineup]
     slots, tables, rounds = plan.slots, len(plan.tables), len(plan.rounds)
+    teams = len(plan.slot_of_seat) != slots
     pairs = meetings(plan, labels)
-    seats_per_slot = Counter(e for t in plan.tables for e in t.entrants)
-    counts = sorted(set(pairs.values()))
+    per_slot = Counter(e for t in plan.tables for e in t.entrants)
     text = (f"{spec.design.format} of {len(labels)} entrants at {slots}-slot tables"
-            f"{' (teams of ' + str(len(plan.slot_of_seat) // slots) + ' seats)' if len(plan.slot_of_seat) != slots else ''}: "
+            f"{' (teams of ' + str(len(plan.slot_of_seat) // slots) + ' seats)' if teams else ''}: "
             f"{tables} table{'s' * (tables != 1)} x {rounds} round{'s' * (rounds != 1)} x {slots} seat rotations "
             f"= {plan.total_games} games, each table on its own board. ")
+    where = "side" if teams else "seat"
+    candidates = set(spec.design.candidates)
+    if candidates:
+        met = [n for (a, b), n in pairs.items() if (a in candidates) != (b in candidates)]
+        text += (f"Every candidate meets every field entrant at {_spread(met)} tables per round; every "
+                 f"candidate plays every {where} {_spread(per_slot[i] for i, l in enumerate(labels) if l in candidates)} "
+                 f"times and every field entrant {_spread(per_slot[i] for i, l in enumerate(labels) if l not in candidates)} "
+                 f"times per round.")
+        return text
     if pairs:
-        spread = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
-        text += (f"Every pair that meets shares {spread} table{'s' * (counts[-1] != 1)} per round"
+        counts = set(pairs.values())
+        text += (f"Every pair of entrants shares {_spread(counts)} table{'s' * (max(counts) != 1)} per round"
                  f"{' (exactly balanced)' if len(counts) == 1 else ' (as near as the numbers allow)'}; ")
-    per_seat = sorted(set(seats_per_slot.values()))
-    spread = f"{per_seat[0]}" if len(per_seat) == 1 else f"{per_seat[0]} to {per_seat[-1]}"
-    text += f"every entrant sits every seat {spread} time{'s' * (per_seat[-1] != 1)} per round."
+    text += f"every entrant plays every {where} {_spread(per_slot.values())} times per round."
     return text
 
 
