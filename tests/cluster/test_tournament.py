@@ -17,7 +17,8 @@ from cluster.results.store import ResultStore, SpecMismatchError
 from cluster.run.play import build_agents, play_game
 from cluster.run.standings import LiveStandings
 from cluster.spec.plan import plan_study
-from cluster.spec.study import SpecError, build_spec
+from cluster.spec.build import build_spec
+from cluster.spec.fields import SpecError
 from cluster.spec.tournament import (ExtensionError, balance_text, check_extension, gauntlet_tables, plan_tournament,
                                      round_robin_tables)
 

@@ -8,7 +8,7 @@ with a 95% t-interval over the sampled games (``scipy.stats``). The first game
 compiles the agents' kernels into the numba cache: run once to warm the cache,
 or read ``first_game_s`` apart (it is left out of the estimate).
 
-    python -m jobs.probes.tournament_cpu jobs/pommerman_ffa_tournament.toml --tables 8
+    python -m jobs.bench.probes.tournament_cpu jobs/pommerman_ffa_tournament.toml --tables 8
 
 Prints one JSON object: ``games_sampled``, ``cpu_s_per_game`` (mean), its 95%
 interval, ``total_games``, ``estimate_cpu_hours`` (and interval) and every sampled

@@ -8,8 +8,8 @@ the second is a gauntlet of 4 candidates against 96 (4 x C(96, 3) would be too m
 ``time.process_time``. Then the leaderboard (1,000 bootstrap resamples) of 1,120
 simulated FFA games among 8 entrants, as the shipped tournament has.
 
-    python -m jobs.probes.tournament_plan_cpu
-    python -m jobs.cli bench cluster --against main --script jobs/probes/tournament_plan_cpu.py
+    python -m jobs.bench.probes.tournament_plan_cpu
+    python -m jobs.cli bench cluster --against main --script jobs/bench/probes/tournament_plan_cpu.py
 
 Prints one JSON object: ``plan_<name>_s``, ``games_<name>``, ``leaderboard_s``.
 """
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from cluster.spec.plan import plan_study
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 
 
 def tournament(entrants: int, design: dict) -> object:

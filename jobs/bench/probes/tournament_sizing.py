@@ -8,8 +8,8 @@ other seats tie as losers (as a Pommerman FFA game in which the others died). Fo
 (:func:`cluster.analysis.leaderboard.leaderboard`) and counts, for every pair of entrants
 adjacent in the true order, how often their 95% rank intervals separate them.
 
-    python -m jobs.probes.tournament_sizing --rounds 8 --reps 12
-    python -m jobs.probes.tournament_sizing --elo A=100,B=60,C=0,D=0,E=-50 --rounds 4
+    python -m jobs.bench.probes.tournament_sizing --rounds 8 --reps 12
+    python -m jobs.bench.probes.tournament_sizing --elo A=100,B=60,C=0,D=0,E=-50 --rounds 4
 
 Prints one JSON object: ``games``, ``mean_half_width_elo`` and per adjacent pair the share of
 tournaments whose rank intervals separated it.
