@@ -121,9 +121,9 @@ def test_rows_do_not_depend_on_the_batch_size_or_the_worker_count(ray_local, tmp
 _DRIVER = """
 import json, sys
 import conftest  # registers the fake game and agent
-from cluster.spec.study import StudySpec
+from cluster.spec.build import spec_from_dict
 from cluster.run.driver import run_study
-spec = StudySpec.from_dict(json.load(open(sys.argv[1])))
+spec = spec_from_dict(json.load(open(sys.argv[1])))
 run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=False, plugins=["conftest"],
           warm_up=False)
 """
