@@ -237,6 +237,12 @@ class AdaptiveSchedule:
                              np.array([self.ranks[g] for g in played]), self.slot_of_seat)
 
     def _look(self) -> list[SeriesTask]:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):  # small matrices: BLAS threads only add overhead (10-30x)
+            return self._decide()
+
+    def _decide(self) -> list[SeriesTask]:
         used = self.games_planned
         if len(self.tally.first) == 0:
             self.decision = CAP if used >= self.max_games else RUNNING

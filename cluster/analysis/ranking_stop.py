@@ -27,7 +27,8 @@ tests against the indifference margin ``delta``:
 * *ordered*: the upper entrant is stronger, ``LLR(d = +delta vs d = -delta) = 2 delta d I >= log(1 / alpha)``;
 * *within delta*: the two are within the margin, ``LLR(d = 0 vs d = +delta) = delta (delta / 2 - d) I >= log(1 / alpha)``
   (and so also against ``-delta``);
-* else *open*. The order is resolved when no adjacent pair is open.
+* else *open* (a pair that passes both is reported within delta, the closer statement). The
+  order is resolved when no adjacent pair is open.
 
 Each likelihood ratio is a martingale under the hypothesis it tests against, so by Ville's
 inequality it ever reaches ``1 / alpha`` with chance at most ``alpha``, at whichever look,
@@ -71,6 +72,8 @@ __all__ = ["PairwiseTally", "RankingFit", "PairStatus", "RankingStatus", "fit_ra
 
 #: States of an adjacent pair.
 ORDERED, WITHIN, OPEN = "ordered", "within", "open"
+#: Greedy steps of a round's table choice, per open pair (each step may take its table several times).
+MAX_PICKS_PER_OPEN_PAIR = 4
 
 
 @dataclass
@@ -158,6 +161,13 @@ def _pair_probabilities(theta: np.ndarray, log_nu: float):
 
 def fit_ranking(tally: PairwiseTally, start: np.ndarray | None = None) -> RankingFit:
     """The Davidson fit of ``tally`` and its covariances (see the module docstring)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):  # small matrices: BLAS threads only add overhead (10-30x)
+        return _fit_ranking(tally, start)
+
+
+def _fit_ranking(tally: PairwiseTally, start: np.ndarray | None) -> RankingFit:
     n = tally.entrants
     wins, ties = tally.counts()
     _, nu, optimum = fit_davidson(wins, ties, start=start)
@@ -244,7 +254,7 @@ def pair_state(difference: float, variance: float, alpha: float, delta: float) -
     llr_ordered = 2.0 * delta * difference * information
     llr_within = delta * (0.5 * delta - difference) * information
     threshold = math.log(1.0 / alpha)
-    state = ORDERED if llr_ordered >= threshold else WITHIN if llr_within >= threshold else OPEN
+    state = WITHIN if llr_within >= threshold else ORDERED if llr_ordered >= threshold else OPEN
     return llr_ordered, llr_within, state
 
 
@@ -299,9 +309,13 @@ def choose_tables(fit: RankingFit, status: RankingStatus, slots: int, count: int
     pairs = np.asarray(list(itertools.combinations(range(slots), 2)), dtype=np.int64)
     a, b = tables[:, pairs[:, 0]], tables[:, pairs[:, 1]]  # candidates x table pairs
     information = results_per_pair * fit.pair_information[a, b]
-    inverse_d = 1.0 / np.maximum(information, 1e-12)
+    # at most MAX_PICKS greedy steps, each taking its table as many times as the count allows
+    # (a round late in a long tournament has hundreds of tables; the values change slowly)
+    picks = min(count, MAX_PICKS_PER_OPEN_PAIR * len(open_pairs))
+    copies = [count // picks + (k < count % picks) for k in range(picks)]
     chosen = []
-    for _ in range(count):
+    for times in copies:
+        inverse_d = 1.0 / np.maximum(times * information, 1e-12)
         variance = np.einsum("ik,ij,jk->k", contrasts, sigma, contrasts)
         inner = _u_sigma_u(sigma, a, b) + np.einsum("cm,mn->cmn", inverse_d, np.eye(a.shape[1]))
         sigma_c = sigma @ contrasts  # n x P
@@ -310,7 +324,7 @@ def choose_tables(fit: RankingFit, status: RankingStatus, slots: int, count: int
         reduction = np.einsum("cmp,cmp->cp", u_sigma_c, solved)
         value = (reduction / variance[None, :]).sum(axis=1)
         best = int(np.argmax(value))
-        chosen.append(tuple(int(e) for e in tables[best]))
+        chosen += [tuple(int(e) for e in tables[best])] * times
         u = np.zeros((n, a.shape[1]))
         u[a[best], np.arange(a.shape[1])] += 1.0
         u[b[best], np.arange(a.shape[1])] -= 1.0

@@ -34,7 +34,7 @@ from cluster.spec.tasks import SeriesTask
 from cluster.spec.tournament import rotation_seatings, slot_of_seats, table_series
 
 __all__ = ["ADAPTIVE_TABLE_STREAM", "covering_tables", "seat_orders", "round_series", "seed_round_tables",
-           "adaptive_seed_series"]
+           "adaptive_seed_series", "adaptive_text"]
 
 #: First element of the spawn key of the seat orders of an adaptive round (``(stream, round)``).
 ADAPTIVE_TABLE_STREAM = 3
@@ -114,3 +114,19 @@ def adaptive_seed_series(spec) -> list[SeriesTask]:
         series += more
         board += len(tables)
     return series
+
+
+def adaptive_text(spec) -> str:
+    """One paragraph for ``arena run --check``: the seed design, how rounds grow, the stop."""
+    ranking = spec.design.stop.ranking
+    slot_of_seat = slot_of_seats(spec.seat_teams)
+    slots = max(slot_of_seat) + 1
+    tables = seed_round_tables(len(spec.lineup), slot_of_seat)
+    rounds = (f"{ranking.tables_per_round} tables a round" if ranking.tables_per_round else
+              f"rounds of {ranking.round_growth:g} x the boards so far (at least {max(len(spec.lineup) // 2, 1)} tables)")
+    return (f"adaptive schedule of {len(spec.lineup)} entrants at {slots}-slot tables: a seed design of "
+            f"{len(tables)} tables ({len(tables) * slots} games, every pair of entrants at a table) x "
+            f"{ranking.seed_rounds} round{'s' * (ranking.seed_rounds != 1)}, then {rounds} chosen where the "
+            f"leaderboard is least resolved, every table on its own board with every seat rotation; stops once "
+            f"every adjacent pair is ordered or within {ranking.delta_elo:g} Elo at confidence "
+            f"{ranking.confidence:g} (per pair), or at the cap of {spec.design.total_games} games.")

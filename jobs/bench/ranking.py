@@ -38,6 +38,7 @@ import json
 import sys
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -101,21 +102,29 @@ def simulate_adaptive(game: KnownStrengthGame, ranking: RankingSettings, max_gam
     return schedule
 
 
-def simulate_round_robin(game: KnownStrengthGame, rounds: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """The ratings (Elo) after each of ``rounds`` full rounds of the round robin."""
+def simulate_round_robin(game: KnownStrengthGame, rounds: Sequence[int], rng: np.random.Generator) -> list[np.ndarray]:
+    """The ratings (Elo) after each count of full rounds in ``rounds`` (increasing) of the round robin."""
     n, players = len(game.strengths), game.players
     tables = np.asarray(round_robin_tables(n, players), dtype=np.int64)
-    seatings = np.asarray(rotation_seatings(tables, tuple(range(players))), dtype=np.int64)  # tables x rot x seats
+    seating = np.asarray(rotation_seatings(tables, tuple(range(players))), dtype=np.int64).reshape(-1, players)
     tally = PairwiseTally(n)
     out, start = [], None
-    for r in range(rounds):
-        seating = seatings.reshape(-1, players)
+    for r in range(max(rounds)):
         boards = np.repeat(np.arange(len(tables)) + r * len(tables), players)
         tally.add_games(boards, seating, game.play(seating, boards, rng), tuple(range(players)))
-        wins, ties = tally.counts()
-        ratings, _, start = fit_davidson(wins, ties, start=start)
-        out.append(ratings - ratings.mean())
+        if r + 1 in rounds:
+            wins, ties = tally.counts()
+            ratings, _, start = fit_davidson(wins, ties, start=start)
+            out.append(ratings - ratings.mean())
     return out
+
+
+def round_grid(most: int, ratio: float = 1.15) -> list[int]:
+    """Round counts 1, 2, ... up to ``most``, each about ``ratio`` times the one before."""
+    grid = [1]
+    while grid[-1] < most:
+        grid.append(min(most, max(grid[-1] + 1, int(round(grid[-1] * ratio)))))
+    return grid
 
 
 def wrong_pairs(truth: np.ndarray, ratings: np.ndarray, delta: float) -> tuple[int, int]:
@@ -134,13 +143,14 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
     truth -= truth.mean()
     game = KnownStrengthGame(truth, players, seat_elo=seat_elo, board_sd=board_sd)
     rr_round_games = len(round_robin_tables(entrants, players)) * players
-    cap = max_games or rr_rounds * rr_round_games
+    cap = max_games or DEFAULT_MAX_GAMES
+    grid = round_grid(rr_rounds or max(1, -(-cap // rr_round_games)))
     ranking = RankingSettings(confidence=confidence, delta_elo=delta, tables_per_round=tables_per_round)
     root = np.random.SeedSequence(seed)
     games, decisions, adaptive_wrong, exact, far_pairs = [], [], 0, 0, 0
     claims = {ORDERED: [0, 0], WITHIN: [0, 0]}
-    rr_wrong = np.zeros(rr_rounds)
-    rr_exact = np.zeros(rr_rounds)
+    rr_wrong = np.zeros(len(grid))
+    rr_exact = np.zeros(len(grid))
     t0 = time.process_time()
     for t in range(tournaments):
         adaptive_rng, rr_rng = (np.random.default_rng(s) for s in root.spawn(2))
@@ -158,7 +168,7 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
             elif pair.state == WITHIN:
                 claims[WITHIN][0] += 1
                 claims[WITHIN][1] += abs(truth[pair.upper] - truth[pair.lower]) >= delta
-        for r, ratings in enumerate(simulate_round_robin(game, rr_rounds, rr_rng)):
+        for r, ratings in enumerate(simulate_round_robin(game, grid, rr_rng)):
             wrong, _ = wrong_pairs(truth, ratings, delta)
             rr_wrong[r] += wrong
             rr_exact[r] += wrong == 0
@@ -167,7 +177,7 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
     adaptive_rate = adaptive_wrong / max(far_pairs, 1)
     rr_rate = rr_wrong / max(far_pairs, 1)
     match = np.flatnonzero(rr_rate <= adaptive_rate)
-    rounds_to_match = int(match[0]) + 1 if len(match) else None
+    rounds_to_match = grid[int(match[0])] if len(match) else None
     games_to_match = rounds_to_match * rr_round_games if rounds_to_match else None
     return {
         "entrants": entrants, "players": players, "tournaments": tournaments, "gap_elo": gap,
@@ -181,7 +191,7 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
             "ordered_claims": claims[ORDERED][0], "ordered_claims_wrong": claims[ORDERED][1] / max(claims[ORDERED][0], 1),
             "within_claims": claims[WITHIN][0], "within_claims_wrong": claims[WITHIN][1] / max(claims[WITHIN][0], 1),
             "nominal": 1.0 - confidence},
-        "round_robin": {"round_games": rr_round_games, "wrong_pairs": [float(x) for x in rr_rate],
+        "round_robin": {"round_games": rr_round_games, "rounds": grid, "wrong_pairs": [float(x) for x in rr_rate],
                         "exact": [float(x) / tournaments for x in rr_exact]},
         "rounds_to_match": rounds_to_match, "games_to_match": games_to_match,
         "games_ratio": float(games.mean() / games_to_match) if games_to_match else None,
@@ -197,8 +207,10 @@ def bench(options) -> dict:
 
 
 SETTINGS = ((8, 2), (8, 4), (16, 2), (16, 4))
-DEFAULTS = dict(gap=40.0, confidence=0.95, delta=20.0, max_games=None, rr_rounds=8, seat_elo=30.0, board_sd=0.0,
+DEFAULTS = dict(gap=40.0, confidence=0.95, delta=20.0, max_games=None, rr_rounds=None, seat_elo=30.0, board_sd=0.0,
                 seed=2024)
+#: The adaptive schedule's cap, and how far the round robin is played (in whole rounds).
+DEFAULT_MAX_GAMES = 20_000
 
 
 def main(argv=None) -> int:
@@ -209,8 +221,9 @@ def main(argv=None) -> int:
     parser.add_argument("--gap", type=float, default=DEFAULTS["gap"], help="Elo between neighbours (truth)")
     parser.add_argument("--confidence", type=float, default=DEFAULTS["confidence"])
     parser.add_argument("--delta", type=float, default=DEFAULTS["delta"], help="indifference margin, Elo")
-    parser.add_argument("--max-games", type=int, default=None, help="cap (default: rr-rounds full rounds)")
-    parser.add_argument("--rr-rounds", type=int, default=DEFAULTS["rr_rounds"])
+    parser.add_argument("--max-games", type=int, default=None, help=f"cap (default {DEFAULT_MAX_GAMES})")
+    parser.add_argument("--rr-rounds", type=int, default=None,
+                        help="the round robin's most rounds (default: as many as the cap's games)")
     parser.add_argument("--tables-per-round", type=int, default=None)
     parser.add_argument("--seat-elo", type=float, default=DEFAULTS["seat_elo"])
     parser.add_argument("--board-sd", type=float, default=DEFAULTS["board_sd"])
