@@ -315,6 +315,10 @@ class DesignSpec:
         if self.stop is not None and self.stop.ranking is not None:
             raise SpecError("design.stop.ranking: ranks the entrants of a tournament; give design.format = "
                             "\"round_robin\" (a lineup study compares two entrants with stop.sprt)")
+        if self.stop is not None and self.stop.scoring == "blocks" and (self.runs_design or not self.rotate_seats):
+            raise SpecError("design.stop.scoring: 'blocks' needs every board played with every seat rotation: a "
+                            "seeds x games_per_seed design with rotate_seats = true and games_per_seed a multiple "
+                            "of the players")
         if self.stop is not None:
             if self.vary:
                 raise SpecError("design.stop: a sequential test compares two agents in one condition; "
