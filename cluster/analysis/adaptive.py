@@ -31,7 +31,9 @@ The guarantee of a resolved order is stated in :mod:`cluster.analysis.ranking_st
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -44,7 +46,7 @@ from cluster.spec.tasks import SeriesTask
 from cluster.spec.tournament import slot_of_seats
 
 __all__ = ["AdaptiveSchedule", "ScheduledRound", "AdaptiveResult", "RESOLVED", "CAP", "RUNNING",
-           "adaptive_markdown"]
+           "adaptive_markdown", "write_adaptive_report", "adaptive_of_study"]
 
 #: Decisions.
 RESOLVED, CAP, RUNNING = "resolved", "cap", "running"
@@ -302,3 +304,45 @@ def adaptive_markdown(result: AdaptiveResult) -> str:
         lines += ["", markdown_table(["Higher", "Lower", "Elo apart", "SE", "LLR ordered", "LLR within", "State"],
                                      rows, ["---", "---", "---:", "---:", "---:", "---:", "---"])]
     return "\n".join(lines) + "\n"
+
+
+def write_adaptive_report(result, out, title: str | None = None) -> list[Path]:
+    """``adaptive.md`` (the decision and the adjacent pairs, :func:`adaptive_markdown`) and
+    ``adaptive_pairs.csv`` in ``out``."""
+    import csv
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    md, pairs = out / "adaptive.md", out / "adaptive_pairs.csv"
+    md.write_text((f"# {title}\n\n" if title else "") + adaptive_markdown(result), encoding="utf-8")
+    rows = result.pair_rows()
+    with pairs.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["upper", "lower", "difference", "se", "llr_ordered",
+                                                    "llr_within", "state"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return [md, pairs]
+
+
+def adaptive_of_study(study_dir, rows) -> AdaptiveResult | None:
+    """The adaptive schedule of a stored tournament (its ``spec.json`` has
+    ``design.stop.ranking``) replayed from its rows, None for any other study (or when its
+    spec cannot be rebuilt here)."""
+    from cluster.results.store import StoreError, read_stored_spec
+    from cluster.spec.fields import SpecError
+
+    try:
+        stored = read_stored_spec(study_dir)
+    except StoreError:
+        return None
+    if stored is None or stored.design is None or stored.design.stop is None or stored.design.stop.ranking is None:
+        return None
+    try:
+        spec = stored.study_spec()
+    except SpecError as exc:  # e.g. an agent registered by a plugin not imported here
+        warnings.warn(f"{Path(study_dir) / 'spec.json'}: the adaptive schedule is not reported ({exc})",
+                      RuntimeWarning, stacklevel=2)
+        return None
+    schedule = AdaptiveSchedule.from_spec(spec)
+    schedule.add_frame(rows)
+    return schedule.result()

@@ -567,8 +567,8 @@ def sequential_of_study(study_dir, rows) -> SequentialResult | None:
         stored = read_stored_spec(study_dir)
     except StoreError:
         return None
-    if stored is None or stored.design is None or stored.design.stop is None:
-        return None
+    if stored is None or stored.design is None or stored.design.stop is None or stored.design.stop.sprt is None:
+        return None  # no test (an adaptive tournament's stop is cluster.analysis.adaptive's)
     try:
         spec = stored.study_spec()
     except SpecError as exc:  # e.g. a game or agent registered by a plugin not imported here

@@ -58,7 +58,7 @@ from tqdm.auto import tqdm
 
 from agents.registry import agent_class
 from cluster.analysis import report
-from cluster.analysis.adaptive import AdaptiveSchedule, adaptive_markdown
+from cluster.analysis.adaptive import AdaptiveSchedule, adaptive_markdown, write_adaptive_report
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
 from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
@@ -453,24 +453,6 @@ def write_report(spec, rows, sequential=None, board=None, adaptive=None) -> list
     if adaptive is not None:
         files += write_adaptive_report(adaptive, out, title=spec.study_id)
     return files
-
-
-def write_adaptive_report(result, out, title: str | None = None) -> list[Path]:
-    """``adaptive.md`` (the decision and the adjacent pairs, :func:`adaptive_markdown`) and
-    ``adaptive_pairs.csv`` in ``out``."""
-    import csv
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    md, pairs = out / "adaptive.md", out / "adaptive_pairs.csv"
-    md.write_text((f"# {title}\n\n" if title else "") + adaptive_markdown(result), encoding="utf-8")
-    rows = result.pair_rows()
-    with pairs.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["upper", "lower", "difference", "se", "llr_ordered",
-                                                    "llr_within", "state"])
-        writer.writeheader()
-        writer.writerows(rows)
-    return [md, pairs]
 
 
 def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None = None,

@@ -258,6 +258,11 @@ def test_an_adaptive_tournament_stops_early_survives_a_driver_kill_and_logs_its_
     assert "rating/S3" in run.data.metrics
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "tournament")}
     assert "tournament/leaderboard.json" in artifacts
+    # arena report, from the store alone, replays the same schedule
+    from cluster.analysis.report import report_study
+
+    text = report_study(spec.study_dir, plot=False)
+    assert "**Adaptive schedule**" in text and "**resolved" in text
     # run again: decided, nothing to play
     again = run_study(spec, num_workers=1, progress=False, plugins=PLUGINS, warm_up=False)
     assert again.games_played == 0 and again.adaptive.decision == RESOLVED
