@@ -202,7 +202,7 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
 def bench(options) -> dict:
     """``arena bench ranking``: the four settings (N = 8, 16; 2 and 4 players), fewer
     tournaments with ``options.quick``."""
-    tournaments = 20 if getattr(options, "quick", False) else 200
+    tournaments = 20 if options.quick else 200
     return {"settings": [ranking_bench(n, k, tournaments, **DEFAULTS) for n, k in SETTINGS]}
 
 

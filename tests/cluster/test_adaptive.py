@@ -17,15 +17,42 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cluster.analysis.adaptive import CAP, RESOLVED, AdaptiveSchedule
+from cluster.analysis.adaptive import RESOLVED, AdaptiveSchedule
 from cluster.analysis.ranking_stop import ORDERED, OPEN, WITHIN, PairwiseTally, fit_ranking, pair_state
 from cluster.results.store import ResultStore
 from cluster.spec.adaptive import covering_tables
 from cluster.spec.plan import plan_study
-from cluster.spec.study import SpecError, build_spec
-from jobs.bench.ranking import KnownStrengthGame, RankingSettings, simulate_adaptive, wrong_pairs
+from cluster.spec.build import build_spec, spec_from_dict
+from cluster.spec.fields import SpecError
 
 from conftest import PLUGINS
+
+
+# --- a game of known model ------------------------------------------------------------------
+class RankingSettings:
+    """What the schedule reads of a ranking stop (:class:`cluster.spec.study.RankingSpec`)."""
+
+    def __init__(self, confidence=0.95, delta_elo=20.0, tables_per_round=None, round_growth=0.25, seed_rounds=1):
+        self.confidence, self.delta_elo, self.tables_per_round = confidence, delta_elo, tables_per_round
+        self.round_growth, self.seed_rounds = round_growth, seed_rounds
+
+
+class KnownStrengthGame:
+    """Bradley-Terry duels of entrants of known Elo, the first seat ``seat_elo`` stronger, every
+    entrant's strength on a board shifted by a normal draw of SD ``board_sd`` shared by its rotations."""
+
+    def __init__(self, strengths, players=2, seat_elo=0.0, board_sd=0.0):
+        self.strengths, self.players = np.asarray(strengths, dtype=float), players
+        self.seat = np.array([seat_elo, 0.0])
+        self.board_sd = board_sd
+
+    def play(self, seating, boards, rng):
+        elo = self.strengths[seating] + self.seat[None, :]
+        if self.board_sd:
+            unique, inverse = np.unique(boards, return_inverse=True)
+            elo = elo + rng.normal(0.0, self.board_sd, (len(unique), len(self.strengths)))[inverse[:, None], seating]
+        first_wins = rng.random(len(seating)) < 1.0 / (1.0 + 10.0 ** ((elo[:, 1] - elo[:, 0]) / 400.0))
+        return np.where(first_wins[:, None], [[2, 0]], [[0, 2]])
 
 
 # --- the seed design ---------------------------------------------------------------------------
@@ -130,28 +157,6 @@ def test_decisions_depend_on_the_results_only_not_their_order_or_a_restart():
     assert not partial.finished and partial.advance() == []
 
 
-def test_simulated_tournaments_of_known_strength_end_resolved_and_in_order():
-    """Three tournaments of 8 entrants 60 Elo apart (4 players, the Plackett-Luce winner): each
-    resolves before the cap, every adjacent pair ordered or within delta, in the true order, with
-    fewer games than the shipped Pommerman round robin of 8 entrants plays (8 rounds, 2,240)."""
-    truth = np.arange(8)[::-1] * 60.0
-    game = KnownStrengthGame(truth - truth.mean(), 4, seat_elo=30.0)
-    for seed in range(3):
-        schedule = simulate_adaptive(game, RankingSettings(), 20_000, seed=seed, rng=np.random.default_rng(seed))
-        assert schedule.decision == RESOLVED
-        assert schedule.games_planned < 2240, schedule.games_planned
-        assert schedule.status.order == tuple(range(8))
-        assert wrong_pairs(truth, schedule.fit.ratings, 20.0)[0] == 0
-        assert {p.state for p in schedule.status.pairs} <= {ORDERED, WITHIN}
-
-
-def test_the_cap_stops_an_unresolvable_field_with_whole_tables():
-    game = KnownStrengthGame(np.zeros(6) + np.arange(6) * 1.0, 2)
-    schedule = simulate_adaptive(game, RankingSettings(delta_elo=5.0), 301, seed=1, rng=np.random.default_rng(1))
-    assert schedule.decision == CAP and schedule.games_planned <= 301 and schedule.games_planned % 2 == 0
-    assert schedule.games_planned > 301 - 2 * 3  # the last round took as many tables as the cap left
-
-
 # --- the spec -----------------------------------------------------------------------------------
 def spec_data(tmp_path, entrants=5, players=2, stop=None, skills=None, name="adaptive", design=None,
               sleep_ms=0.0):
@@ -192,7 +197,7 @@ def test_an_adaptive_spec_plans_its_seed_round_and_round_trips(tmp_path):
     games = [g for s in plan_study(spec) for g in s.games]
     assert len(games) == 10 * 2 and spec.design.total_games == 300
     assert [g.game_index for g in games] == list(range(20))  # board b: games 2b, 2b + 1
-    again = type(spec).from_dict(json.loads(json.dumps(spec.to_dict())))
+    again = spec_from_dict(json.loads(json.dumps(spec.to_dict())))
     assert again.design.stop == spec.design.stop and "sprt" not in spec.to_dict()["design"]["stop"]
 
 
@@ -201,7 +206,7 @@ _DRIVER = """
 import json, sys
 import conftest  # registers the count game and the fake agent
 from cluster.run.driver import run_study
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 run_study(build_spec(json.load(open(sys.argv[1]))), address=sys.argv[2], num_workers=2, progress=False,
           plugins=["conftest"], warm_up=False)
 """
