@@ -3,6 +3,7 @@ against the full round robin, and the error rate of the orders it claims.
 
     python -m jobs.bench.ranking                              # N = 8, 16 x 2, 4 players, 200 each
     python -m jobs.bench.ranking --entrants 8 --players 2 --tournaments 20 --json
+    python -m jobs.bench.ranking --markdown out.jsonl        # the table of jobs/TOURNAMENTS.md
 
 No real game is played: a *known-strength game* decides each game from the seated entrants'
 strengths, Bradley-Terry for two players (the winner is ``i`` with chance ``pi_i / (pi_i +
@@ -38,6 +39,7 @@ import json
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -199,6 +201,31 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
     }
 
 
+def table_markdown(settings: Sequence[dict]) -> str:
+    """The settings' figures as the Markdown table of jobs/TOURNAMENTS.md."""
+    head = ("| Entrants | Players | Adaptive games (10-90%) | Resolved | Wrong pairs | Exact | Claims wrong | "
+            "Round robin, as many games: wrong pairs | Round robin to match | Ratio |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines = [head]
+    for f in settings:
+        a = f["adaptive"]
+        claims = a["ordered_claims"] + a["within_claims"]
+        wrong = a["ordered_claims_wrong"] * a["ordered_claims"] + a["within_claims_wrong"] * a["within_claims"]
+        match = (f"{f['rounds_to_match']} rounds, {f['games_to_match']:,} games" if f["rounds_to_match"]
+                 else f"more than {f['round_robin']['rounds'][-1]} rounds")
+        ratio = f"{f['games_ratio']:.2f}" if f["games_ratio"] is not None else "< " + \
+            f"{a['games_mean'] / (f['round_robin']['rounds'][-1] * f['round_robin']['round_games']):.2f}"
+        rr = f["round_robin"]
+        within = [k for k, r in enumerate(rr["rounds"]) if r * rr["round_games"] <= a["games_mean"]]
+        same = (f"{100 * rr['wrong_pairs'][within[-1]]:.2f}% ({rr['rounds'][within[-1]]} rounds)" if within
+                else f"(one round is {rr['round_games']:,} games)")
+        lines.append(f"| {f['entrants']} | {f['players']} | {a['games_mean']:,.0f} ({a['games_p10']:,.0f}-"
+                     f"{a['games_p90']:,.0f}) | {100 * a['resolved']:.0f}% | {100 * a['wrong_pairs']:.3f}% | "
+                     f"{100 * a['exact']:.1f}% | {int(round(wrong))} of {claims} ({100 * wrong / max(claims, 1):.2f}%) | "
+                     f"{same} | {match} | {ratio} |")
+    return "\n".join(lines)
+
+
 def bench(options) -> dict:
     """``arena bench ranking``: the four settings (N = 8, 16; 2 and 4 players), fewer
     tournaments with ``options.quick``."""
@@ -229,7 +256,13 @@ def main(argv=None) -> int:
     parser.add_argument("--board-sd", type=float, default=DEFAULTS["board_sd"])
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
     parser.add_argument("--json", action="store_true", help="one JSON document (default: a line per setting)")
+    parser.add_argument("--markdown", type=Path, default=None, metavar="JSONL",
+                        help="print the Markdown table of the settings in JSONL (lines this command printed) and exit")
     args = parser.parse_args(argv)
+    if args.markdown is not None:
+        lines = [line for line in args.markdown.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
+        print(table_markdown([json.loads(line) for line in lines]))
+        return 0
     out = []
     for n in args.entrants:
         for k in args.players:
