@@ -383,6 +383,11 @@ def report_study(study_dir, plot: bool = True) -> str:
     board = _tournament_leaderboard(study_dir, df)
     if board is not None:
         parts[2:2] = ["Leaderboard:", "", leaderboard_markdown(board), "Crosstable:", "", crosstable_markdown(board)]
+    from cluster.analysis.adaptive import adaptive_markdown, adaptive_of_study, write_adaptive_report
+
+    adaptive = adaptive_of_study(study_dir, df)
+    if adaptive is not None:
+        parts += ["", adaptive_markdown(adaptive).rstrip()]
     if plot:
         files = write_study_report(df, study_dir / "report", title=study_dir.name, segments=segments,
                                    study_dir=study_dir)
@@ -390,5 +395,7 @@ def report_study(study_dir, plot: bool = True) -> str:
             files += write_sequential_report(sequential, study_dir / "report", title=study_dir.name)
         if board is not None:
             files += write_leaderboard(board, study_dir / "report", title=study_dir.name)
+        if adaptive is not None:
+            files += write_adaptive_report(adaptive, study_dir / "report", title=study_dir.name)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

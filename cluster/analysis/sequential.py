@@ -11,11 +11,21 @@ testing does (fishtest, OpenBench, fastchess).
 design plays every board twice with the seats swapped) the unit is a pair of
 games on one board, A's score in the pair (0, 0.5, 1, 1.5 or 2) one of five
 outcomes (the *pentanomial*): the seat and the board cancel out within the pair,
-so the test needs fewer games than on single games. With ``scoring = "games"``
-(no seat swap, e.g. Scotland Yard's Mr X against the seekers; or more than two
-players) each game is a unit scored 0 / 0.5 / 1 for A against B (the ranking of
-their two results, as :mod:`cluster.analysis.ratings` counts a free-for-all game). A unit
-with an errored game is counted as played and scored as nothing.
+so the test needs fewer games than on single games. With ``scoring = "blocks"``
+the unit is a *block*: one board with all its seat rotations, ``k`` games for a game of
+``k`` seats, each of A and B in every seat once (a seeds design with rotate_seats and
+``games_per_seed`` a multiple of ``k``). A's score against B in a game is the ranking of
+their two results (0 / 0.5 / 1, as :mod:`cluster.analysis.ratings` counts a free-for-all
+game), and the block's outcome is A's total, one of ``2k + 1`` classes (0, 0.5, ..., k):
+the k-player form of the pentanomial (for two players it *is* the pentanomial), and the
+form for one-sided games: in a two-seat game of asymmetric roles (Scotland Yard's Mr X
+against the seekers) the block is A as Mr X against B's seekers and B as Mr X against A's
+seekers on one board, so the role's advantage cancels within the unit instead of inflating
+its variance. The hypotheses are about A's mean score per game against B in this game with
+these other seats (the logistic Elo of that score); in a free-for-all the other seats'
+wins count as ties between A and B, so a score is nearer 1/2 than in a duel of the same
+agents. With ``scoring = "games"`` each game is a unit (0 / 0.5 / 1). A unit with an
+errored game is counted as played and scored as nothing.
 
 **Determinism.** The test reads its units *in plan order* (pair ``u`` is games
 ``2u`` and ``2u + 1``, the two seatings of a board, boards in order), and only
@@ -66,13 +76,19 @@ from cluster.spec.fields import SpecError
 from cluster.stats import Z95
 
 __all__ = ["elo_to_score", "score_to_elo", "gsprt_llr", "sprt_bounds", "SequentialMonitor",
-           "SequentialResult", "simulate_sprt", "fixed_sample_units", "PAIR_SCORES", "GAME_SCORES",
+           "SequentialResult", "simulate_sprt", "fixed_sample_units", "PAIR_SCORES", "GAME_SCORES", "block_scores",
+           "block_outcome_probabilities", "free_for_all_block", "role_block",
            "sequential_markdown", "llr_plot", "truncate_plan", "outcome_probabilities"]
 
 #: Per-game score of A in a pair, by pentanomial outcome (0, 0.5, 1, 1.5, 2 points out of 2).
 PAIR_SCORES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
 #: Score of A in one game (loss, tie, win).
 GAME_SCORES = np.array([0.0, 0.5, 1.0])
+
+
+def block_scores(games: int) -> np.ndarray:
+    """Per-game score of A in a block of ``games`` games, by outcome class (A's total 0, 0.5, ..., games)."""
+    return np.arange(2 * games + 1) / (2.0 * games)
 #: Count given to an outcome class never seen (keeps the constrained MLE defined).
 REGULARIZE = 1e-3
 #: Decisions.
@@ -211,11 +227,15 @@ def truncate_plan(plan, limit: int | None):
     return out
 
 
-def _units_of(plan, scoring: str, limit: int) -> list[tuple[int, ...]]:
-    """The test's units in plan order: seat-swapped pairs of one board, or single games."""
+def _units_of(plan, scoring: str, limit: int, between: tuple[int, int] | None = None) -> list[tuple[int, ...]]:
+    """The test's units in plan order: seat-swapped pairs of one board, blocks of a board's
+    seat rotations (``between``: the lineup indices of A and B, each in every seat once), or
+    single games."""
     tasks = sorted((g for s in plan for g in s.games if g.game_index < limit), key=lambda g: g.game_index)
     if scoring == "games":
         return [(g.game_index,) for g in tasks]
+    if scoring == "blocks":
+        return _blocks_of(tasks, between)
     units, by_board = [], {}
     for task in tasks:
         by_board.setdefault((task.condition, task.board_seed), []).append(task)
@@ -230,6 +250,28 @@ def _units_of(plan, scoring: str, limit: int) -> list[tuple[int, ...]]:
     return units
 
 
+def _blocks_of(tasks, between) -> list[tuple[int, ...]]:
+    """Consecutive runs of ``players`` games of one board in which A and B each sit every seat once."""
+    by_board: dict = {}
+    for task in tasks:
+        by_board.setdefault((task.condition, task.board_seed), []).append(task)
+    units = []
+    for task in tasks:
+        games = by_board[(task.condition, task.board_seed)]
+        players = len(task.seat_lineup)
+        position = games.index(task)
+        if position % players or position + players > len(games):
+            continue
+        block = games[position:position + players]
+        for entrant in between or ():
+            seats = sorted(g.seat_lineup.index(entrant) for g in block)
+            if seats != list(range(players)):
+                raise ValueError(f"games {[g.game_index for g in block]} of board {task.board_seed} do not seat "
+                                 f"entrant {entrant} once in every seat: not a block of seat rotations")
+        units.append(tuple(g.game_index for g in block))
+    return units
+
+
 class SequentialMonitor:
     """Follows a study's sequential test as games are recorded (on the driver).
 
@@ -237,11 +279,14 @@ class SequentialMonitor:
     store's rows; ``finished`` says whether to dispatch more games; ``result()``
     is the current :class:`SequentialResult`."""
 
-    def __init__(self, stop, plan, total_games: int):
+    def __init__(self, stop, plan, total_games: int, between_index: tuple[int, int] | None = None):
         self.stop = stop
         self.cap = min(int(stop.max_games), total_games) if stop.max_games else total_games
-        self.units = _units_of(plan, stop.scoring, self.cap)
-        self.scores_of_outcomes = PAIR_SCORES if stop.scoring == "pairs" else GAME_SCORES
+        self.between_index = between_index
+        self.units = _units_of(plan, stop.scoring, self.cap, between_index)
+        block = len(self.units[0]) if self.units else 2
+        self.scores_of_outcomes = {"pairs": PAIR_SCORES, "games": GAME_SCORES}.get(stop.scoring) \
+            if stop.scoring != "blocks" else block_scores(block)
         sprt = stop.sprt
         self.s0, self.s1 = float(elo_to_score(sprt.elo0)), float(elo_to_score(sprt.elo1))
         self.lower, self.upper = sprt_bounds(sprt.alpha, sprt.beta)
@@ -257,8 +302,10 @@ class SequentialMonitor:
 
     @classmethod
     def from_spec(cls, spec, plan=None) -> "SequentialMonitor":
+        labels = [seat.label for seat in spec.lineup]
+        between = tuple(labels.index(label) for label in spec.design.stop.between)
         return cls(spec.design.stop, plan if plan is not None else plan_study(spec),
-                   spec.design.total_games)
+                   spec.design.total_games, between_index=between)
 
     # --- input -------------------------------------------------------------------------
     def _score(self, rows: Sequence[dict]) -> float | None:
@@ -340,7 +387,7 @@ class SequentialMonitor:
             sd = math.sqrt(float(p @ (self.scores_of_outcomes - mean) ** 2))
             if sd > 0:
                 fixed = fixed_sample_units(sd, self.s0, self.s1, sprt.alpha, sprt.beta) * \
-                    (2 if self.stop.scoring == "pairs" else 1)
+                    (len(self.units[0]) if self.units else 1)
         return SequentialResult(
             decision=self.decision, between=tuple(self.stop.between), scoring=self.stop.scoring,
             elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha, beta=sprt.beta, lower=self.lower,
@@ -353,8 +400,9 @@ class SequentialMonitor:
 def sequential_markdown(result: SequentialResult) -> str:
     """The test's outcome in a few Markdown lines."""
     a, b = result.between
-    unit = "pairs" if result.scoring == "pairs" else "games"
-    classes = ("0-2, 0.5-1.5, 1-1, 1.5-0.5, 2-0" if result.scoring == "pairs" else "loss, tie, win")
+    unit = {"pairs": "pairs", "blocks": "blocks"}.get(result.scoring, "games")
+    classes = {"pairs": "0-2, 0.5-1.5, 1-1, 1.5-0.5, 2-0",
+               "blocks": "A's total in the block: 0, 0.5, 1, ..."}.get(result.scoring, "loss, tie, win")
     llr = result.llr[-1] if result.llr else 0.0
     lines = [f"**Sequential test** {a} vs {b}: SPRT elo0 = {result.elo0:g}, elo1 = {result.elo1:g}, "
              f"alpha = {result.alpha:g}, beta = {result.beta:g} (LLR bounds {result.lower:.3f}, "
@@ -393,7 +441,7 @@ def llr_plot(result: SequentialResult, path, title: str | None = None) -> Path:
     ax.plot(x, result.llr, color="#4c78a8", label="LLR")
     ax.axhline(result.upper, color="#54a24b", linestyle="--", label=f"accept H1 ({result.upper:.2f})")
     ax.axhline(result.lower, color="#e45756", linestyle="--", label=f"accept H0 ({result.lower:.2f})")
-    ax.set_xlabel("pairs scored" if result.scoring == "pairs" else "games scored")
+    ax.set_xlabel({"pairs": "pairs", "blocks": "blocks"}.get(result.scoring, "games") + " scored")
     ax.set_ylabel("log-likelihood ratio")
     ax.legend(loc="best")
     ax.set_title(title or f"SPRT {result.between[0]} vs {result.between[1]}: {result.decision}")
@@ -415,14 +463,59 @@ def outcome_probabilities(elo: float, draw_rate: float, scoring: str) -> np.ndar
     return game if scoring == "games" else np.convolve(game, game)
 
 
+def block_outcome_probabilities(game_probabilities) -> np.ndarray:
+    """Outcome classes of a block (A's total 0, 0.5, ..., k against B) from the (loss, tie, win)
+    probabilities of A against B in each of its ``k`` games (``k x 3``; games independent)."""
+    out = np.array([1.0])
+    for game in np.asarray(game_probabilities, dtype=np.float64):
+        out = np.convolve(out, game)
+    return out
+
+
+def free_for_all_block(elo_a: float, elo_b: float, others_elo, seat_elo=None) -> np.ndarray:
+    """(loss, tie, win) of A against B in each seat rotation of a ``k``-player free-for-all
+    whose winner is the first of a Plackett-Luce order (strength ``10^(elo / 400)`` times the
+    seat's advantage ``10^(seat_elo / 400)``); the others' wins are ties between A and B, as a
+    free-for-all's rows count them. Rotation ``r`` seats player ``j`` (A, B, others...) at
+    seat ``(j + r) % k``."""
+    elo = np.concatenate([[elo_a, elo_b], np.asarray(others_elo, dtype=np.float64)])
+    k = len(elo)
+    seat = np.zeros(k) if seat_elo is None else np.asarray(seat_elo, dtype=np.float64)
+    out = []
+    for r in range(k):
+        strength = 10.0 ** ((elo + seat[(np.arange(k) + r) % k]) / 400.0)
+        win_a, win_b = strength[0] / strength.sum(), strength[1] / strength.sum()
+        out.append([win_b, 1.0 - win_a - win_b, win_a])
+    return np.array(out)
+
+
+def role_block(role_elo_a, role_elo_b, first_role_elo: float) -> np.ndarray:
+    """(loss, tie, win) of A against B in the two games of a one-sided game's block: A in the
+    first role (e.g. Mr X) against B in the second, then the roles swapped. ``role_elo_*``:
+    an entrant's strength in each role; the first role wins with chance
+    ``logistic(first - second + first_role_elo)`` on the Elo scale."""
+    def first_wins(first, second):
+        return float(elo_to_score(first - second + first_role_elo))
+
+    a_first = first_wins(role_elo_a[0], role_elo_b[1])
+    b_first = first_wins(role_elo_b[0], role_elo_a[1])
+    return np.array([[1.0 - a_first, 0.0, a_first], [b_first, 0.0, 1.0 - b_first]])
+
+
 def simulate_sprt(elo: float, elo0: float, elo1: float, alpha: float, beta: float, *, tests: int,
                   rng: np.random.Generator, draw_rate: float = 0.3, scoring: str = "pairs",
-                  max_units: int = 100_000, block: int = 64) -> tuple[np.ndarray, np.ndarray]:
+                  max_units: int = 100_000, block: int = 64, probabilities=None) -> tuple[np.ndarray, np.ndarray]:
     """Run ``tests`` independent SPRTs on simulated units of a true difference ``elo``;
     returns (decisions: +1 H1, -1 H0, 0 undecided; units used). Vectorised in blocks of
-    ``block`` units over the tests still running."""
-    probs = outcome_probabilities(elo, draw_rate, scoring)
-    scores = PAIR_SCORES if scoring == "pairs" else GAME_SCORES
+    ``block`` units over the tests still running. ``probabilities``: the unit's outcome
+    classes (e.g. :func:`block_outcome_probabilities` of :func:`free_for_all_block`) instead
+    of ``elo`` and ``draw_rate`` (then ``scoring`` is ``blocks`` or ``games``)."""
+    if probabilities is None:
+        probs = outcome_probabilities(elo, draw_rate, scoring)
+        scores = PAIR_SCORES if scoring == "pairs" else GAME_SCORES
+    else:
+        probs = np.asarray(probabilities, dtype=np.float64)
+        scores = block_scores((len(probs) - 1) // 2)
     s0, s1 = float(elo_to_score(elo0)), float(elo_to_score(elo1))
     lower, upper = sprt_bounds(alpha, beta)
     counts = np.zeros((tests, len(probs)))
@@ -459,7 +552,7 @@ def write_sequential_report(result: SequentialResult, out, title: str | None = N
     md = out / "sprt.md"
     md.write_text((f"# {title}\n\n" if title else "") + sequential_markdown(result), encoding="utf-8")
     csv = out / "sprt_llr.csv"
-    unit = "pair" if result.scoring == "pairs" else "game"
+    unit = {"pairs": "pair", "blocks": "block"}.get(result.scoring, "game")
     csv.write_text(f"{unit},llr\n" + "".join(f"{i + 1},{v:.6f}\n" for i, v in enumerate(result.llr)),
                    encoding="utf-8")
     return [md, csv, llr_plot(result, out / "sprt_llr.png",
@@ -474,8 +567,8 @@ def sequential_of_study(study_dir, rows) -> SequentialResult | None:
         stored = read_stored_spec(study_dir)
     except StoreError:
         return None
-    if stored is None or stored.design is None or stored.design.stop is None:
-        return None
+    if stored is None or stored.design is None or stored.design.stop is None or stored.design.stop.sprt is None:
+        return None  # no test (an adaptive tournament's stop is cluster.analysis.adaptive's)
     try:
         spec = stored.study_spec()
     except SpecError as exc:  # e.g. a game or agent registered by a plugin not imported here

@@ -31,6 +31,12 @@ recorded). A resumed study recomputes the test from the stored games first and
 plays nothing more when it is already decided. Games after ``max_games`` are
 never planned.
 
+Adaptive tournaments (``design.stop.ranking``, :mod:`cluster.analysis.adaptive`): the plan
+grows round by round; the host pool asks the schedule for the next round whenever nothing is
+pending (``more``), and the schedule decides it once every game of the round before is
+recorded. A resumed tournament feeds the stored games to a new schedule, which takes the
+same decisions again and leaves only the missing games to play.
+
 Tournaments (``design.format``, :mod:`cluster.spec.tournament`): the leaderboard is
 refreshed while they run (:class:`cluster.run.standings.LiveStandings`, at a bounded
 rate, terminal and MLflow) and computed in full at the end
@@ -52,6 +58,7 @@ from tqdm.auto import tqdm
 
 from agents.registry import agent_class
 from cluster.analysis import report
+from cluster.analysis.adaptive import AdaptiveSchedule, adaptive_markdown, write_adaptive_report
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
 from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
@@ -115,6 +122,8 @@ class StudyResult:
     """The sequential test's :class:`cluster.analysis.sequential.SequentialResult` (``design.stop``), else None."""
     leaderboard: object = None
     """A tournament's :class:`cluster.analysis.leaderboard.Leaderboard` over every finished game, else None."""
+    adaptive: object = None
+    """An adaptive tournament's :class:`cluster.analysis.adaptive.AdaptiveResult`, else None."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -142,6 +151,10 @@ class Prepared:
     """The series runs still to play, each from its restart point, in plan order."""
     monitor: SequentialMonitor | None = None
     """The sequential test (``design.stop``), fed the stored games."""
+    schedule: AdaptiveSchedule | None = None
+    """An adaptive tournament's schedule (``design.stop.ranking``), fed the stored games."""
+    learns: bool = False
+    """Some entrant carries learned state (series restart from their saved state)."""
 
 
 def plan_runs(spec, plan, store, finished, learns: bool) -> list[SeriesRun]:
@@ -172,6 +185,8 @@ def plan_and_resume(spec) -> Prepared:
     nothing to play."""
     store = ResultStore(Path(spec.study_dir))
     store.write_spec(spec)
+    if spec.design.tournament and spec.design.stop is not None:
+        return _plan_and_resume_adaptive(spec, store)
     plan = plan_study(spec)
     monitor = None
     if spec.design.stop is not None:
@@ -187,6 +202,34 @@ def plan_and_resume(spec) -> Prepared:
         runs = []
     return Prepared(store=store, plan=plan, total=sum(len(s.games) for s in plan), finished=finished,
                     skipped=len(finished), runs=runs, monitor=monitor)
+
+
+def _plan_and_resume_adaptive(spec, store: ResultStore) -> Prepared:
+    """Stage 1 of an adaptive tournament: the schedule, fed the stored games (it takes again
+    every decision they allow), and what is missing of the rounds decided so far."""
+    schedule = AdaptiveSchedule.from_spec(spec)
+    finished = store.finished_set()
+    if finished:
+        schedule.add_frame(store.read())
+    else:
+        schedule.advance()
+    learns = any(agent_class(seat.agent).learns(seat.config) for seat in spec.lineup)
+    plan = schedule.series()
+    runs = [] if schedule.finished else plan_runs(spec, plan, store, finished, learns)
+    if schedule.finished:
+        log.info("adaptive schedule already decided (%s); nothing to play", schedule.decision)
+    return Prepared(store=store, plan=plan, total=spec.design.total_games, finished=finished,
+                    skipped=len(finished), runs=runs, schedule=schedule, learns=learns)
+
+
+def next_round_runs(spec, prepared: Prepared) -> list[SeriesRun]:
+    """The runs of the next round of an adaptive tournament, once the schedule decides it (the
+    host pool's ``more``); nothing while games of the round before are missing, or once decided."""
+    series = prepared.schedule.advance()
+    if not series:
+        return []
+    prepared.plan.extend(series)
+    return plan_runs(spec, series, prepared.store, prepared.finished, prepared.learns)
 
 
 def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
@@ -221,12 +264,12 @@ class Recorder:
     games or has held a game ``flush_seconds``: a driver that dies loses at most that
     many finished games (plus the batches in flight on the hosts); they are not in the
     store, so a resume plays them again, once. The sequential test is fed each game
-    as its batch arrives (its decision depends on the games' results only, so a resume
-    reaches the same one from the store); the progress bar, MLflow's tallies and
+    as its batch arrives, and so is an adaptive tournament's schedule (their decisions
+    depend on the games' results only, so a resume reaches the same ones from the store); the progress bar, MLflow's tallies and
     ``on_progress`` see a game once its rows are durable."""
 
     def __init__(self, spec, store, finished, tracker=None, bar=None, on_progress=None, monitor=None,
-                 flush_seconds: float = 1.0, flush_games: int = 20_000, standings=None):
+                 flush_seconds: float = 1.0, flush_games: int = 20_000, standings=None, schedule=None):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
         self.on_progress = on_progress
         self.monitor = monitor
@@ -234,6 +277,10 @@ class Recorder:
         """A tournament's live leaderboard (:class:`LiveStandings`, fed at each commit), else None."""
         self.leaderboard = None
         """A tournament's final leaderboard (set by :func:`finish`), else None."""
+        self.schedule = schedule
+        """An adaptive tournament's schedule (:class:`AdaptiveSchedule`, fed each game as it arrives), else None."""
+        self.adaptive = None
+        """An adaptive tournament's result (set by :func:`finish`), else None."""
         self.flush_seconds = flush_seconds
         self.flush_games = flush_games
         self.tally = Tally()
@@ -288,6 +335,8 @@ class Recorder:
         self._held.append((run, task, rows, learned_after, seconds, time.perf_counter() if arrived is None else arrived))
         if self.monitor is not None and task.game_index not in self.finished:
             self.monitor.add_game(rows)
+        if self.schedule is not None and task.game_index not in self.finished:
+            self.schedule.add_game(rows)
 
     # The three writes of a commit, in order (small pieces that checksums or a lock can hook into).
     def _write_records(self, packs) -> None:
@@ -385,7 +434,7 @@ def tournament_leaderboard(spec, rows):
         return None
 
 
-def write_report(spec, rows, sequential=None, board=None) -> list[Path]:
+def write_report(spec, rows, sequential=None, board=None, adaptive=None) -> list[Path]:
     """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``,
     replay pages under ``study_dir/replays`` (linked from ``report/replays.md``),
     from the study's result rows (``ResultStore.read()``); with a sequential test's
@@ -401,6 +450,8 @@ def write_report(spec, rows, sequential=None, board=None) -> list[Path]:
         from cluster.analysis.leaderboard import write_leaderboard
 
         files += write_leaderboard(board, out, title=spec.study_id)
+    if adaptive is not None:
+        files += write_adaptive_report(adaptive, out, title=spec.study_id)
     return files
 
 
@@ -431,7 +482,8 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
                                 dynamic_ncols=True)
         t0 = time.perf_counter()
         sizer = batch_sizer or BatchSizer.for_hosts(workers)
-        policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor)
+        policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor,
+                                 more=(lambda: next_round_runs(spec, prepared)) if prepared.schedule else None)
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
                         max_in_flight=policy.max_in_flight, sizer=sizer)
@@ -467,6 +519,7 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         log.warning("reading the results for the report failed: %s", exc)
         rows = None
     sequential = prepared.monitor.result() if prepared.monitor is not None else None
+    adaptive = prepared.schedule.result() if prepared.schedule is not None else None
     board = None
     try:
         board = tournament_leaderboard(spec, rows)
@@ -474,7 +527,7 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         log.warning("leaderboard failed: %s: %s", type(exc).__name__, exc)
     if rows is not None:
         try:
-            write_report(spec, rows, sequential, board)
+            write_report(spec, rows, sequential, board, adaptive)
         except Exception as exc:
             log.warning("report failed: %s", exc)
     try:
@@ -489,6 +542,9 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         if sequential is not None:
             tracker.log_sequential(sequential)
             table_markdown = sequential_markdown(sequential) + "\n" + (table_markdown or "")
+        if adaptive is not None:
+            tracker.log_adaptive(adaptive)
+            table_markdown = adaptive_markdown(adaptive) + "\n" + (table_markdown or "")
         if board is not None:
             from cluster.analysis.leaderboard import leaderboard_markdown
 
@@ -500,6 +556,7 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
                                       "populations": sdir / "populations"},
                        artifact_files=[sdir / "spec.json"])
     recorder.leaderboard = board
+    recorder.adaptive = adaptive
     return rows, sequential
 
 
@@ -523,7 +580,7 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         batches=recorder.batches, flushes=recorder.flushes, commits=recorder.commits,
         mlflow_run_name=tracker.run_name if tracker is not None else None,
         mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
-        sequential=sequential, leaderboard=board)
+        sequential=sequential, leaderboard=board, adaptive=recorder.adaptive)
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
@@ -556,7 +613,8 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     tracker = open_tracker(spec, prepared, flush_games, context) \
         if tracking and spec.tracking.enabled else None
     recorder = Recorder(spec, prepared.store, prepared.finished, tracker, on_progress=on_progress,
-                        monitor=prepared.monitor, standings=live_standings(spec, prepared, tracker, progress))
+                        monitor=prepared.monitor, standings=live_standings(spec, prepared, tracker, progress),
+                        schedule=prepared.schedule)
     status = "FINISHED"
     try:
         dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,

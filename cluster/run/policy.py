@@ -17,6 +17,9 @@ The policy, all of it:
   games however unevenly the games finish.
 * **Stop.** Once the test has decided, nothing more is submitted; games in flight
   finish and are recorded.
+* **A plan that grows.** An adaptive tournament's rounds (:mod:`cluster.analysis.adaptive`)
+  come through ``more``: the pool asks whenever nothing is pending, the schedule answers with
+  the next round once the one before is complete, and nothing once it has decided.
 
 The mechanism that carries the policy out (actors, books, ``ray.wait``) is
 :class:`cluster.run.scheduler.HostPool`; the test's statistics are
@@ -65,9 +68,14 @@ def admission_window(hosts: int, plan: Sequence[SeriesTask]) -> int:
 
 
 def dispatch_policy(runs: Sequence[SeriesRun], plan: Sequence[SeriesTask], hosts: int,
-                    max_in_flight: int | None, monitor: SequentialMonitor | None) -> Dispatch:
+                    max_in_flight: int | None, monitor: SequentialMonitor | None,
+                    more: Callable[[], Sequence[SeriesRun]] | None = None) -> Dispatch:
     """The :class:`Dispatch` of a study's remaining ``runs`` on ``hosts`` hosts (see the
-    module docstring); ``monitor`` is the sequential test, if the study has one."""
+    module docstring); ``monitor`` is the sequential test, if the study has one; ``more``
+    gives an adaptive tournament's next round (its runs go longest first, as any study's)."""
+    if more is not None:
+        return Dispatch(order_runs(runs, sequential=False), max_in_flight,
+                        more=lambda: order_runs(more(), sequential=False))
     if monitor is None:
         return Dispatch(order_runs(runs, sequential=False), max_in_flight)
     window = admission_window(hosts, plan)

@@ -367,6 +367,31 @@ class StudyTracker:
         except Exception as exc:  # tracking must never fail a study
             self._give_up("logging of the sequential test", exc, t0)
 
+    def log_adaptive(self, result) -> None:
+        """An adaptive tournament's outcome (:class:`cluster.analysis.adaptive.AdaptiveResult`):
+        ``adaptive/games_used``, ``adaptive/rounds``, ``adaptive/open_pairs``, the open pairs
+        after every look (``adaptive/open_pairs_at_look``, step = games used), the tag
+        ``arena.adaptive_decision`` and the adjacent pairs as a table (``adaptive/pairs.json``,
+        replaced on a resume)."""
+        if not self.enabled or self.run_id is None:
+            return
+        t0 = time.monotonic()
+        try:
+            open_pairs = sum(1 for p in result.pair_rows() if p["state"] == "open")
+            log_batch(self.client, self.run_id, curve=[("adaptive/open_pairs_at_look", float(n), int(games))
+                                                       for _, games, n in result.looks])
+            log_batch(self.client, self.run_id, metrics={"adaptive/games_used": float(result.games_used),
+                                                         "adaptive/rounds": float(result.rounds),
+                                                         "adaptive/open_pairs": float(open_pairs)},
+                      tags={"arena.adaptive_decision": result.decision})
+            if result.pair_rows():
+                import pandas as pd
+
+                self._clear_artifacts("adaptive")
+                self.client.log_table(self.run_id, pd.DataFrame(result.pair_rows()), "adaptive/pairs.json")
+        except Exception as exc:  # tracking must never fail a study
+            self._give_up("logging of the adaptive schedule", exc, t0)
+
     @_bounded
     def log_leaderboard(self, board, step: int, final: bool = False) -> None:
         """A tournament's leaderboard (:class:`cluster.analysis.leaderboard.Leaderboard`): one

@@ -35,7 +35,7 @@ from cluster.spec.edits import scale_study
 from cluster.spec.fields import (Flag, Name, NonNegativeInt, PositiveInt, SpecError, Text, config_class, rule, section,
                                  table)
 from cluster.spec.seed_populations import check_population_fits, resolve_population
-from cluster.spec.study import SECTIONS, DesignSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec
+from cluster.spec.study import SECTIONS, DesignSpec, RankingSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec
 from games.registry import check_game, game_names, make_config, make_game
 
 __all__ = ["build_spec", "spec_from_dict", "build_game", "build_budget", "build_design", "build_stop",
@@ -119,8 +119,11 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True,
                           tracking.uri, Path(study.results_dir) / ".seed-populations", game_config,
                           tournament=design.tournament)
 
-    if design.stop is not None:
+    if design.stop is not None and design.stop.sprt is not None:
         check_stop_fits_lineup(design.stop, lineup, num_players)
+        if design.stop.scoring == "blocks" and (len(lineup) != num_players or design.games_per_seed % num_players):
+            raise SpecError(f"design.games_per_seed: scoring = 'blocks' plays every board with its {num_players} "
+                            f"seat rotations: a multiple of {num_players}, got {design.games_per_seed}")
     check_iteration_budgets(lineup, budget, seat_budgets)
     spec = StudySpec(name=study.name, seed=study.seed, results_dir=study.results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
@@ -203,15 +206,24 @@ def build_design(raw) -> DesignSpec:
 
 
 def build_stop(raw) -> StopSpec:
-    """``design.stop`` as a :class:`StopSpec` (its labels are checked against the lineup
-    later, by :func:`check_stop_fits_lineup`)."""
+    """``design.stop`` as a :class:`StopSpec`: a two-entrant test (``sprt`` and ``between``;
+    its labels are checked against the lineup later, by :func:`check_stop_fits_lineup`) or a
+    tournament's ranking stop (:class:`RankingSpec`)."""
     example = 'e.g. stop = { sprt = { elo0 = 0, elo1 = 20 }, between = ["A", "B"] }'
     values = table("design.stop", raw)
     sprt = values.pop("sprt", None)
+    ranking = values.pop("ranking", None)
+    if ranking is not None:
+        values["ranking"] = section(RankingSpec, ranking, "design.stop.ranking")
+    elif sprt is None:
+        raise SpecError(f"design.stop.sprt: required ({example}; or a tournament's "
+                        f"stop = {{ ranking = {{ confidence = 0.95, delta_elo = 20 }} }})")
     if sprt is not None:
         values["sprt"] = section(SprtSpec, sprt, "design.stop.sprt",
                                  required={"elo0": "Elo difference of H0", "elo1": "Elo difference of H1"})
-    return section(StopSpec, values, "design.stop", required={"sprt": example, "between": example})
+        if values.get("between") is None:
+            raise SpecError(f"design.stop.between: required ({example})")
+    return section(StopSpec, values, "design.stop")
 
 
 def build_conditions(game: str, game_config, design: DesignSpec) -> tuple:
@@ -346,7 +358,8 @@ def check_stop_fits_lineup(stop: StopSpec, lineup, num_players: int) -> None:
             raise SpecError(f"design.stop.between[{i}]: no lineup label {label!r}; labels: {labels}")
     if stop.scoring == "pairs" and num_players != 2:
         raise SpecError(f"design.stop.scoring: 'pairs' needs a two-player game (this one has "
-                        f"{num_players} players); use scoring = \"games\"")
+                        f"{num_players} players); use scoring = \"blocks\" (a board's {num_players} seat "
+                        f"rotations) or \"games\"")
 
 
 def check_iteration_budgets(lineup, budget: Budget, seat_budgets: bool) -> None:

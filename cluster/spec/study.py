@@ -90,11 +90,12 @@ from cluster.spec.design import (LINEUP_FORMAT, TOURNAMENT_FORMATS, games_per_gr
                                  is_runs_design)
 from cluster.spec.fields import Flag, Number, PositiveInt, SpecError, Text, config_class, one_of
 
-__all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec"]
+__all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "RankingSpec", "TrackingSpec",
+           "StudySpec"]
 
 #: The sections of a study's TOML.
 SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
-STOP_SCORING = ("pairs", "games")
+STOP_SCORING = ("pairs", "blocks", "games")
 SERIES_BY = ("seed", "set", "run", "game")
 
 
@@ -129,25 +130,72 @@ class SprtSpec:
 
 
 @config_class
-class StopSpec:
-    """``[design] stop``: end a comparison of two lineup entries once a sequential
-    test is decided (:mod:`cluster.analysis.sequential`), e.g. ``stop = { sprt = { elo0 = 0,
-    elo1 = 20 }, between = ["MCTS", "Random"] }``."""
+class RankingSpec:
+    """``[design] stop = { ranking = { ... } }``: an adaptive tournament, played in rounds of
+    tables chosen where its leaderboard is least resolved, until every adjacent pair of the
+    leaderboard is ordered, or within ``delta_elo``, at ``confidence`` (or at ``max_games``);
+    :mod:`cluster.analysis.adaptive`, the guarantee in :mod:`cluster.analysis.ranking_stop`."""
 
-    sprt: SprtSpec
+    confidence: Number = 0.95
+    """Per adjacent pair at least ``delta_elo`` apart: the chance that it ends in the wrong
+    order, or reported within delta, is at most ``1 - confidence``; in (0.5, 1)."""
+    delta_elo: Number = 20.0
+    """The indifference margin in Elo: pairs closer than this need not be told apart."""
+    max_games: PositiveInt | None = None
+    """The cap in games (None: the round robin's, ``design.rounds`` full rounds); the last
+    round takes as many whole tables as the cap leaves."""
+    tables_per_round: PositiveInt | None = None
+    """Tables chosen at each look (None: ``round_growth`` times the boards so far)."""
+    round_growth: Number = 0.25
+    """Without ``tables_per_round``: each round plays this share of the boards played so far
+    (at least half the entrants), so looks come at geometric intervals; in (0, 4]."""
+    seed_rounds: PositiveInt = 1
+    """Rounds of the seed design (every pair of entrants at a table) before the first look."""
+
+    def __post_init__(self):
+        where = "design.stop.ranking"
+        for key in ("confidence", "delta_elo", "round_growth"):
+            object.__setattr__(self, key, float(getattr(self, key)))
+        if not 0.5 < self.confidence < 1.0:
+            raise SpecError(f"{where}.confidence: must be in (0.5, 1), got {self.confidence:g}")
+        if not 0.0 < self.delta_elo < 1000.0:
+            raise SpecError(f"{where}.delta_elo: must be in (0, 1000) Elo, got {self.delta_elo:g}")
+        if not 0.0 < self.round_growth <= 4.0:
+            raise SpecError(f"{where}.round_growth: must be in (0, 4], got {self.round_growth:g}")
+
+
+@config_class
+class StopSpec:
+    """``[design] stop``: end a study once it is decided. Either a sequential test of two
+    lineup entries (:mod:`cluster.analysis.sequential`), e.g. ``stop = { sprt = { elo0 = 0,
+    elo1 = 20 }, between = ["MCTS", "Random"] }``, or a tournament's adaptive schedule,
+    ``stop = { ranking = { confidence = 0.95, delta_elo = 20 } }`` (:class:`RankingSpec`)."""
+
+    sprt: Any = None
     """The test's hypotheses and error rates (``{elo0, elo1, alpha = 0.05, beta = 0.05}``)."""
-    between: Any
+    between: Any = None
     """The two lineup labels compared, A first (H1: A is stronger)."""
     max_games: PositiveInt | None = None
     """Cap of the test in games, in plan order (None: the design's games); games after it
     are never played, and a test without a decision by then ends undecided."""
     scoring: one_of(*STOP_SCORING) = "pairs"
     """``pairs``: seat-swapped pairs of games on one board, scored as a pentanomial (a
-    two-player game, rotate_seats, an even games_per_seed); ``games``: every game on its own
-    (no seat swap, e.g. Scotland Yard, or more than two players)."""
+    two-player game, rotate_seats, an even games_per_seed); ``blocks``: every board with all
+    its seat rotations (``games_per_seed`` a multiple of the players), A's mean score against
+    B over the block (games of more than two players, and one-sided games such as Scotland
+    Yard with each entrant in each role); ``games``: every game on its own."""
+    ranking: Any = None
+    """An adaptive tournament's stop (:class:`RankingSpec`); not with ``sprt``."""
 
     def __post_init__(self):
         where = "design.stop"
+        if self.ranking is not None:
+            if self.sprt is not None or self.between is not None:
+                raise SpecError(f"{where}.ranking: a tournament's ranking stop, not with sprt or between "
+                                f"(a test of two entrants)")
+            if self.max_games is not None:
+                raise SpecError(f"{where}.max_games: a ranking stop's cap is design.stop.ranking.max_games")
+            return
         between = self.between
         if not isinstance(between, (list, tuple)) or len(between) != 2 \
                 or not all(isinstance(x, str) and x.strip() for x in between):
@@ -264,6 +312,13 @@ class DesignSpec:
         elif self.seeds_per_set is not None:
             raise SpecError(f"design.seeds_per_set: only used with series_by = 'set', "
                             f"got series_by = {self.series_by!r}")
+        if self.stop is not None and self.stop.ranking is not None:
+            raise SpecError("design.stop.ranking: ranks the entrants of a tournament; give design.format = "
+                            "\"round_robin\" (a lineup study compares two entrants with stop.sprt)")
+        if self.stop is not None and self.stop.scoring == "blocks" and (self.runs_design or not self.rotate_seats):
+            raise SpecError("design.stop.scoring: 'blocks' needs every board played with every seat rotation: a "
+                            "seeds x games_per_seed design with rotate_seats = true and games_per_seed a multiple "
+                            "of the players")
         if self.stop is not None:
             if self.vary:
                 raise SpecError("design.stop: a sequential test compares two agents in one condition; "
@@ -296,8 +351,12 @@ class DesignSpec:
         if self.vary:
             raise SpecError(f"{where}.vary: a tournament is played in one condition; run one tournament "
                             f"per condition")
-        if self.stop is not None:
-            raise SpecError(f"{where}.stop: a two-entrant sequential test; not with a tournament")
+        if self.stop is not None and self.stop.ranking is None:
+            raise SpecError(f"{where}.stop: a two-entrant sequential test, not with a tournament (whose own "
+                            f"stop is stop = {{ ranking = {{ confidence = 0.95, delta_elo = 20 }} }})")
+        if self.stop is not None and self.format != "round_robin":
+            raise SpecError(f"{where}.stop.ranking: an adaptive schedule ranks every entrant against every "
+                            f"other: format = \"round_robin\", got {self.format!r}")
         candidates = self.candidates
         if not isinstance(candidates, (list, tuple)) or not all(isinstance(c, str) and c for c in candidates):
             raise SpecError(f"{where}.candidates: must be a list of lineup labels, got {candidates!r}")
@@ -371,6 +430,9 @@ class DesignSpec:
     def shape(self, num_players: int) -> str:
         """One line: how the games of a condition are laid out, e.g. ``2 board seeds x
         4 games = 8 games (each agent in each of the 4 seats on every board)``."""
+        if self.tournament and self.stop is not None:
+            return (f"adaptive {self.format} tournament, at most {self.games_per_condition} games (every table "
+                    f"on its own board, every seat rotation)")
         if self.tournament:
             return (f"{self.format} tournament, {self.repeats} round{'s' * (self.repeats != 1)} = "
                     f"{self.games_per_condition} games (every table on its own board, every seat rotation)")
@@ -487,6 +549,10 @@ class StudySpec:
         if not self.seat_budgets:
             budget["per_seat"] = False
         design = {k: v for k, v in asdict(self.design).items() if v is not None}
+        if "stop" in design:  # only the kind of stop given (a test's spec.json stays as it always was)
+            kind = "sprt" if self.design.stop.sprt is not None else "ranking"
+            other = {"sprt": ("ranking",), "ranking": ("sprt", "between", "max_games", "scoring")}[kind]
+            design["stop"] = {k: v for k, v in design["stop"].items() if k not in other}
         if not self.design.tournament:  # a lineup study's spec.json stays as it always was
             design.pop("format", None)
             design.pop("candidates", None)

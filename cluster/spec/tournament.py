@@ -257,7 +257,16 @@ def check_tournament(spec) -> None:
     if design.format == "gauntlet" and len(design.candidates) == len(labels):
         raise SpecError(f"design.candidates: every entrant is a candidate, so the field is empty; "
                         f"a gauntlet needs entrants that are not candidates, got {list(design.candidates)}")
-    object.__setattr__(design, "_tournament_games", tournament_games(spec))
+    games = tournament_games(spec)
+    if design.stop is not None:  # an adaptive tournament: at most its cap
+        slots = max(slot_of_seats(spec.seat_teams)) + 1
+        if len(labels) < max(slots, 3):
+            raise SpecError(f"design.stop.ranking: an adaptive schedule needs at least {max(slots, 3)} entrants "
+                            f"(one per seat of a table, and more than one pair to order), got {len(labels)}")
+        games = design.stop.ranking.max_games or games
+        if games < slots:
+            raise SpecError(f"design.stop.ranking.max_games: at least one table's games ({slots}), got {games}")
+    object.__setattr__(design, "_tournament_games", games)
 
 
 # --- balance --------------------------------------------------------------------------------
@@ -312,6 +321,10 @@ def check_extension(stored, spec) -> None:
     candidates among them) and every stored game keeps its index, table, seats and
     seeds. Raises :class:`ExtensionError` in one line."""
     old, new = [s.label for s in stored.lineup], [s.label for s in spec.lineup]
+    if stored.design.stop is not None or spec.design.stop is not None:
+        raise ExtensionError("design.stop.ranking: an adaptive tournament is not extended: its rounds were "
+                             "chosen from its entrants' results, so a new entrant changes every choice "
+                             "after the seed round; use a new study id")
     if stored.design.format != spec.design.format:
         raise ExtensionError(f"design.format: the stored tournament is a {stored.design.format}, now "
                              f"{spec.design.format}; use a new study id")

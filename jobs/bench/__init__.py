@@ -69,6 +69,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            "the PettingZoo face's time per step against the kernel step, every game"),
     Target("plugins", "jobs.bench.plugins",
            "a pure-Python agent's cost per decision inside a study (median of 3 runs)"),
+    Target("ranking", "jobs.bench.ranking",
+           "the adaptive tournament schedule on entrants of known strength: games and ranking accuracy "
+           "against the full round robin, wrong orders claimed (200 simulated tournaments per setting; "
+           "--quick 20)"),
     Target("java", "jobs.bench.java_sitting",
            "one sitting against the Java framework: its JBench and `arena bench pommerman --json "
            "--ruleset java` interleaved, the ratios of the speed table (needs --java-dir)", pairable=False),

@@ -46,11 +46,15 @@ def run(args) -> int:
         more = f", {len(conditions)} conditions" if design.vary else ""
         print(f"{args.spec}: valid: {design.total_games} games{more}")
         print(f"  per condition: {design.shape(spec.num_players)}")
-        if design.tournament:
+        if design.tournament and design.stop is not None:
+            from cluster.spec.adaptive import adaptive_text
+
+            print(f"  {adaptive_text(spec)}")
+        elif design.tournament:
             from cluster.spec.tournament import balance_text
 
             print(f"  {balance_text(spec)}")
-        if design.stop is not None:
+        if design.stop is not None and design.stop.sprt is not None:
             stop, sprt = design.stop, design.stop.sprt
             cap = min(stop.max_games or design.total_games, design.total_games)
             print(f"  sequential stop: SPRT {stop.between[0]} vs {stop.between[1]}, elo0 = {sprt.elo0:g}, "

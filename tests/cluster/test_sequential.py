@@ -15,9 +15,9 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import binomtest
 
-from cluster.analysis.sequential import (GAME_SCORES, PAIR_SCORES, SequentialMonitor, elo_to_score,
-                                fixed_sample_units, gsprt_llr, outcome_probabilities, simulate_sprt,
-                                sprt_bounds)
+from cluster.analysis.sequential import (GAME_SCORES, PAIR_SCORES, SequentialMonitor, block_outcome_probabilities,
+                                         block_scores, elo_to_score, fixed_sample_units, free_for_all_block,
+                                         gsprt_llr, outcome_probabilities, role_block, simulate_sprt, sprt_bounds)
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
 from cluster.spec.build import build_spec, spec_from_dict
@@ -71,6 +71,98 @@ def test_simulated_error_rates_are_near_alpha_and_beta_and_asn_below_fixed_size(
     assert units_h0.mean() < 0.75 * fixed and units_h1.mean() < 0.75 * fixed, (units_h0.mean(), units_h1.mean(), fixed)
     print(f"false H1 {false_h1 / tests:.3f}, false H0 {false_h0 / tests:.3f}, ASN {units_h0.mean():.0f} / "
           f"{units_h1.mean():.0f} pairs vs fixed {fixed}")
+
+
+# --- blocks: k-player games and one-sided games ---------------------------------------------
+def _calibrated(block_of, games: int, score: float) -> np.ndarray:
+    """The block's outcome probabilities when A's Elo shift gives A mean score ``score`` per game
+    against B (bisection: the score increases with the shift)."""
+    lo, hi = -1500.0, 1500.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if block_outcome_probabilities(block_of(mid)) @ block_scores(games) < score:
+            lo = mid
+        else:
+            hi = mid
+    return block_outcome_probabilities(block_of(0.5 * (lo + hi)))
+
+
+@pytest.mark.parametrize("kind", ["four-player free-for-all", "one-sided roles"])
+def test_block_error_rates_are_near_alpha_and_beta_for_k_players_and_one_sided_games(kind):
+    """1000 simulated tests at each hypothesis, units drawn from the game's model: a 4-player
+    free-for-all (Plackett-Luce winner, the first seat 60 Elo stronger, two other entrants at
+    +100 and -100) scored by blocks of its 4 seat rotations (9 outcome classes); a one-sided
+    game (the first role, Mr X, 200 Elo ahead, each entrant stronger in one role) scored by
+    blocks of the two role assignments. At elo0 and elo1 the error rates are those of a test
+    at alpha = beta = 0.05 (binomial test at 0.001), and the average sample number is under
+    the fixed-size test's."""
+    elo0, elo1, alpha, beta, tests = 0.0, 30.0, 0.05, 0.05, 1000
+    if kind == "four-player free-for-all":
+        games = 4
+
+        def block_of(shift):
+            return free_for_all_block(shift, 0.0, [100.0, -100.0], seat_elo=[60.0, 0.0, 0.0, 0.0])
+    else:
+        games = 2
+
+        def block_of(shift):
+            return role_block((40.0 + shift, -40.0 + shift), (-30.0, 30.0), first_role_elo=200.0)
+    rng = np.random.default_rng(np.random.SeedSequence([2026, games]))
+    scores = block_scores(games)
+    decisions, asn = [], []
+    for elo in (elo0, elo1):
+        probs = _calibrated(block_of, games, float(elo_to_score(elo)))
+        assert probs @ scores == pytest.approx(float(elo_to_score(elo)), abs=1e-9)
+        decided, units = simulate_sprt(0.0, elo0, elo1, alpha, beta, tests=tests, rng=rng, probabilities=probs)
+        decisions.append(decided)
+        asn.append(units.mean())
+        sd = math.sqrt(probs @ (scores - probs @ scores) ** 2)
+        fixed = fixed_sample_units(sd, float(elo_to_score(elo0)), float(elo_to_score(elo1)), alpha, beta)
+        assert units.mean() < 0.8 * fixed, (units.mean(), fixed)
+    at_h0, at_h1 = decisions
+    assert (at_h0 != 0).all() and (at_h1 != 0).all(), "every test decides"
+    false_h1, false_h0 = int((at_h0 == 1).sum()), int((at_h1 == -1).sum())
+    assert binomtest(false_h1, tests, alpha).pvalue > 1e-3 or false_h1 / tests < alpha, false_h1
+    assert binomtest(false_h0, tests, beta).pvalue > 1e-3 or false_h0 / tests < beta, false_h0
+    print(f"{kind}: false H1 {false_h1 / tests:.3f}, false H0 {false_h0 / tests:.3f}, ASN {asn[0]:.0f} / "
+          f"{asn[1]:.0f} blocks")
+
+
+def test_a_one_sided_block_has_less_variance_than_its_games_apart():
+    """Mr X 200 Elo ahead: one game's score of A against B varies mostly with A's role; the block
+    (A in each role once) takes the role out, so its per-game variance is far lower than single
+    games', and a test needs fewer games."""
+    probs = block_outcome_probabilities(role_block((0.0, 0.0), (0.0, 0.0), first_role_elo=200.0))
+    scores = block_scores(2)
+    per_game_of_block = 2 * (probs @ (scores - 0.5) ** 2)  # variance of a block's mean, times its games
+    single = 0.25  # a game is won or lost, half the time each
+    assert per_game_of_block < 0.8 * single
+
+
+def _four_player_spec(tmp_path, stop, games_per_seed=4):
+    data = {"study": {"name": "ffa", "seed": 3, "results_dir": str(tmp_path)},
+            "game": {"name": "count", "num_players": 4, "max_steps": 4}, "budget": {"iterations": 1},
+            "design": {"seeds": 40, "games_per_seed": games_per_seed, "series_by": "game", "stop": stop},
+            "lineup": [{"agent": "fake", "label": label} for label in ("A", "B", "C", "D")],
+            "tracking": {"enabled": False}}
+    return build_spec(data)
+
+
+def test_blocks_of_a_four_player_study_are_its_boards_seat_rotations(tmp_path):
+    stop = {"sprt": {"elo0": 0, "elo1": 50}, "between": ["A", "C"], "scoring": "blocks"}
+    spec = _four_player_spec(tmp_path, stop)
+    monitor = SequentialMonitor.from_spec(spec)
+    assert monitor.units[:2] == [(0, 1, 2, 3), (4, 5, 6, 7)] and len(monitor.units) == 40
+    assert len(monitor.scores_of_outcomes) == 9
+    for g in range(160):  # A wins every game, C never does: A's total in a block is 4
+        results = {"A": "win", "B": "loss", "C": "loss", "D": "loss"}
+        monitor.add_game([{"game_index": g, "label": label, "result": r} for label, r in results.items()])
+    result = monitor.result()
+    assert result.decision == "H1" and result.counts[-1] == result.units_used < 40 and result.scoring == "blocks"
+    with pytest.raises(SpecError, match=r"^design.games_per_seed: scoring = 'blocks' plays every board with its 4"):
+        _four_player_spec(tmp_path, stop, games_per_seed=2)
+    with pytest.raises(SpecError, match=r"^design.stop.scoring: 'pairs' needs a two-player game .* \"blocks\""):
+        _four_player_spec(tmp_path, {**stop, "scoring": "pairs"})
 
 
 # --- the monitor: decisions from games in plan order -------------------------------------

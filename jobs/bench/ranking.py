@@ -1,0 +1,280 @@
+"""The adaptive tournament schedule on entrants of known strength: games and ranking accuracy
+against the full round robin, and the error rate of the orders it claims.
+
+    python -m jobs.bench.ranking                              # N = 8, 16 x 2, 4 players, 200 each
+    python -m jobs.bench.ranking --entrants 8 --players 2 --tournaments 20 --json
+    python -m jobs.bench.ranking --markdown out.jsonl        # the table of jobs/TOURNAMENTS.md
+
+No real game is played: a *known-strength game* decides each game from the seated entrants'
+strengths, Bradley-Terry for two players (the winner is ``i`` with chance ``pi_i / (pi_i +
+pi_j)``) and Plackett-Luce for more (the winner is the first of a Plackett-Luce order: ``i``
+with chance ``pi_i / sum pi``; the others lose, as Pommerman's free-for-all records it), with
+``pi = 10^(elo / 400)`` times a seat advantage (``--seat-elo``: the first seat that much
+stronger, cancelled by the seat rotations) and an optional board effect (``--board-sd``: every
+entrant's strength on a board shifted by a normal draw shared by the board's rotations, so the
+games of a board are correlated as real boards make them). The schedule is the driver's own
+(:class:`cluster.analysis.adaptive.AdaptiveSchedule`: the same seed design, looks, stop and
+table choice, fed game results as the driver feeds it rows); the round robin is the complete
+design of :mod:`cluster.spec.tournament` (every set of ``players`` entrants a table, every seat
+rotation on one board), played round after round and rated with the same Bradley-Terry-Davidson
+fit.
+
+Figures per setting, over ``--tournaments`` simulated tournaments (true strengths evenly spaced
+``--gap`` Elo apart, a fresh draw of games each time):
+
+* ``adaptive``: mean and percentiles of its games, how often it ended resolved or at the cap,
+  ``wrong_pairs`` (the share of pairs of entrants at least delta apart that its final ratings
+  put in the wrong order), ``exact`` (tournaments with no such pair wrong), and its claims:
+  ``ordered_claims_wrong`` (adjacent pairs it reported ordered that are in the wrong order) and
+  ``within_claims_wrong`` (pairs reported within delta that are delta or more apart), each over
+  the claims made, against the nominal ``1 - confidence``.
+* ``round_robin``: the same accuracy after 1, 2, ... full rounds, and ``rounds_to_match``: the
+  fewest full rounds whose ``wrong_pairs`` is at or below the adaptive schedule's, with their
+  games (``games_to_match``); ``games_ratio`` is the adaptive schedule's mean games over those.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from cluster.analysis.adaptive import CAP, RESOLVED, AdaptiveSchedule
+from cluster.analysis.ranking_stop import ORDERED, WITHIN, PairwiseTally
+from cluster.analysis.ratings import ELO_PER_NATURAL, fit_davidson
+from cluster.spec.tournament import rotation_seatings, round_robin_tables
+
+__all__ = ["KnownStrengthGame", "simulate_adaptive", "simulate_round_robin", "ranking_bench", "bench", "main"]
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """What :func:`cluster.analysis.adaptive.AdaptiveSchedule` reads of a ranking stop."""
+
+    confidence: float = 0.95
+    delta_elo: float = 20.0
+    tables_per_round: int | None = None
+    round_growth: float = 0.25
+    seed_rounds: int = 1
+
+
+class KnownStrengthGame:
+    """Games decided by a known model (see the module docstring); ``strengths`` in Elo."""
+
+    def __init__(self, strengths, players: int, seat_elo: float = 0.0, board_sd: float = 0.0):
+        self.strengths = np.asarray(strengths, dtype=np.float64)
+        self.players = int(players)
+        self.seat = np.zeros(self.players)
+        self.seat[0] = seat_elo
+        self.board_sd = float(board_sd)
+
+    def play(self, seating: np.ndarray, boards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Ranks (2 win, 0 loss) of every seat of every game (``seating``: games x seats)."""
+        seating = np.asarray(seating, dtype=np.int64)
+        elo = self.strengths[seating] + self.seat[None, :]
+        if self.board_sd > 0:
+            unique, inverse = np.unique(boards, return_inverse=True)
+            shift = rng.normal(0.0, self.board_sd, size=(len(unique), len(self.strengths)))
+            elo = elo + shift[inverse[:, None], seating]
+        log_pi = elo / ELO_PER_NATURAL
+        winner = np.argmax(log_pi + rng.gumbel(size=log_pi.shape), axis=1)
+        ranks = np.zeros(seating.shape, dtype=np.int64)
+        ranks[np.arange(len(seating)), winner] = 2
+        return ranks
+
+
+def simulate_adaptive(game: KnownStrengthGame, ranking: RankingSettings, max_games: int, seed: int,
+                      rng: np.random.Generator) -> AdaptiveSchedule:
+    """One adaptive tournament of ``game``'s entrants, to its decision: the driver's schedule,
+    fed every game of a round as the driver would feed it rows."""
+    schedule = AdaptiveSchedule(len(game.strengths), tuple(range(game.players)), ranking, seed, by_game=False,
+                                max_games=max_games)
+    series = schedule.series()
+    while series:
+        tasks = [g for s in series for g in s.games]
+        ranks = game.play(np.array([t.seat_lineup for t in tasks]), np.array([t.board_seed for t in tasks]), rng)
+        for task, rank in zip(tasks, ranks):
+            schedule.record(task.game_index, rank)
+        series = schedule.advance()
+    return schedule
+
+
+def simulate_round_robin(game: KnownStrengthGame, rounds: Sequence[int], rng: np.random.Generator) -> list[np.ndarray]:
+    """The ratings (Elo) after each count of full rounds in ``rounds`` (increasing) of the round robin."""
+    n, players = len(game.strengths), game.players
+    tables = np.asarray(round_robin_tables(n, players), dtype=np.int64)
+    seating = np.asarray(rotation_seatings(tables, tuple(range(players))), dtype=np.int64).reshape(-1, players)
+    tally = PairwiseTally(n)
+    out, start = [], None
+    for r in range(max(rounds)):
+        boards = np.repeat(np.arange(len(tables)) + r * len(tables), players)
+        tally.add_games(boards, seating, game.play(seating, boards, rng), tuple(range(players)))
+        if r + 1 in rounds:
+            wins, ties = tally.counts()
+            ratings, _, start = fit_davidson(wins, ties, start=start)
+            out.append(ratings - ratings.mean())
+    return out
+
+
+def round_grid(most: int, ratio: float = 1.15) -> list[int]:
+    """Round counts 1, 2, ... up to ``most``, each about ``ratio`` times the one before."""
+    grid = [1]
+    while grid[-1] < most:
+        grid.append(min(most, max(grid[-1] + 1, int(round(grid[-1] * ratio)))))
+    return grid
+
+
+def wrong_pairs(truth: np.ndarray, ratings: np.ndarray, delta: float) -> tuple[int, int]:
+    """(pairs at least ``delta`` apart in ``truth`` that ``ratings`` order wrongly, such pairs)."""
+    dt = truth[:, None] - truth[None, :]
+    dr = ratings[:, None] - ratings[None, :]
+    far = np.triu(np.abs(dt) >= delta, k=1)
+    return int((far & (np.sign(dt) != np.sign(dr))).sum()), int(far.sum())
+
+
+def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, confidence: float, delta: float,
+                  max_games: int | None, rr_rounds: int, seat_elo: float, board_sd: float, seed: int,
+                  tables_per_round: int | None = None) -> dict:
+    """The figures of one setting (see the module docstring)."""
+    truth = (np.arange(entrants)[::-1] * gap).astype(float)
+    truth -= truth.mean()
+    game = KnownStrengthGame(truth, players, seat_elo=seat_elo, board_sd=board_sd)
+    rr_round_games = len(round_robin_tables(entrants, players)) * players
+    cap = max_games or DEFAULT_MAX_GAMES
+    grid = round_grid(rr_rounds or max(1, -(-cap // rr_round_games)))
+    ranking = RankingSettings(confidence=confidence, delta_elo=delta, tables_per_round=tables_per_round)
+    root = np.random.SeedSequence(seed)
+    games, decisions, adaptive_wrong, exact, far_pairs = [], [], 0, 0, 0
+    claims = {ORDERED: [0, 0], WITHIN: [0, 0]}
+    rr_wrong = np.zeros(len(grid))
+    rr_exact = np.zeros(len(grid))
+    t0 = time.process_time()
+    for t in range(tournaments):
+        adaptive_rng, rr_rng = (np.random.default_rng(s) for s in root.spawn(2))
+        schedule = simulate_adaptive(game, ranking, cap, seed=seed + t, rng=adaptive_rng)
+        games.append(schedule.games_planned)
+        decisions.append(schedule.decision)
+        wrong, far = wrong_pairs(truth, schedule.fit.ratings, delta)
+        adaptive_wrong += wrong
+        far_pairs += far
+        exact += wrong == 0
+        for pair in schedule.status.pairs:
+            if pair.state == ORDERED:
+                claims[ORDERED][0] += 1
+                claims[ORDERED][1] += truth[pair.upper] < truth[pair.lower]
+            elif pair.state == WITHIN:
+                claims[WITHIN][0] += 1
+                claims[WITHIN][1] += abs(truth[pair.upper] - truth[pair.lower]) >= delta
+        for r, ratings in enumerate(simulate_round_robin(game, grid, rr_rng)):
+            wrong, _ = wrong_pairs(truth, ratings, delta)
+            rr_wrong[r] += wrong
+            rr_exact[r] += wrong == 0
+    seconds = time.process_time() - t0
+    games = np.asarray(games)
+    adaptive_rate = adaptive_wrong / max(far_pairs, 1)
+    rr_rate = rr_wrong / max(far_pairs, 1)
+    match = np.flatnonzero(rr_rate <= adaptive_rate)
+    rounds_to_match = grid[int(match[0])] if len(match) else None
+    games_to_match = rounds_to_match * rr_round_games if rounds_to_match else None
+    return {
+        "entrants": entrants, "players": players, "tournaments": tournaments, "gap_elo": gap,
+        "confidence": confidence, "delta_elo": delta, "max_games": cap, "seat_elo": seat_elo, "board_sd": board_sd,
+        "tables_per_round": tables_per_round, "round_growth": ranking.round_growth,
+        "adaptive": {
+            "games_mean": float(games.mean()), "games_p10": float(np.percentile(games, 10)),
+            "games_p50": float(np.percentile(games, 50)), "games_p90": float(np.percentile(games, 90)),
+            "resolved": decisions.count(RESOLVED) / tournaments, "cap": decisions.count(CAP) / tournaments,
+            "wrong_pairs": adaptive_rate, "exact": exact / tournaments,
+            "ordered_claims": claims[ORDERED][0], "ordered_claims_wrong": claims[ORDERED][1] / max(claims[ORDERED][0], 1),
+            "within_claims": claims[WITHIN][0], "within_claims_wrong": claims[WITHIN][1] / max(claims[WITHIN][0], 1),
+            "nominal": 1.0 - confidence},
+        "round_robin": {"round_games": rr_round_games, "rounds": grid, "wrong_pairs": [float(x) for x in rr_rate],
+                        "exact": [float(x) / tournaments for x in rr_exact]},
+        "rounds_to_match": rounds_to_match, "games_to_match": games_to_match,
+        "games_ratio": float(games.mean() / games_to_match) if games_to_match else None,
+        "cpu_seconds": seconds,
+    }
+
+
+def table_markdown(settings: Sequence[dict]) -> str:
+    """The settings' figures as the Markdown table of jobs/TOURNAMENTS.md."""
+    head = ("| Entrants | Players | Adaptive games (10-90%) | Resolved | Wrong pairs | Exact | Claims wrong | "
+            "Round robin, as many games: wrong pairs | Round robin to match | Ratio |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines = [head]
+    for f in settings:
+        a = f["adaptive"]
+        claims = a["ordered_claims"] + a["within_claims"]
+        wrong = a["ordered_claims_wrong"] * a["ordered_claims"] + a["within_claims_wrong"] * a["within_claims"]
+        match = (f"{f['rounds_to_match']} rounds, {f['games_to_match']:,} games" if f["rounds_to_match"]
+                 else f"more than {f['round_robin']['rounds'][-1]} rounds")
+        ratio = f"{f['games_ratio']:.2f}" if f["games_ratio"] is not None else "< " + \
+            f"{a['games_mean'] / (f['round_robin']['rounds'][-1] * f['round_robin']['round_games']):.2f}"
+        rr = f["round_robin"]
+        within = [k for k, r in enumerate(rr["rounds"]) if r * rr["round_games"] <= a["games_mean"]]
+        same = (f"{100 * rr['wrong_pairs'][within[-1]]:.2f}% ({rr['rounds'][within[-1]]} rounds)" if within
+                else f"(one round is {rr['round_games']:,} games)")
+        lines.append(f"| {f['entrants']} | {f['players']} | {a['games_mean']:,.0f} ({a['games_p10']:,.0f}-"
+                     f"{a['games_p90']:,.0f}) | {100 * a['resolved']:.0f}% | {100 * a['wrong_pairs']:.3f}% | "
+                     f"{100 * a['exact']:.1f}% | {int(round(wrong))} of {claims} ({100 * wrong / max(claims, 1):.2f}%) | "
+                     f"{same} | {match} | {ratio} |")
+    return "\n".join(lines)
+
+
+def bench(options) -> dict:
+    """``arena bench ranking``: the four settings (N = 8, 16; 2 and 4 players), fewer
+    tournaments with ``options.quick``."""
+    tournaments = 20 if options.quick else 200
+    return {"settings": [ranking_bench(n, k, tournaments, **DEFAULTS) for n, k in SETTINGS]}
+
+
+SETTINGS = ((8, 2), (8, 4), (16, 2), (16, 4))
+DEFAULTS = dict(gap=40.0, confidence=0.95, delta=20.0, max_games=None, rr_rounds=None, seat_elo=30.0, board_sd=0.0,
+                seed=2024)
+#: The adaptive schedule's cap, and how far the round robin is played (in whole rounds).
+DEFAULT_MAX_GAMES = 20_000
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jobs.bench.ranking", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entrants", type=int, nargs="*", default=[8, 16])
+    parser.add_argument("--players", type=int, nargs="*", default=[2, 4])
+    parser.add_argument("--tournaments", type=int, default=200)
+    parser.add_argument("--gap", type=float, default=DEFAULTS["gap"], help="Elo between neighbours (truth)")
+    parser.add_argument("--confidence", type=float, default=DEFAULTS["confidence"])
+    parser.add_argument("--delta", type=float, default=DEFAULTS["delta"], help="indifference margin, Elo")
+    parser.add_argument("--max-games", type=int, default=None, help=f"cap (default {DEFAULT_MAX_GAMES})")
+    parser.add_argument("--rr-rounds", type=int, default=None,
+                        help="the round robin's most rounds (default: as many as the cap's games)")
+    parser.add_argument("--tables-per-round", type=int, default=None)
+    parser.add_argument("--seat-elo", type=float, default=DEFAULTS["seat_elo"])
+    parser.add_argument("--board-sd", type=float, default=DEFAULTS["board_sd"])
+    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+    parser.add_argument("--json", action="store_true", help="one JSON document (default: a line per setting)")
+    parser.add_argument("--markdown", type=Path, default=None, metavar="JSONL",
+                        help="print the Markdown table of the settings in JSONL (lines this command printed) and exit")
+    args = parser.parse_args(argv)
+    if args.markdown is not None:
+        lines = [line for line in args.markdown.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
+        print(table_markdown([json.loads(line) for line in lines]))
+        return 0
+    out = []
+    for n in args.entrants:
+        for k in args.players:
+            figures = ranking_bench(n, k, args.tournaments, args.gap, args.confidence, args.delta, args.max_games,
+                                    args.rr_rounds, args.seat_elo, args.board_sd, args.seed, args.tables_per_round)
+            out.append(figures)
+            if not args.json:
+                print(json.dumps(figures), flush=True)
+    if args.json:
+        print(json.dumps({"settings": out}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
