@@ -70,8 +70,7 @@ try:
     str(state)
 except pyspiel.SpielError as exc:
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    where, _, rule = lines[0].rpartition(" ")
-    print(f"{rule} ({where.rsplit('/', 1)[-1]})" if where else lines[0])
+    print(lines[0].split(" ", 1)[0].rsplit("/", 1)[-1] + " " + lines[0].split(" ", 1)[-1])
     sys.exit(3)
 """
 
