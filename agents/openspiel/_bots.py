@@ -1,6 +1,7 @@
 """The agents over OpenSpiel's bots (see the package docstring)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Annotated
 
@@ -84,6 +85,14 @@ class _OpenSpielBotAgent(Agent):
 
     def state(self, observation):
         """The ``pyspiel.State`` this agent's player plans on."""
+        game = self._game
+        if observation.legal.shape != (game.num_actions,) or observation.history.shape != (game.max_history,):
+            # The cluster builds a series' agents with the study's base game config, so under
+            # design.vary of a parameter that changes the game's size they would plan on another game.
+            raise ValueError(f"{self.name}: the observation is not of the game this agent was built for "
+                             f"({game.openspiel_game} with {dataclasses.asdict(self.game_config)}); design.vary "
+                             f"over OpenSpiel parameters that change the game's size is not supported for "
+                             f"OpenSpiel's bots")
         return self._openspiel.state_from_observation(self._game, observation, self.seat, self._worlds)
 
     def budget_args(self) -> tuple[int, float]:

@@ -1,0 +1,105 @@
+"""OpenSpiel games on the cluster: a study on Ray (the same rows on 1 and 2 workers, seats
+rotated, ratings, the sequential stop), records of OpenSpiel games with chance and hidden
+information that replay, and a condition varying an OpenSpiel parameter."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("pyspiel")
+
+from cluster.analysis.ratings import rate  # noqa: E402
+from cluster.replay.records import ReplayMismatch, replay, verify  # noqa: E402
+from cluster.results.store import ResultStore  # noqa: E402
+from cluster.run.driver import run_study  # noqa: E402
+from cluster.run.play import build_agents, play_recorded_game  # noqa: E402
+from cluster.spec.plan import plan_study  # noqa: E402
+from cluster.spec.study import build_spec  # noqa: E402
+
+
+def make_spec(tmp_path, name, game, lineup, design=None, budget=None):
+    return build_spec({
+        "study": {"name": name, "seed": 9, "results_dir": str(tmp_path / "studies")},
+        "game": game, "budget": budget or {"iterations": 30},
+        "design": design or {"seeds": 3, "games_per_seed": 2, "rotate_seats": True, "series_by": "game"},
+        "lineup": lineup,
+        "tracking": {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "enabled": False},
+    })
+
+
+NONDETERMINISTIC = ["mean_ms", "finished_at", "worker"]
+
+
+def comparable(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=NONDETERMINISTIC).sort_values(
+        ["game_index", "seat"]).reset_index(drop=True)
+
+
+LINEUP = [{"agent": "openspiel_mcts", "label": "MCTS"}, {"agent": "random", "label": "Random"}]
+
+
+def test_study_on_ray_same_rows_on_1_and_2_workers_with_ratings(ray_local, tmp_path):
+    game = {"name": "openspiel:tic_tac_toe"}
+    one = run_study(make_spec(tmp_path / "one", "os-ttt", game, LINEUP), num_workers=1, progress=False)
+    two = run_study(make_spec(tmp_path / "two", "os-ttt", game, LINEUP), num_workers=2, progress=False)
+    rows = ResultStore(two.study_dir).read()
+    pd.testing.assert_frame_equal(comparable(ResultStore(one.study_dir).read()), comparable(rows))
+    assert two.games_done == 6 and (rows["result"] != "error").all()
+    # seats rotated: each label sat in both seats
+    assert rows.groupby("label")["seat"].nunique().to_dict() == {"MCTS": 2, "Random": 2}
+    mcts = rows[rows["label"] == "MCTS"]
+    assert (mcts["result"] != "loss").all()  # 30 simulations do not lose tic-tac-toe to random
+    table = rate(rows, bootstrap=50)
+    assert table.index[0].startswith("MCTS") and table["rating"].iloc[0] > table["rating"].iloc[1]
+
+
+def test_sequential_stop_decides_on_an_openspiel_game(ray_local, tmp_path):
+    design = {"seeds": 40, "games_per_seed": 2, "rotate_seats": True, "series_by": "game",
+              "stop": {"sprt": {"elo0": 0, "elo1": 200, "alpha": 0.05, "beta": 0.05},
+                       "between": ["MCTS", "Random"]}}
+    spec = make_spec(tmp_path, "os-stop", {"name": "openspiel:connect_four"}, LINEUP, design,
+                     budget={"iterations": 200})
+    result = run_study(spec, num_workers=2, progress=False)
+    assert result.games_done < spec.design.total_games  # H1 accepted before the cap of 80 games
+
+
+@pytest.mark.parametrize("game,lineup", [
+    ({"name": "openspiel:leduc_poker"}, [{"agent": "openspiel_ismcts", "label": "IS"},
+                                         {"agent": "openspiel_mcts", "label": "M"}]),
+    ({"name": "openspiel:goofspiel", "num_cards": 4, "imp_info": True},
+     [{"agent": "random", "label": "R"}, {"agent": "openspiel_random", "label": "OR"}]),
+    ({"name": "openspiel:pig", "winscore": 20}, [{"agent": "openspiel_mcts", "label": "M"},
+                                                  {"agent": "random", "label": "R"}]),
+])
+def test_records_of_openspiel_games_replay(tmp_path, game, lineup):
+    spec = make_spec(tmp_path, "os-rec", game, lineup, budget={"iterations": 20})
+    agents = build_agents(spec)
+    task = plan_study(spec)[0].games[0]
+    rows, _, record = play_recorded_game(spec, task, agents)
+    assert record is not None and all(r["result"] != "error" for r in rows), rows[0]["error"]
+    assert verify(record) == record.length
+    tampered = record.actions.copy()
+    step = next(t for t in range(record.length) if tampered[t].any())  # a step some player chose
+    tampered[step] = (tampered[step] + 1) % 2
+    record.actions[:] = tampered
+    with pytest.raises(ReplayMismatch):
+        for _ in replay(record):
+            pass
+
+
+def test_a_condition_varies_an_openspiel_parameter(tmp_path):
+    lineup = [{"agent": "random", "label": "R1"}, {"agent": "openspiel_random", "label": "R2"}]
+    spec = make_spec(tmp_path, "os-vary", {"name": "openspiel:connect_four"}, lineup,
+                     {"seeds": 1, "games_per_seed": 2, "vary": {"columns": [5, 7]}})
+    assert [c.columns for c in spec.condition_configs] == [5, 7]
+    agents = build_agents(spec)
+    for run in plan_study(spec):
+        for task in run.games:
+            rows, _, record = play_recorded_game(spec, task, agents)
+            if task.condition == 0:  # a series' agents are built with the base config (7 columns)
+                assert rows[0]["result"] == "error" and "not of the game this agent" in rows[0]["error"]
+                continue
+            assert record.actions.max() < spec.condition_configs[task.condition].columns
+            assert verify(record) == record.length
+    assert np.unique([t.condition for r in plan_study(spec) for t in r.games]).tolist() == [0, 1]
