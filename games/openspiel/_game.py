@@ -54,10 +54,10 @@ _SIMULTANEOUS = pyspiel.GameType.Dynamics.SIMULTANEOUS
 class OpenSpielObservation(NamedTuple):
     """What a player of an OpenSpiel game sees (sizes fixed per game and parameters)."""
 
-    information_state: np.ndarray
+    information_state_tensor: np.ndarray
     """float32[I]: OpenSpiel's ``information_state_tensor(player)`` (size 0 where the game
     provides none)."""
-    observation: np.ndarray
+    observation_tensor: np.ndarray
     """float32[O]: OpenSpiel's ``observation_tensor(player)`` (size 0 where it provides none)."""
     legal: np.ndarray
     """bool[num_actions]: the player's legal actions now (all False when it does not act)."""
@@ -118,7 +118,7 @@ class OpenSpielGame(Game):
         self.information_state_size = int(spiel.information_state_tensor_size()) if self.has_information_state else 0
         self.observation_size = int(spiel.observation_tensor_size()) if self.has_observation else 0
         self.observed_fields = tuple(name for name, present in (
-            ("information_state", self.has_information_state), ("observation", self.has_observation)) if present)
+            ("information_state_tensor", self.has_information_state), ("observation_tensor", self.has_observation)) if present)
         if kind.provides_observation_string:
             self._view_string = lambda state, p: state.observation_string(p)
         elif kind.provides_information_state_string:
@@ -211,8 +211,8 @@ class OpenSpielGame(Game):
             history[:len(self._views[player])] = self._views[player]
             view_crc[:len(self._crcs[player])] = self._crcs[player]
         return OpenSpielObservation(
-            information_state=self._tensor(state.information_state_tensor, player, self.information_state_size),
-            observation=self._tensor(state.observation_tensor, player, self.observation_size),
+            information_state_tensor=self._tensor(state.information_state_tensor, player, self.information_state_size),
+            observation_tensor=self._tensor(state.observation_tensor, player, self.observation_size),
             legal=self.legal_actions(player), history=history, view_crc=view_crc)
 
     @staticmethod

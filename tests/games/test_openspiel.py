@@ -96,7 +96,7 @@ def test_perfect_information_observation_is_the_history_and_rebuilds_the_state()
     game = make_game("openspiel:connect_four")
     play_random(game, seed=1, stop_after=9)
     obs = game.observation(1)
-    assert obs.observation.shape == (3 * 6 * 7,) and obs.information_state.shape == (0,)
+    assert obs.observation_tensor.shape == (3 * 6 * 7,) and obs.information_state_tensor.shape == (0,)
     assert list(obs.history[obs.history != NO_ENTRY]) == list(game.state.history())
     assert not obs.legal.any() if game.acting_players() == [0] else obs.legal.any()
     assert str(state_from_observation(game, obs, 1)) == str(game.state)
@@ -113,7 +113,7 @@ def test_kuhn_poker_hides_the_opponents_card_only():
     for p in (0, 1):
         seen = list(game.observation(p).history[:3])
         assert seen[p] == dealt[p] and seen[1 - p] == HIDDEN and seen[2] == 1
-        assert np.array_equal(game.observation(p).information_state,
+        assert np.array_equal(game.observation(p).information_state_tensor,
                               np.asarray(game.state.information_state_tensor(p), dtype=np.float32))
 
 
