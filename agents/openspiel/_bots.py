@@ -123,7 +123,7 @@ class OpenSpielMCTSConfig:
 
 @register
 class OpenSpielMCTSAgent(_OpenSpielBotAgent):
-    """OpenSpiel's C++ MCTSBot with random rollouts (the package docstring)."""
+    """OpenSpiel's C++ MCTSBot with random rollouts, on any sequential OpenSpiel game (`openspiel:NAME`; the games listed are the contract's)."""
 
     name = "openspiel_mcts"
     Config = OpenSpielMCTSConfig
@@ -174,7 +174,7 @@ class OpenSpielISMCTSConfig:
 
 @register
 class OpenSpielISMCTSAgent(_OpenSpielBotAgent):
-    """OpenSpiel's C++ ISMCTSBot (the package docstring)."""
+    """OpenSpiel's C++ ISMCTSBot, on OpenSpiel games whose states resample from an information state (the games listed are the contract's)."""
 
     name = "openspiel_ismcts"
     Config = OpenSpielISMCTSConfig
@@ -234,7 +234,7 @@ def _resamples(game_config) -> bool:
 
 @register
 class OpenSpielRandomAgent(_OpenSpielBotAgent):
-    """OpenSpiel's ``uniform_random`` bot."""
+    """OpenSpiel's `uniform_random` bot, on any OpenSpiel game (the games listed are the contract's)."""
 
     name = "openspiel_random"
     games = ("openspiel:tic_tac_toe", "openspiel:goofspiel")

@@ -59,7 +59,7 @@ MATCHUPS = (
     Matchup("tic_tac_toe", ("mcts", 100), ("random", 0)),
     Matchup("tic_tac_toe", ("mcts", 300), ("mcts", 30)),
     Matchup("connect_four", ("mcts", 100), ("random", 0)),
-    Matchup("connect_four", ("mcts", 1000), ("mcts", 250)),
+    Matchup("connect_four", ("mcts", 400), ("mcts", 100)),
 )
 #: OpenSpiel's MCTSBot settings on both sides (examples/mcts.py: c = 2, one random rollout, solver on).
 UCT_C, ROLLOUTS, SOLVE, MAX_MEMORY_MB = 2.0, 1, True, 1000
