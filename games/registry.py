@@ -105,8 +105,10 @@ def has_kernels(name: str) -> bool:
 
 
 def game_names() -> list[str]:
-    """The built-in games and the installed plugins' (not import paths)."""
-    return sorted({name for name in _GAMES if not is_import_path(name)} | set(entry_points(GAME_ENTRY_POINTS)))
+    """The built-in games and the installed plugins' (not import paths, nor the bridged
+    games a process has loaded: ``openspiel:NAME`` is an open family, games/openspiel/README.md)."""
+    return sorted({name for name in _GAMES if not is_import_path(name) and bridged_module(name) is None}
+                  | set(entry_points(GAME_ENTRY_POINTS)))
 
 
 def make_config(name: str, options: dict | None = None):
