@@ -91,8 +91,9 @@ class Agent(ABC):
     #: keep the games of the old default and the new apart. Default: 0.
     config_version: ClassVar[int] = 0
     #: Registry names of the games this agent plays (the agent contract,
-    #: :mod:`agents.contract`, plays it on each). Empty: any game whose kernels
-    #: module offers ``legal_actions(observation, player)`` (e.g. ``random``).
+    #: :mod:`agents.contract`, plays it on each). Empty: any game :meth:`plays_game`
+    #: accepts (by default those whose kernels offer ``legal_actions(observation,
+    #: player)``, e.g. for ``random``).
     games: ClassVar[tuple[str, ...]] = ()
     #: The seats this agent can take (e.g. Scotland Yard's Mr X agents: seat 0 only).
     #: Empty: every seat.
@@ -104,7 +105,7 @@ class Agent(ABC):
     #: the lineup entry. Agents that do not search honour any budget. Default: True.
     supports_iteration_budget: ClassVar[bool] = True
     #: About how many CPU seconds compiling this agent's kernels takes on a fresh numba
-    #: cache, beyond the game's own kernels (``jobs/probes/pommerman_compile_profile.py``
+    #: cache, beyond the game's own kernels (``jobs/bench/probes/pommerman_compile_profile.py``
     #: measures it per agent). The parallel warm-up's groups take the lineup's agents
     #: costliest first (:func:`cluster.run.warm.warm_queue`), so that a costly agent does
     #: not start last. Only the order matters. Default: 1.
@@ -124,6 +125,19 @@ class Agent(ABC):
         location-categorization tables only with ``lc_update`` or a non-uniform
         ``determinization``). Default: False."""
         return False
+
+    #: What :meth:`plays_game` accepts, in words (``arena agents``). Default: any game
+    #: with kernels.
+    plays_any_description: ClassVar[str] = "any game with kernels"
+
+    @classmethod
+    def plays_game(cls, game_name: str) -> bool:
+        """Whether an agent that declares no games (empty :attr:`games`) plays the
+        registered game ``game_name`` (what the agent contract plays it on). Default:
+        the game registered a kernels module (``legal_actions(observation, player)``)."""
+        from games.registry import has_kernels
+
+        return has_kernels(game_name)
 
     @classmethod
     def resolved_params(cls, config, game_config) -> dict[str, Any]:
@@ -215,6 +229,14 @@ class Agent(ABC):
         """Raise ValueError if ``arrays`` (e.g. a seed population file) cannot be
         loaded into an agent with ``config``. Agents that learn nothing refuse any."""
         raise ValueError(f"agent {cls.name!r} learns nothing across games; it takes no seed state")
+
+    @property
+    def search_tree(self):
+        """The search tree of the last decision (the struct of arrays of
+        :mod:`agents.search.tree`), read by analysis and benchmarks (e.g. its depths,
+        ``agents.search.depth_summary``) between decisions; it is overwritten by the next
+        decision. Default: None (the agent keeps no tree)."""
+        return None
 
     @property
     def mean_iterations(self) -> float:

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .api import Budget
+from .episodes import end_game, play
 from .registry import agent_class, make_agent, make_agent_config
 
 __all__ = ["Check", "ContractFailure", "ContractGame", "contract_budget", "declared_games", "seat_lineup", "play_contract_game",
@@ -76,10 +77,10 @@ class Check:
 def declared_games(agent: str) -> list[str]:
     """The games agent ``agent`` declares (``Agent.games``); empty declaration: every
     registered game with a kernels module (the agent plays through ``legal_actions``)."""
-    from games.registry import game_names, has_kernels
+    from games.registry import game_names
 
     cls = agent_class(agent)
-    return list(cls.games) if cls.games else [g for g in game_names() if has_kernels(g)]
+    return list(cls.games) if cls.games else [g for g in game_names() if cls.plays_game(g)]
 
 
 def seat_lineup(agent: str, num_players: int) -> tuple[list[str], list[int]]:
@@ -161,30 +162,32 @@ def play_contract_game(agent: str, game_name: str, *, iterations: int = DEFAULT_
             player.begin_game(seat, seat_seeds[seat])
         except Exception as exc:
             raise ContractFailure("begin_game", f"{names[seat]} in seat {seat}: {_describe(exc)}") from exc
-    while not game.done and len(played.joint_actions) < steps:
-        actions = [0] * game.num_players
-        for seat in game.acting_players():
-            player = agents[seat]
-            view = game.true_state_view() if player.reads_true_state else game.observation(seat)
-            before = player.total_seconds
-            try:
-                action = player.act(view)
-            except Exception as exc:
-                raise ContractFailure("legal actions", f"{names[seat]} in seat {seat} raised at step "
-                                                       f"{game.step_count}: {_describe(exc)}") from exc
-            actions[seat] = action
-            if seat in own:
-                if decision_ms is not None:
-                    decision_ms.append(1000.0 * (player.total_seconds - before))
-                played.max_iterations = max(played.max_iterations, player.last_iterations)
-                if not (0 <= action < game.num_actions and game.is_valid_action(seat, action)):
-                    played.illegal.append(f"step {game.step_count}, seat {seat}: action {action}")
-        game.step(actions)
-        played.joint_actions.append([int(a) for a in actions])
+
+    def checked(game, seat):
+        """The seat's agent's move, its exception a ContractFailure; the agent under test's
+        time, iterations and legality recorded."""
+        player = agents[seat]
+        view = game.true_state_view() if player.reads_true_state else game.observation(seat)
+        before = player.total_seconds
+        try:
+            action = player.act(view)
+        except Exception as exc:
+            raise ContractFailure("legal actions", f"{names[seat]} in seat {seat} raised at step "
+                                                   f"{game.step_count}: {_describe(exc)}") from exc
+        if seat in own:
+            if decision_ms is not None:
+                decision_ms.append(1000.0 * (player.total_seconds - before))
+            played.max_iterations = max(played.max_iterations, player.last_iterations)
+            if not (0 <= action < game.num_actions and game.is_valid_action(seat, action)):
+                played.illegal.append(f"step {game.step_count}, seat {seat}: action {action}")
+        return action
+
+    def traced(game, joint):
+        played.joint_actions.append([int(a) for a in joint])
         played.fingerprints.append(int(game.fingerprint()))
-    returns = np.asarray(game.returns(), dtype=np.float64)
-    for seat, player in enumerate(agents):
-        player.end_game(game.observation(seat), returns)
+
+    play(game, [checked] * game.num_players, max_steps=steps, after_step=traced)
+    end_game(game, agents)
     return played
 
 

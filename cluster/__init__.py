@@ -14,11 +14,11 @@ private imports across rooms):
 * ``tracking/``: MLflow plumbing (the one batch writer, stores, run records),
   knowing nothing of what is logged.
 * ``spec/``: the validated study and sweep models, their field rules, seed
-  populations, the CLI edits (``set_path``, ``scale_groups``), the plan.
+  populations, the CLI edits (``--set``, ``--unset``, ``--scale``), the builders, the plan.
 * ``results/``: the Parquet results store (the source of truth) and population export.
 * ``replay/``: game records, their re-simulation and rendering.
 * ``analysis/``: everything computed from result rows: the one per-label summary,
-  tables, the report, segments, ratings, sequential tests, board pairs.
+  tables, the report, learning curves, ratings, sequential tests, board pairs.
 * ``run/``: one game on a host, the scheduler and its policy, what a study logs,
   the study driver in stages, the scaling bench.
 * ``sweep/``: Ray Tune sweeps over a base study, their results and tracking.

@@ -21,7 +21,10 @@ A game has two layers (see ``games/pommerman`` for the reference example):
    ==========================  ================================================
 
    Kernels validate nothing and raise nothing in the hot path; the wrapper
-   validates inputs once.
+   validates inputs once. A game that declares the *generic kernels*
+   (:attr:`Game.generic_kernels`, :mod:`games.generic`) is searched by agents
+   written for any game (``mcts_generic``); ``games/CONTRACT.md`` lists every
+   member a game must or may define.
 
 2. **A thin Python class** implementing :class:`Game` below, with the
    ergonomic API used by agents' Python glue, the cluster and the CLI.
@@ -40,6 +43,23 @@ import numpy as np
 
 #: Per-player outcome labels used across Arena (results tables, Parquet rows).
 WIN, TIE, LOSS = "win", "tie", "loss"
+
+
+def board_of(seed, board_index: int | None = None) -> int | None:
+    """The board a game is reset on: ``board_index`` when given (a study's plan passes its
+    board seed, the index of the board among the study's boards), else an int ``seed``
+    itself (``reset(7)`` plays board 7), else None (a SeedSequence alone names no board).
+
+        >>> board_of(np.random.SeedSequence(5), 3), board_of(7), board_of(np.random.SeedSequence(5))
+        (3, 7, None)
+    """
+    if board_index is not None:
+        if isinstance(board_index, bool) or not isinstance(board_index, (int, np.integer)) or board_index < 0:
+            raise ValueError(f"board_index: must be a non-negative int, got {board_index!r}")
+        return int(board_index)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return int(seed)
+    return None
 
 
 def _as_int(action) -> int:
@@ -61,6 +81,12 @@ class Game(ABC):
     game's reference rules do; the entries of players not acting are ignored
     (0 is passed on). A game implements :meth:`new_state` and :meth:`apply`
     and the queries; the optional members have defaults here.
+
+    A game is reset from a seed and, optionally, the index of its *board*
+    (``reset(seed, board_index=b)``): a study's plan passes its board seed, so that a
+    game whose boards are a list (Pommerman's ``boards_file``) plays board ``b`` and a
+    game that alternates something by board (XCOM's first mover) alternates by it,
+    without decoding the plan's seeds. The game reads it as :attr:`board_index`.
     """
 
     num_players: ClassVar[int]
@@ -93,11 +119,28 @@ class Game(ABC):
     #: PettingZoo face then asks every agent at every step and converts with
     #: ``aec_to_parallel`` (``is_parallelizable``). Default: False (turn-based).
     simultaneous: ClassVar[bool] = False
+    #: The game's kernels for searches that play any game (a
+    #: :class:`games.generic.GenericKernels`): ``mcts_generic`` then searches it in numba.
+    #: Default: None (no generic kernels; see :attr:`searchable` for the Python path).
+    generic_kernels: ClassVar[Any] = None
+    #: Whether searches that play any game may plan through this class's Python members
+    #: (the pure-Python path of ``mcts_generic``): :meth:`copy`, :meth:`acting_players`,
+    #: :meth:`legal_actions`, :meth:`apply`, :attr:`done`, :meth:`returns`, and
+    #: :meth:`determinize` (hidden information) and the chance members (chance nodes)
+    #: where the game has them. Default: False.
+    searchable: ClassVar[bool] = False
+    #: Whether :meth:`observation` is the whole state in the game's layout (nothing is
+    #: hidden from anybody), so that a search may take an observation as the state
+    #: (the default :meth:`determinize`). Default: False.
+    perfect_information: ClassVar[bool] = False
 
     def __init__(self, config: Any):
         self.config = config
         self.state: Any = None
         self.invalid_actions = np.zeros(self.num_players, dtype=np.int64)
+        #: The board the current game is played on (:func:`board_of` the arguments of
+        #: :meth:`reset`): None until a reset, and for a SeedSequence without a board index.
+        self.board_index: int | None = None
 
     def forward_model_kernels(self) -> tuple:
         """The numba dispatchers of this game's forward model: those agents' search kernels
@@ -110,14 +153,18 @@ class Game(ABC):
         return ()
 
     # --- life cycle -----------------------------------------------------------
-    def reset(self, seed) -> None:
-        """Start a new game; ``seed`` is an int or a numpy SeedSequence."""
+    def reset(self, seed, board_index: int | None = None) -> None:
+        """Start a new game; ``seed`` is an int or a numpy SeedSequence, ``board_index``
+        the board it is played on (default: an int seed names its board; a SeedSequence
+        alone none). Games without boards of their own ignore the board index."""
+        self.board_index = board_of(seed, board_index)
         self.state = self.new_state(seed)
         self.invalid_actions[:] = 0
 
     @abstractmethod
     def new_state(self, seed) -> Any:
-        """The initial state of a game played from ``seed``."""
+        """The initial state of a game played from ``seed`` (on board :attr:`board_index`,
+        set by :meth:`reset` just before, for a game with boards of its own)."""
 
     def step(self, actions: Sequence[int]) -> None:
         """Apply one joint action (one entry per player; see the class docstring)."""
@@ -233,6 +280,35 @@ class Game(ABC):
         """``action_names[action]``, else the number."""
         names = self.action_names
         return str(names[action]) if names is not None and 0 <= action < len(names) else str(action)
+
+    # --- search on any game (games/CONTRACT.md) --------------------------------
+    def is_chance_node(self) -> bool:
+        """Whether the game waits for a chance event (nobody acts: :meth:`acting_players`
+        is empty and :meth:`step` draws the outcome from the game's own seeded generator;
+        a search branches on :meth:`chance_outcomes` instead). Default: never."""
+        return False
+
+    def chance_outcomes(self) -> np.ndarray:
+        """float64[K]: at a chance node, the probability of each outcome ``0 .. K-1``.
+        Default: the game has no chance node (ValueError)."""
+        raise ValueError(f"{type(self).__name__} declares no chance nodes")
+
+    def apply_chance(self, outcome: int) -> None:
+        """Play chance ``outcome`` (one with a positive probability). Default: ValueError."""
+        raise ValueError(f"{type(self).__name__} declares no chance nodes")
+
+    def determinize(self, observation: Any, player: int, rng: np.random.Generator) -> None:
+        """Set :attr:`state` to a whole state that ``player``'s ``observation`` is
+        consistent with, every hidden thing drawn from ``rng`` (what a search plans
+        from when information is hidden). Default: the observation itself (copied),
+        for a game that declares :attr:`perfect_information`; else ValueError."""
+        if not self.perfect_information:
+            raise ValueError(f"{type(self).__name__} hides information (perfect_information is "
+                             f"False) and does not implement determinize()")
+        if isinstance(observation, tuple):
+            self.state = type(observation)(*(np.array(a, copy=True) for a in observation))
+        else:
+            self.state = np.array(observation, copy=True)
 
     # --- copies, serialisation, pictures ---------------------------------------
     @abstractmethod

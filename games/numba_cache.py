@@ -152,7 +152,13 @@ def _link_index(index: Path, target: Path) -> int:
 
 def _read_index(path: Path):
     """``(stamp, overloads)`` of a numba cache index (``*.nbi``) written by this numba
-    version, else None (numba's own format: the version pickled, then the pickled pair)."""
+    version, else None (numba's own format: the version pickled, then the pickled pair).
+
+    None too for an index this process cannot unpickle: its signatures name the types of
+    the kernels' arguments by module, and a plugin game's state type (a NamedTuple of a
+    module on another process's path, e.g. the generic search compiled for it) does not
+    import here. Such an entry is skipped, not an error: the processes that can import
+    it still load it."""
     import pickle
 
     import numba
@@ -162,7 +168,7 @@ def _read_index(path: Path):
             if pickle.load(f) != numba.__version__:
                 return None
             return pickle.loads(f.read())
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, ImportError, AttributeError):
         return None
 
 

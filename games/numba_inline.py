@@ -17,7 +17,7 @@ numba 0.60-0.68 each inlined call site
 
 Neither changes the IR that reaches type inference, only how often it is built and
 copied: the kernels and the games are the same (the golden and same-games tests run
-on the repaired inliner). Measured with ``python jobs/probes/pommerman_compile_profile.py
+on the repaired inliner). Measured with ``python jobs/bench/probes/pommerman_compile_profile.py
 --ruleset java`` (CPU seconds of compiling, one process): see the README's "Cold start".
 
 ``ARENA_NUMBA_INLINER=stock`` leaves numba as it is (to measure, or to rule the

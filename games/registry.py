@@ -40,7 +40,8 @@ def register_game_class(name: str, game_cls: type) -> None:
     if game_cls.Config is None or not is_dataclass(game_cls.Config):
         raise PluginError(f"{where}.Config: a plugin game declares its config class "
                           f"(a frozen dataclass, e.g. games.validation.config_class)")
-    register(name, game_cls.Config, game_cls, kernels=game_cls.kernels)
+    # a game that declares only the generic kernels offers legal_actions through them
+    register(name, game_cls.Config, game_cls, kernels=game_cls.kernels or game_cls.generic_kernels)
 
 
 def _load_plugin(name: str) -> bool:
@@ -95,6 +96,27 @@ def game_kernels(config) -> Any:
         return _KERNELS[type(config)]
     except KeyError:
         raise ValueError(f"no kernels registered for game config {type(config).__name__}") from None
+
+
+def game_class(name: str) -> type | None:
+    """The :class:`games.api.Game` subclass of game ``name`` (loading a plugin), or None
+    when its registered constructor is a function rather than the class."""
+    check_game(name)
+    factory = _GAMES[name][1]
+    return factory if isinstance(factory, type) else None
+
+
+def make_game_for(config):
+    """A game instance from a config alone (the game that registered ``type(config)``;
+    a plugin game's config built from a pickle loads the plugins first)."""
+    for _ in range(2):
+        for config_cls, factory in _GAMES.values():
+            if type(config) is config_cls:
+                return factory(config)
+        for name in game_names():  # not registered in this process yet: load the plugins
+            if name not in _GAMES:
+                _load_plugin(name)
+    raise ValueError(f"no game registered for game config {type(config).__name__}")
 
 
 def has_kernels(name: str) -> bool:

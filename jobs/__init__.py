@@ -3,6 +3,7 @@
 Imports go one way: ``jobs -> cluster -> agents -> games``; nothing imports
 ``jobs``. ``jobs.spec`` reads users' spec files into the validated models of
 :mod:`cluster.spec.study` and :mod:`cluster.spec.sweep`; ``jobs.overrides``
-applies ``--set`` and ``--scale``; ``jobs.cli`` is the ``arena`` console script,
+parses ``--set`` and ``--unset`` (the edits themselves, and ``--scale``, are
+:mod:`cluster.spec.edits`); ``jobs.cli`` is the ``arena`` console script,
 one module per subcommand in ``jobs.commands``.
 """

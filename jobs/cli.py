@@ -20,7 +20,9 @@ examples (one per subcommand; `arena <subcommand> --help` for its options):
   arena rate arena-studies/pommerman-ffa-* --anchor OSLA    # Bradley-Terry ratings with 95% intervals
   arena pairs arena-studies/birds-* --diff                  # per-board means of seat-swapped pairs, paired differences
   arena check-agent my_package.agent:MyAgent --game pommerman   # the agent contract for your agent
+  arena check-game my_package.game:MyGame                   # the game contract for your game (games/CONTRACT.md)
   arena bench plugins --json                                # a Python agent's cost per decision in a study
+  arena bench java --java-dir W                             # one sitting against the Java framework's JBench
   arena agents femcts                                       # an agent's parameters: type, default, meaning
   arena games pommerman                                     # a game's options and the agents that play it
 """
@@ -82,7 +84,7 @@ def _input_errors() -> tuple[type, ...]:
     import gzip
 
     from cluster.results.populations import PopulationExportError
-    from cluster.spec.study import SpecError
+    from cluster.spec.fields import SpecError
     from cluster.results.store import SpecMismatchError, StoreError
 
     return (UsageError, SpecError, StoreError, SpecMismatchError, PopulationExportError, gzip.BadGzipFile,

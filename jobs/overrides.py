@@ -1,29 +1,31 @@
-"""The command line's ways to change a spec before it is validated: ``--set``, ``--unset`` and ``--scale``.
+"""The command line's text of ``--set`` and ``--unset``, parsed into edits of the raw spec.
 
     >>> data = {"design": {"seeds": 8, "games_per_seed": 4}, "lineup": [{"agent": "mcts"}]}
     >>> apply_overrides(data, ["design.seeds=4", "lineup.0.params.exploration=0.5"])["lineup"]
     [{'agent': 'mcts', 'params': {'exploration': 0.5}}]
-    >>> apply_scale(data, 0.25)["design"]
-    {'seeds': 1, 'games_per_seed': 4}
     >>> apply_unsets(data, ["design.games_per_seed"])["design"]
-    {'seeds': 1}
+    {'seeds': 4}
 
 ``--unset`` removes a key (the spec's default then applies, e.g. ``--unset
 design.seeds_per_set --set design.series_by="game"``: one series per game); it
 applies after every ``--set``, and a key that is not there is refused, naming
-it. All three work on the raw TOML-shaped dict; :func:`cluster.spec.study.build_spec` validates
-the result (values keep their TOML types, so ``--set design.seeds=2.5`` is refused
-there as a non-int, naming the field).
+it. The edits themselves work on the raw TOML-shaped dict
+(:func:`cluster.spec.edits.set_path`, :func:`~cluster.spec.edits.unset_path`), and so
+does ``--scale``, which the builders apply (``build_spec(data, scale=F)``,
+``build_sweep(data, scale=F)``: :func:`cluster.spec.edits.scale_study` and
+:func:`~cluster.spec.edits.scale_sweep`, one rule). The builders validate the result
+(values keep their TOML types, so ``--set design.seeds=2.5`` is refused there as a
+non-int, naming the field).
 """
 from __future__ import annotations
 
 import tomllib
 from typing import Any, Sequence
 
-from cluster.spec.design import group_key
-from cluster.spec.study import SpecError, check_scale, scale_groups, set_path
+from cluster.spec.edits import set_path, unset_path
+from cluster.spec.fields import SpecError
 
-__all__ = ["parse_value", "parse_overrides", "apply_overrides", "apply_unsets", "apply_scale"]
+__all__ = ["parse_value", "parse_overrides", "apply_overrides", "apply_unsets"]
 
 
 def parse_value(text: str):
@@ -52,7 +54,7 @@ def parse_overrides(overrides: Sequence[str]) -> list[tuple[list[str], Any]]:
 
 def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
     """Set ``--set`` dotted keys in the raw TOML dict (in place; returns it): see
-    :func:`cluster.spec.study.set_path`."""
+    :func:`cluster.spec.edits.set_path`."""
     for parts, value in parse_overrides(overrides):
         set_path(data, parts, value)
     return data
@@ -61,7 +63,7 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
 def apply_unsets(data: dict, keys: Sequence[str]) -> dict:
     """Remove ``--unset`` dotted keys from the raw TOML dict (in place; returns it). A table
     key or a list entry (``lineup.3``) is removed; a key that is not there is a SpecError
-    naming it and what its table holds."""
+    naming it and what its table holds (:func:`cluster.spec.edits.unset_path`)."""
     for item in keys:
         key = item.strip() if isinstance(item, str) else ""
         parts = [p.strip() for p in key.split(".")]
@@ -70,48 +72,5 @@ def apply_unsets(data: dict, keys: Sequence[str]) -> dict:
                             f"design.seeds_per_set (--set gives a key a value)")
         if not key or any(not p for p in parts):
             raise SpecError(f"--unset {item!r}: expected a dotted key like design.seeds_per_set")
-        node: Any = data
-        for depth, part in enumerate(parts):
-            here, parent = ".".join(parts[:depth + 1]), ".".join(parts[:depth]) or "the spec"
-            if isinstance(node, dict):
-                if part not in node:
-                    known = ", ".join(map(str, node)) or "nothing"
-                    raise SpecError(f"--unset {key}: {here}: no such key ({parent} has: {known})")
-                index = part
-            elif isinstance(node, list):
-                if not part.isdigit() or int(part) >= len(node):
-                    raise SpecError(f"--unset {key}: {here}: no such entry ({parent} has "
-                                    f"{len(node)} entries, 0..{len(node) - 1})")
-                index = int(part)
-            else:
-                raise SpecError(f"--unset {key}: {parent} is not a table (it is {node!r})")
-            if depth == len(parts) - 1:
-                del node[index]
-            else:
-                node = node[index]
-    return data
-
-
-def apply_scale(data: dict, scale: float | None) -> dict:
-    """``--scale F``: scale the number of boards of the design (in place; returns ``data``).
-
-    Only the group count changes: ``seeds`` in a seeds x games_per_seed design,
-    ``runs`` in a runs x rounds design, to ``ceil(count * F)`` and never below 1.
-    Every kept board keeps all its games (``games_per_seed``: the seat rotation),
-    every kept run all its rounds (and the boards they cycle over), so a scaled
-    study is a prefix of the full one: the same boards, seats and seeds for the
-    games it plays. ``seeds = 8, games_per_seed = 4`` at ``F = 0.25`` plays
-    2 boards x 4 games = 8 games; ``runs = 10, rounds = 20`` at ``F = 0.25`` plays
-    3 runs x 20 rounds = 60 games.
-    """
-    check_scale(scale)
-    if scale is None:
-        return data
-    design = data.get("design")
-    if not isinstance(design, dict):
-        return data
-    key = group_key(design)
-    value = design.get(key)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        design[key] = scale_groups(value, scale)
+        unset_path(data, parts, where=f"--unset {key}")
     return data

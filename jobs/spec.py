@@ -1,9 +1,9 @@
 """Reading users' spec files: study and sweep TOML files into validated specs.
 
 This is the only place that reads a user's spec files. The model they are
-validated into lives in :mod:`cluster.spec.study` (studies) and
-:mod:`cluster.spec.sweep` (sweeps), which the cluster runs; imports go from
-``jobs`` to ``cluster``, never back.
+validated into lives in :mod:`cluster.spec.study` (studies, built by
+:mod:`cluster.spec.build`) and :mod:`cluster.spec.sweep` (sweeps), which the cluster
+runs; imports go from ``jobs`` to ``cluster``, never back.
 
     >>> spec = load_spec("jobs/pommerman_ffa_demo.toml", overrides=["design.seeds=4"], scale=0.5)
     >>> spec.design.seeds, spec.design.games_per_seed, spec.design.total_games
@@ -16,10 +16,12 @@ import tomllib
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from cluster.spec.study import SpecError, StudySpec, build_spec
+from cluster.spec.build import build_spec
+from cluster.spec.fields import SpecError
+from cluster.spec.study import StudySpec
 from cluster.spec.sweep import SweepError, SweepSpec, build_sweep
 
-from .overrides import apply_overrides, apply_scale, apply_unsets
+from .overrides import apply_overrides, apply_unsets
 
 __all__ = ["load_spec", "load_sweep", "SpecError", "SweepError"]
 
@@ -45,8 +47,7 @@ def load_spec(path, overrides: Sequence[str] = (), scale: float | None = None,
     data = _read_toml(path, "spec", SpecError)
     apply_overrides(data, overrides)
     apply_unsets(data, unsets)
-    apply_scale(data, scale)
-    return build_spec(data, source=str(path), check_files=True)
+    return build_spec(data, source=str(path), check_files=True, scale=scale)
 
 
 def _deep_merge(base: dict, over: Mapping) -> dict:

@@ -231,10 +231,11 @@ class FakeAgent(Agent):
 
 
 def pytest_configure(config):
-    """Install the plugin example package (tests/plugin_install.py) before collection."""
-    from plugin_install import ensure_example_installed
+    """Make the plugin example visible with its entry points, installing nothing
+    (tests/plugin_install.py), before collection."""
+    from plugin_install import make_example_visible
 
-    ensure_example_installed()
+    make_example_visible()
 
 
 # --- fixtures -------------------------------------------------------------------------

@@ -1,54 +1,61 @@
-"""Install the worked plugin example (``tests/plugin_example``) into the test environment.
+"""Make the worked plugin example (``tests/plugin_example``) visible to the tests, installing nothing.
 
-The suite tests Arena's plugin path the way a user meets it: a separate
-distribution, installed with pip, whose entry points add the ``bandit`` agent and
-the ``tictactoe`` game. ``conftest.pytest_configure`` calls
-:func:`ensure_example_installed` before collection (so the agent and game contract
-tests, parametrized over the registries, include them): it runs
-``pip install --no-deps -e tests/plugin_example`` once per environment (skipped when
-this checkout's copy is already installed; a file lock serializes the xdist
-processes). Subprocesses and Ray workers import it through the installed ``.pth``;
-this process, already started, is given the package directory on ``sys.path``
-(what the editable install maps ``arena_example`` to).
+The suite tests Arena's plugin path the way a user meets it: a separate distribution
+whose entry points add the ``bandit`` agent and the ``tictactoe`` game. Instead of
+``pip install``-ing it into the environment (a side effect on the user's Python),
+:func:`make_example_visible` writes the example's *metadata only* (a ``.dist-info``
+directory with its ``METADATA`` and ``entry_points.txt``, read from its
+``pyproject.toml``) into a temporary directory, and puts that directory and the
+example's source directory first on ``sys.path`` and on ``PYTHONPATH``:
+``importlib.metadata`` finds distributions on the path, so the entry points resolve
+as if the example were installed, in this process, its subprocesses and Ray workers
+(which inherit ``PYTHONPATH``). ``conftest.pytest_configure`` calls it before
+collection, so the agent and game contract tests, parametrized over the registries,
+include the example.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib
-import importlib.util
-import json
-import subprocess
+import os
 import sys
 import tempfile
-from importlib import metadata
+import tomllib
 from pathlib import Path
 
 EXAMPLE_DIR = Path(__file__).resolve().parent / "plugin_example"
 DISTRIBUTION = "arena-example"
 
 
-def installed_from_here() -> bool:
-    """Whether this checkout's example is installed (editable) in this environment."""
-    try:
-        dist = metadata.distribution(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return False
-    direct = json.loads(dist.read_text("direct_url.json") or "{}")
-    return direct.get("url") == EXAMPLE_DIR.as_uri() and direct.get("dir_info", {}).get("editable", False)
+def _metadata_dir() -> Path:
+    """A temporary directory holding the example's ``.dist-info`` (rewritten when its
+    pyproject changes; one per checkout and pyproject)."""
+    pyproject = (EXAMPLE_DIR / "pyproject.toml").read_bytes()
+    key = hashlib.sha1(str(EXAMPLE_DIR).encode() + pyproject).hexdigest()[:12]
+    root = Path(tempfile.gettempdir()) / f"arena-plugin-example-{key}"
+    project = tomllib.loads(pyproject.decode())["project"]
+    name, version = project["name"], project["version"]
+    info = root / f"{name.replace('-', '_')}-{version}.dist-info"
+    if not (info / "entry_points.txt").exists():
+        info.mkdir(parents=True, exist_ok=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        lines = []
+        for group, points in project.get("entry-points", {}).items():
+            lines.append(f"[{group}]")
+            lines += [f"{k} = {v}" for k, v in points.items()]
+            lines.append("")
+        tmp = info / f".entry_points.{os.getpid()}.txt"
+        tmp.write_text("\n".join(lines))
+        os.replace(tmp, info / "entry_points.txt")
+    return root
 
 
-def ensure_example_installed() -> None:
-    """pip-install the example unless it is already installed from this checkout."""
-    key = hashlib.sha1(f"{sys.prefix}|{EXAMPLE_DIR}".encode()).hexdigest()[:12]
-    lock_path = Path(tempfile.gettempdir()) / f"arena-plugin-example-{key}.lock"
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not installed_from_here():
-            out = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e",
-                                  str(EXAMPLE_DIR)], capture_output=True, text=True)
-            if out.returncode != 0:
-                raise RuntimeError(f"pip install -e {EXAMPLE_DIR} failed:\n{out.stderr[-3000:]}")
+def make_example_visible() -> None:
+    """Put the example's metadata and sources first on ``sys.path`` and ``PYTHONPATH``."""
+    paths = [str(_metadata_dir()), str(EXAMPLE_DIR)]
+    for path in reversed(paths):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths + ([old] if old else []))
     importlib.invalidate_caches()
-    if importlib.util.find_spec("arena_example") is None:
-        sys.path.append(str(EXAMPLE_DIR))

@@ -92,7 +92,7 @@ class GameFace:
         self.names = [f"player_{i}" for i in range(game.num_players)]
         self.seat = {name: i for i, name in enumerate(self.names)}
         game.reset(0)  # a probe game: the observation layout (shapes and dtypes are fixed)
-        self._settle()
+        self._resolve_chance()
         probes = [game.observation(seat) for seat in range(game.num_players)]
         probe = probes[0]
         #: (field, index) pairs of a state-layout observation; None: a single array
@@ -140,29 +140,30 @@ class GameFace:
                 self.seed_source = np.random.default_rng(np.random.SeedSequence())
             seed = int(self.seed_source.integers(2**31))
         self.game.reset(seed)
-        self._settle()
+        self._resolve_chance()
         self.returns = np.asarray(self.game.returns(), dtype=np.float64).copy()
         self.done = self.game.done
         self.acting = set(self.game.acting_players())
+
+    def _resolve_chance(self) -> None:
+        """Step through chance nodes (nobody acts: ``Game.step`` draws the outcome from
+        the game's own seeded generator), so that an agent is always asked."""
+        game = self.game
+        while not game.done and not game.acting_players():
+            game.step([0] * game.num_players)
 
     def apply(self, joint: list) -> np.ndarray:
         """Step the game by ``joint`` (checked by ``Game.step``); the rewards
         (float64[players]) of the step."""
         game = self.game
         game.step(joint)
-        self._settle()
+        self._resolve_chance()
         after = np.asarray(game.returns(), dtype=np.float64)
         rewards = after - self.returns
         self.returns = after.copy()
         self.done = game.done
         self.acting = set() if self.done else set(game.acting_players())
         return rewards
-
-    def _settle(self) -> None:
-        """Play the chance steps (nobody acts) with the game's own generator."""
-        game = self.game
-        while not game.done and not list(game.acting_players()):
-            game.step([0] * game.num_players)
 
     # --- what an agent sees -------------------------------------------------
     def action_mask(self, seat: int) -> np.ndarray:

@@ -12,8 +12,8 @@ family with its numba kernel beside its Agent class:
 Private to this package: ``_common.py`` (kernels every searcher shares: the
 model of the world, the open-loop forward step; ``search_model.py`` is their public
 face for analysis programs) and ``_agent.py`` (the Python
-glue every agent shares). ``search_speed.py`` measures the agents' speed
-(``arena bench pommerman``). Games are used through their public kernel
+glue every agent shares). The agents' speed is measured in the bench wing
+(``jobs/bench/pommerman/search.py``, ``arena bench pommerman``). Games are used through their public kernel
 module only (:mod:`games.pommerman.kernels`). ``random`` is in :mod:`agents.simple`.
 """
 from .femcts import FEMCTSAgent

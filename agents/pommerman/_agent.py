@@ -24,6 +24,8 @@ PROFILE_CHOICES = ("auto", "java", "arena")
 
 
 def scratch_state():
+    """An empty state with the capacity of any observation of the game (the step limit's
+    ticks), which ``prepare_search`` and ``copy_into`` fill: a searcher's root and scratch."""
     return empty_state(0, 0, 0, DEFAULT_MAX_STEPS)
 
 
@@ -91,6 +93,13 @@ class PommermanSearchAgent(PommermanAgent):
         self.profile = resolve_profile(config.profile, game_config)
         self.quirks = PROFILES[self.profile]
         self._max_wood = 0
+        self._tree = None  # a tree search (MCTS, FEMCTS) preallocates its tree here
+
+    @property
+    def search_tree(self):
+        """The tree of the last decision (MCTS, FEMCTS); None for the searches that keep
+        none (OSLA, RHEA). See :attr:`agents.api.Agent.search_tree`."""
+        return self._tree
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)

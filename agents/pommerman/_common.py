@@ -36,7 +36,7 @@ profile switches turned ``is_over`` / ``heuristic`` into the (not inlined)
 ``search_over`` / ``search_value``, a RHEA-like evaluation loop got about 13 %
 slower from that alone, and MCTS / RHEA iterations 15-30 % slower in all
 (issue 22; ``arena bench pommerman --against REV --script
-jobs/probes/pommerman_search_cpu.py`` measures it).
+jobs/bench/probes/pommerman_search_cpu.py`` measures it).
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ A "safe" direction's target cell is on the board and not rigid, wood or
 flames; under partial observability ``fog_moves`` says whether an unseen
 (FOG) cell counts (``blocked``, the java profile's default: it does not, as
 in the Java framework's passability test; ``open``: it does). See
-jobs/femcts/README.md, "FEMCTS under fog", for how each piece sees fog.
+jobs/femcts/FINDINGS.md, "FEMCTS under fog", for how each piece sees fog.
 
 How "move" (4 directions) and "movement" (5) are weighted is
 ``move_weighting``: ``multiply`` (default, the paper's text: the action's
@@ -543,7 +543,7 @@ FEATURE_SOURCES = ("observation", "memory")
 def resolve_fog_moves(fog_moves: str, profile: str) -> str:
     """``blocked`` or ``open`` for a config's ``fog_moves`` and the agent's
     resolved profile: ``auto`` is ``blocked`` with the ``java`` profile (the
-    framework's passability test, see jobs/femcts/README.md, "FEMCTS under
+    framework's passability test, see jobs/femcts/FINDINGS.md, "FEMCTS under
     fog"), ``open`` with ``arena``."""
     if fog_moves == "auto":
         return "blocked" if profile == "java" else "open"
@@ -605,7 +605,7 @@ class FEMCTSConfig(PommermanSearchConfig, SearchConfig):
     FEMCTS on; ``off`` (default): an iteration runs to the depth limit or the
     game's end and every death scores -1, the reading under which Arena's
     FEMCTS reproduces the study's first table. The study's code is not
-    published; jobs/femcts/README.md measures both under fog."""
+    published; jobs/femcts/FINDINGS.md measures both under fog."""
     absent_closeness: Annotated[Real, Field(ge=0, le=1)] = 0.0
     """The value of a closeness feature 1 / (d + 1) whose object is not on the
     searched board (none exists, or fog hides it): 0 (d infinite; default) or,
@@ -614,7 +614,7 @@ class FEMCTSConfig(PommermanSearchConfig, SearchConfig):
     """The root child played: ``most_visited`` (default; the framework's MCTS,
     ``mostVisitedAction``, which the study built FEMCTS on) or ``best_mean``
     (the child with the best mean backed-up value; ties broken by the same
-    noise). The study does not say which its FEMCTS took; jobs/femcts/README.md
+    noise). The study does not say which its FEMCTS took; jobs/femcts/FINDINGS.md
     ("FEMCTS under fog, second round") measures both under fog."""
 
     features_from: Annotated[str, one_of(FEATURE_SOURCES)] = "observation"

@@ -1,5 +1,5 @@
 """Location Categorization, public for analysis and training programs (e.g.
-``jobs/tools/lc_tables.py``, which learns the tables the seekers' determinization reads).
+``jobs/scotland_yard/lc_tables.py``, which learns the tables the seekers' determinization reads).
 
 The functions are the ones the seekers' agent uses (defined in the private
 ``_common.py``); this module is their public face:

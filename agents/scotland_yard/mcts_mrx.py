@@ -156,6 +156,13 @@ class ScotlandYardAgent(Agent):
         self._root = empty_state(board)
         self._scratch = empty_state(board)
         self._rng = make_rng(0)
+        self._tree = None  # the MCTS agents preallocate it (_preallocate_search)
+
+    @property
+    def search_tree(self):
+        """The tree of the last decision (the MCTS agents); None for the greedy ones.
+        See :attr:`agents.api.Agent.search_tree`."""
+        return self._tree
 
     def begin_game(self, seat, seed):
         check_seat(self.name, seat, self.side)

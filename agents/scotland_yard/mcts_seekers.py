@@ -56,7 +56,7 @@ locations per category, a adds 1 at Mr X's true category (so the paper's presenc
 counts are the detailed table's record counts, ``_common.presence_counts``, and one
 table file serves every definition). Offline: load a table file (the lineup's
 ``seed_population``, a path or an MLflow artifact URI; written by
-``jobs/tools/lc_tables.py``) and keep it fixed (``lc_update = false``).
+``jobs/scotland_yard/lc_tables.py``) and keep it fixed (``lc_update = false``).
 Online: start empty and update at the end of every game of a series (``lc_update =
 true``; the cluster carries the tables from game to game); Mr X's true locations
 are known once the game is over.

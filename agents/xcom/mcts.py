@@ -35,7 +35,11 @@ reward-only control (``xcom_mcts_reward``) passes ``VALUE_NONE`` with
 ``stats`` (int64[SEARCH_STATS], zeroed by each search) counts what the search
 did with the value term: UCT selections at the root (each reads the bonuses
 of the root's children), UCT selections at the agent's own nodes deeper down,
-and children given a bonus (``agents.xcom.diagnostics`` reports the shares).
+and children given a bonus (``jobs/xcom/diagnostics.py`` reports the shares).
+
+The kernels' ``value_kind`` and ``value_target`` constants (``VALUE_NONE``,
+``TARGET_TD``, ``TARGET_NEXT_STATE``, defined in the private ``_value.py``) are public
+here, for drivers outside this package that call :func:`search_kernel`'s kernels.
 """
 from __future__ import annotations
 
@@ -455,6 +459,18 @@ class XcomSearchAgent(Agent):
 
     def decide(self, observation):
         return self.search(observation)
+
+    @property
+    def search_tree(self):
+        """The search tree as the last decision left it (its capacity and action axis are
+        what another search of this agent's budget needs: ``jobs/xcom/diagnostics.py``)."""
+        return self._tree
+
+    def generator_state(self) -> np.ndarray:
+        """A copy of the ``uint64[2]`` generator the next search draws from, so that a
+        diagnostic can run another search from the same random numbers (the agent's own
+        generator is not touched)."""
+        return self._rng.copy()
 
 
 @register

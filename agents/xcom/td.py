@@ -95,7 +95,7 @@ class TDConfig(MCTSConfig):
     (rewards are +-10 per kill, UCT's mean values are normalised to [0, 1], so a kill
     weighs +5); 0 disables the guidance. 0.5 from the sweeps of issue 23 (Conv-AE+FA vs
     MCTS wins most at 0.5-1.0 on 6x6 and 0.2-1.0 on 18x18; 0.05 before them:
-    ``jobs/xcom/README.md``)."""
+    ``jobs/xcom/FINDINGS.md``)."""
     value_target: Annotated[str, one_of(VALUE_TARGETS)] = "td_target"
     """How the search reads a command ``c`` from ``s`` to the afterstate ``s'``:
     ``"td_target"``: ``r(s, c) + gamma * V(s')`` (the command's own reward plus the

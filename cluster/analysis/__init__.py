@@ -3,7 +3,8 @@
 Lives here: ``summary`` (the one summary of result rows per label: which games
 count, deaths, ties, the score; used by the report, MLflow tracking and sweeps),
 ``tables`` (the one Markdown table writer), ``report`` (a study's tables, plots
-and report directory), ``segments`` (learning curves of runs x rounds designs),
+and report directory), ``learning_curves`` (learning curves of runs x rounds designs:
+win rates per segment of rounds),
 ``ratings`` (Bradley-Terry-Davidson ratings across studies), ``sequential`` (the
 sequential test: its statistics and the monitor the driver asks for admission)
 and ``board_pairs`` (per-board means of seat-swapped pairs).

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cluster.analysis.segments import SEGMENT, segments_markdown, write_segment_report
+from cluster.analysis.learning_curves import SEGMENT, segments_markdown, write_segment_report
 from cluster.analysis.sequential import sequential_markdown, sequential_of_study, write_sequential_report
 from cluster.analysis.summary import LabelSummary, label_order
 from cluster.analysis.tables import markdown_table
@@ -248,7 +248,7 @@ def write_study_report(df: pd.DataFrame, out, title: str | None = None,
     study with conditions one table per varied option and a win rate plot
     against it (e.g. against the view range); for a runs x rounds study
     (``segments`` = rounds per segment) the learning curves of
-    :mod:`cluster.analysis.segments`. With ``study_dir``, also the study's replays
+    :mod:`cluster.analysis.learning_curves`. With ``study_dir``, also the study's replays
     (:func:`cluster.replay.view.write_study_replays`: the longest game, a loss
     of ``first_label``, a win) and ``replays.md`` linking them. Returns the
     files written."""

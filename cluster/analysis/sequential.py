@@ -62,7 +62,7 @@ from scipy.stats import norm
 
 from cluster.results.store import StoreError, read_stored_spec
 from cluster.spec.plan import SeriesTask, plan_study
-from cluster.spec.study import SpecError
+from cluster.spec.fields import SpecError
 from cluster.stats import Z95
 
 __all__ = ["elo_to_score", "score_to_elo", "gsprt_llr", "sprt_bounds", "SequentialMonitor",

@@ -6,7 +6,10 @@ A record is small and self-contained (one compressed ``.npz``, loaded with
     game            str                 registry name of the game
     config          dict                the game config (``dataclasses.asdict``)
     board_entropy   str                 SeedSequence entropy of the initial state (decimal)
-    board_spawn_key list[int]           its spawn key: reset(SeedSequence(entropy, spawn_key))
+    board_spawn_key list[int]           its spawn key: reset(SeedSequence(entropy, spawn_key), board_index)
+    board_index     int | None          the board the game was played on (the plan's board seed;
+                                        absent in older records, whose games read it from the
+                                        last entry of the spawn key, as the plan laid it out)
     labels          list[str]           who sat at each seat (for display)
     fingerprint_version int             the game's ``fingerprint_version`` when written
                                         (absent in older records: 1)
@@ -97,6 +100,7 @@ class GameRecord:
     values: np.ndarray
     fingerprints: np.ndarray
     fingerprint_version: int = 1
+    board_index: int | None = None
 
     @property
     def length(self) -> int:
@@ -111,7 +115,8 @@ class GameRecord:
                 "board_entropy": self.board_entropy,
                 "board_spawn_key": [int(k) for k in self.board_spawn_key],
                 "labels": [str(x) for x in self.labels],
-                "fingerprint_version": int(self.fingerprint_version)}
+                "fingerprint_version": int(self.fingerprint_version),
+                "board_index": None if self.board_index is None else int(self.board_index)}
         return {"meta": np.array(json.dumps(meta, sort_keys=True)),
                 "actions": np.ascontiguousarray(self.actions.T),
                 "iterations": np.ascontiguousarray(self.iterations.T),
@@ -133,7 +138,8 @@ class GameRecord:
                 labels=np.asarray(meta["labels"], dtype=str), actions=np.asarray(arrays["actions"]).T,
                 iterations=np.asarray(arrays["iterations"]).T, values=np.asarray(arrays["values"]).T,
                 fingerprints=np.asarray(arrays["fingerprints"]),
-                fingerprint_version=int(meta.get("fingerprint_version", 1)))
+                fingerprint_version=int(meta.get("fingerprint_version", 1)),
+                board_index=_stored_board_index(meta))
         except KeyError as exc:
             raise RecordError(f"not a game record: field {exc.args[0]!r} is missing") from None
         except (json.JSONDecodeError, TypeError, ValueError) as exc:
@@ -153,6 +159,16 @@ class GameRecord:
         return np.random.SeedSequence(int(self.board_entropy), spawn_key=tuple(int(k) for k in self.board_spawn_key))
 
 
+def _stored_board_index(meta: dict) -> int | None:
+    """The record's board index; for a record written before it was stored, the board the
+    game was reset on then: the last entry of the board seed's spawn key (the plan's
+    ``(BOARD_STREAM, board_seed)``), None without one."""
+    if "board_index" in meta:
+        return None if meta["board_index"] is None else int(meta["board_index"])
+    spawn_key = meta["board_spawn_key"]
+    return int(spawn_key[-1]) if spawn_key else None
+
+
 class GameRecorder:
     """Collects a record while a game is played (see :func:`cluster.run.play.play_game`).
 
@@ -162,8 +178,9 @@ class GameRecorder:
     """
 
     def __init__(self, game_name: str, game_config, board_seed: np.random.SeedSequence,
-                 labels, num_actions: int):
+                 labels, num_actions: int, board_index: int | None = None):
         self.game_name = game_name
+        self.board_index = board_index
         self.config_json = json.dumps(asdict(game_config), sort_keys=True)
         self.board_entropy = str(int(board_seed.entropy))
         self.board_spawn_key = np.asarray(board_seed.spawn_key, dtype=np.int64)
@@ -209,7 +226,7 @@ class GameRecorder:
             # Three decimals are what a page shows; rounding first compresses better.
             values=np.round(np.asarray(self._values, dtype=np.float64), 3).astype(np.float16).reshape(-1, n),
             fingerprints=np.asarray(self._fingerprints, dtype=np.uint16),
-            fingerprint_version=self._fingerprint_version)
+            fingerprint_version=self._fingerprint_version, board_index=self.board_index)
 
 
 def record_path(study_dir, game_index: int) -> Path:
@@ -258,7 +275,7 @@ def replay(record: GameRecord) -> Iterator[tuple[int, object]]:
             f"{record.game} fingerprints are version {game.fingerprint_version}: the record cannot be "
             "checked here (the game's state fingerprint changed since it was written); replay it with "
             "the Arena version that wrote it")
-    game.reset(record.board_seed())
+    game.reset(record.board_seed(), board_index=record.board_index)
     _check(record, 0, game)
     yield 0, game
     for t in range(record.length):

@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 from agents.registry import agent_class
 from cluster.analysis import report
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
-from cluster.analysis.segments import SEGMENT
+from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
 from cluster.replay.records import record_path, save_record
 from cluster.results.populations import PopulationExportError, export_population

@@ -125,11 +125,11 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
     culprit = "game"
     recorder = None
     try:
-        game.reset(board_ss)
+        game.reset(board_ss, board_index=task.board_seed)
         if record:
             try:
                 recorder = GameRecorder(spec.game, spec.game_config_for(condition), board_ss, labels,
-                                        int(game.num_actions))
+                                        int(game.num_actions), board_index=task.board_seed)
                 recorder.start(game)
             except Exception as exc:  # a game we cannot fingerprint is played unrecorded
                 log.warning("game %d is not recorded: %s: %s", task.game_index, type(exc).__name__, exc)

@@ -257,13 +257,13 @@ def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model:
     group's compile instead); either reports the forward model's signatures it loaded and
     compiled. ``peers`` and ``claims``: see :func:`_load_from_peers`; ``trace``: see
     :func:`_trace_compiles`."""
-    from cluster.spec import StudySpec
+    from cluster.spec.build import spec_from_dict
 
     compiles = _trace_compiles() if trace else None
 
     for module in plugins or ():  # extra games or agents (as cluster.run.scheduler.import_plugins)
         importlib.import_module(module)
-    spec = StudySpec.from_dict(spec_data)
+    spec = spec_from_dict(spec_data)
     from_peers = _load_from_peers(peers, claims) if peers else None
     kernels = ()
     if forward_model:
@@ -276,7 +276,7 @@ def _warm_group(spec_data: dict, queue: list[list[int]], plugins, forward_model:
             for claim in first_claims:
                 _claim(claim)
             try:
-                game.reset(np.random.SeedSequence(spec.seed))
+                game.reset(np.random.SeedSequence(spec.seed), board_index=0)
                 game.step([0] * game.num_players)
             except Exception as exc:  # the others then compile it
                 print(f"forward model: {exc!r}", file=sys.stderr)
@@ -311,7 +311,7 @@ def _trace_compiles() -> list[dict]:
     """Record every numba compile in this process (numba's ``numba:compile`` events): the
     returned list gets one ``{"kernel", "depth", "start_s", "end_s"}`` per compile as it
     ends (``depth`` 0 for a compile started from Python, 1 for one started while typing
-    another, ...; seconds of wall time since this call), for ``jobs/probes/warm_groups.py
+    another, ...; seconds of wall time since this call), for ``jobs/bench/probes/warm_groups.py
     --trace``."""
     from numba.core import event
 
@@ -466,7 +466,7 @@ def _warm_one(spec, index: int, step: bool = True) -> None:
 
     seat = spec.lineup[index]
     game = make_game(spec.game, spec.game_config)
-    game.reset(np.random.SeedSequence(spec.seed))
+    game.reset(np.random.SeedSequence(spec.seed), board_index=0)
     agent = make_agent(seat.agent, seat.config, spec.budget_for(index), spec.game_config)
     players = acting_players(game)
     player = players[0] if players else 0
@@ -493,7 +493,7 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
         lineup = tuple(i % len(agents) for i in range(n))
         task = GameTask(game_index=0, series_id=0, index_in_series=0, board_seed=0,
                         seat_lineup=lineup, spawn_key=(0,))
-        game.reset(board_seed_sequence(spec.seed, task))
+        game.reset(board_seed_sequence(spec.seed, task), board_index=task.board_seed)
         seats = [agents[i] for i in lineup]
         for seat, agent in enumerate(seats):
             agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))

@@ -9,8 +9,8 @@
 A design is runs x rounds when it names ``runs`` or ``rounds`` (validation then
 requires both). Everything that asks "is this runs x rounds?" asks here. The
 functions take the design table as a mapping, and only two callers have one: the
-builder (:func:`cluster.spec.study.build_design`, which also reads a stored
-``spec.json``'s design back) and ``--scale`` in the spec loader (``jobs.overrides``,
+builder (:func:`cluster.spec.build.build_design`, which also reads a stored
+``spec.json``'s design back) and ``--scale`` (:mod:`cluster.spec.edits`,
 which scales the group count before validation). Everyone after them asks the
 validated model: :class:`cluster.spec.study.DesignSpec`'s ``runs_design``,
 ``group_key``, ``group_name`` and ``games_per_group`` (sweeps, whose trials are whole

@@ -29,7 +29,7 @@ from pydantic import BeforeValidator
 from games import validation
 from games.validation import config_class
 
-__all__ = ["SpecError", "PositiveInt", "NonNegativeInt", "Flag", "Text", "Number", "Name", "one_of",
+__all__ = ["SpecError", "SweepError", "PositiveInt", "NonNegativeInt", "Flag", "Text", "Number", "Name", "one_of",
            "is_int", "rule", "table", "section", "config_class"]
 
 #: Characters allowed in a study or sweep name / id (it names a directory and an MLflow run).
@@ -38,6 +38,10 @@ NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 
 class SpecError(ValueError):
     """An invalid study spec; the message starts with the dotted field name."""
+
+
+class SweepError(SpecError):
+    """An invalid sweep spec; the message starts with the dotted field name."""
 
 
 def is_int(value) -> bool:

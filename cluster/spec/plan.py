@@ -12,6 +12,11 @@ indices only:
 
 ``GameTask.spawn_key`` is ``(1, game_index)``: the prefix of the seat seeds.
 
+The board seed itself reaches the game explicitly, ``game.reset(board_seed_sequence(...),
+board_index=task.board_seed)`` (:meth:`games.api.Game.reset`): a game with a list of boards
+(Pommerman's ``boards_file``) plays board ``board_seed`` and one that alternates by board
+(XCOM's first mover) alternates by it; no game reads this seeding layout from the seeds.
+
 Conditions (``design.vary``): the design is repeated once per combination of
 the varied game options; game ``g`` belongs to condition
 ``g // games_per_condition`` and is played on the same board seeds as the

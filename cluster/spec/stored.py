@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from cluster.spec.fields import SpecError, Text, config_class, section, table
-from cluster.spec.study import SECTIONS, DesignSpec, StudySpec, build_design
+from cluster.spec.build import build_design, spec_from_dict
+from cluster.spec.study import SECTIONS, DesignSpec, StudySpec
 
 __all__ = ["StoredGame", "StoredSeat", "StoredSpec"]
 
@@ -126,4 +127,4 @@ class StoredSpec:
         """The whole :class:`StudySpec`, rebuilt through the registries with this release's
         defaults (seed population files are not opened). Raises SpecError, e.g. when the
         game or an agent is a plugin that is not importable here."""
-        return StudySpec.from_dict(self.data)
+        return spec_from_dict(self.data)

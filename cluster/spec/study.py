@@ -1,18 +1,23 @@
-"""The validated study model: frozen config objects built from a TOML-shaped dict.
+"""The validated study model: frozen section classes, one docstring per field.
 
-:func:`build_spec` turns a dict (the TOML's shape, read by :mod:`jobs.spec`,
-or rebuilt from :meth:`StudySpec.to_dict` on a Ray worker) into a
-:class:`StudySpec`. It lives in ``cluster`` because the cluster runs it;
-reading files from users stays in ``jobs`` (``jobs.spec.load_spec``)::
+A :class:`StudySpec` is the whole study, its sections small frozen classes
+(:class:`DesignSpec` with its :class:`StopSpec` and :class:`SprtSpec`, a
+:class:`SeatSpec` per lineup entry, :class:`TrackingSpec`). The model lives in
+``cluster`` because the cluster runs it; it is built from a raw TOML-shaped dict by
+:func:`cluster.spec.build.build_spec` (the dict read by ``jobs.spec.load_spec``,
+edited first by the command line's ``--set`` / ``--unset`` / ``--scale``,
+:mod:`cluster.spec.edits`), and rebuilt from :meth:`StudySpec.to_dict` on a Ray
+worker by :func:`cluster.spec.build.spec_from_dict`::
 
     >>> import tomllib
+    >>> from cluster.spec.build import build_spec
     >>> data = tomllib.loads(Path("jobs/pommerman_ffa_demo.toml").read_text())
     >>> data["design"]["seeds"] = 2
     >>> spec = build_spec(data)
     >>> spec.design.total_games, spec.study_dir
     (8, PosixPath('arena-studies/pommerman-ffa-demo'))
 
-Every error is raised here, before anything runs, as a :class:`SpecError`
+Every error is raised while building, before anything runs, as a :class:`SpecError`
 whose message starts with the dotted name of the offending field::
 
     design.seeds: must be a positive int, got 0
@@ -61,32 +66,26 @@ are each played with the seats swapped (seeds design, rotate_seats, even games_p
     design.stop.sprt.elo1: must be greater than elo0 (0), got -5
     design.stop.between[1]: no lineup label 'MCST'; labels: ['MCTS', 'Random']
 
-``--scale F`` (``jobs.overrides.apply_scale``, with :func:`scale_groups` the same
-rule for ``arena run`` and ``arena sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a
-runs x rounds design), to ``ceil(count * F)``, at least one; each board keeps
-all its games and seat rotation, each run all its rounds.
+``--scale F`` (:func:`cluster.spec.edits.scale_study`, the same rule as for ``arena
+sweep``) scales the number of boards, i.e. ``seeds`` (or ``runs`` in a runs x rounds
+design), to ``ceil(count * F)``, at least one; each board keeps all its games and seat
+rotation, each run all its rounds.
 """
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Mapping, Sequence
+from typing import Any
 
 from agents.api import Budget
-from agents.registry import agent_class, agent_names, make_agent_config
-from cluster.spec.design import default_seeds, games_per_group, group_key, group_name, is_runs_design
-from cluster.spec.fields import (Flag, Name, NonNegativeInt, Number, PositiveInt, SpecError, Text, config_class, one_of,
-                                 rule, section, table)
-from cluster.spec.seed_populations import check_population_fits, resolve_population
-from games.registry import check_game, game_names, make_config, make_game
+from agents.registry import agent_class
+from cluster.spec.design import games_per_group, group_key, group_name, is_runs_design
+from cluster.spec.fields import Flag, Number, PositiveInt, SpecError, Text, config_class, one_of
 
-__all__ = [
-    "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec", "build_spec",
-    "set_path", "scale_groups", "check_scale", "build_design",
-]
+__all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec"]
 
+#: The sections of a study's TOML.
 SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
 STOP_SCORING = ("pairs", "games")
 SERIES_BY = ("seed", "set", "run", "game")
@@ -397,7 +396,8 @@ class StudySpec:
         return tuple(seat.label for seat in self.lineup)
 
     def to_dict(self) -> dict:
-        """A JSON-able dict in the TOML's shape (plus ``source``); see :meth:`from_dict`."""
+        """A JSON-able dict in the TOML's shape (plus ``source``), which
+        :func:`cluster.spec.build.spec_from_dict` builds back into an equal spec."""
         study = {"name": self.name, "seed": self.seed, "results_dir": self.results_dir}
         if self.id is not None:
             study["id"] = self.id
@@ -424,14 +424,6 @@ class StudySpec:
             "tracking": asdict(self.tracking),
             "source": self.source,
         }
-
-    @classmethod
-    def from_dict(cls, data: Mapping, check_files: bool = False) -> "StudySpec":
-        """Rebuild (and re-validate) a spec from :meth:`to_dict`. Seed population
-        files are not opened unless ``check_files`` (a Ray worker may not see them)."""
-        data = dict(data)
-        source = data.pop("source", "") or ""
-        return build_spec(data, source=source, check_files=check_files)
 
     def flat_params(self) -> dict[str, str]:
         """The whole spec flattened with dotted keys (agent configs with their
@@ -473,316 +465,3 @@ class StudySpec:
 
 def _budget_dict(budget: Budget) -> dict:
     return {"iterations": budget.iterations} if budget.iterations is not None else {"ms": budget.ms}
-
-
-# --- dotted paths and scaling ----------------------------------------------------
-def set_path(data: dict, parts: Sequence[str], value, where: str | None = None) -> dict:
-    """Set ``value`` at the dotted path ``parts`` of a raw TOML-shaped dict (in place;
-    returns it). List entries are addressed by index (``lineup.0.params.exploration``);
-    missing tables are created. Errors start with ``where`` (default ``--set <path>``)."""
-    dotted = ".".join(parts)
-    where = where or f"--set {dotted}"
-    node: Any = data
-    for depth, part in enumerate(parts):
-        last = depth == len(parts) - 1
-        here = ".".join(parts[:depth + 1])
-        if isinstance(node, list):
-            if not part.isdigit():
-                raise SpecError(f"{where}: {here}: expected a list index, got {part!r}")
-            index = int(part)
-            if index >= len(node):
-                raise SpecError(f"{where}: {here}: index out of range "
-                                f"({'.'.join(parts[:depth])} has {len(node)} entries)")
-            if last:
-                node[index] = value
-            else:
-                node = node[index]
-        elif isinstance(node, dict):
-            if last:
-                node[part] = value
-            else:
-                node = node.setdefault(part, {})
-        else:
-            raise SpecError(f"{where}: {'.'.join(parts[:depth])} is not a table (it is {node!r})")
-    return data
-
-
-def scale_groups(count: int, scale: float | None) -> int:
-    """The number of groups (board seeds, or runs) a design keeps under ``--scale``:
-    ``ceil(count * scale)``, at least 1 (one whole group: one full seat rotation)."""
-    if scale is None:
-        return count
-    return max(1, math.ceil(count * scale - 1e-9))
-
-
-def check_scale(scale) -> None:
-    """Raise SpecError unless ``scale`` is None or a finite positive number."""
-    if scale is None:
-        return
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (scale > 0) \
-            or not math.isfinite(scale):
-        raise SpecError(f"--scale: must be a positive number, got {scale!r}")
-
-
-# --- the raw tables that are not config objects themselves ---------------------
-@config_class
-class _StudyTable:
-    """``[study]``."""
-
-    name: Name
-    seed: NonNegativeInt
-    results_dir: Text = "arena-studies"
-    id: Name | None = None
-    max_in_flight: PositiveInt | None = None
-
-
-Milliseconds = Annotated[Any, rule(lambda v: not isinstance(v, bool) and isinstance(v, (int, float)),
-                                   "must be a number of milliseconds")]
-
-
-@config_class
-class _SeatBudgetTable:
-    """A lineup entry's ``budget = { iterations = N }`` or ``{ ms = M }``."""
-
-    ms: Milliseconds | None = None
-    iterations: PositiveInt | None = None
-
-
-@config_class
-class _BudgetTable(_SeatBudgetTable):
-    """``[budget]``."""
-
-    per_seat: Flag = True
-
-
-@config_class
-class _SeatTable:
-    """A ``[[lineup]]`` entry."""
-
-    agent: Text
-    label: Text | None = None
-    params: Any = None
-    seed_population: Text | None = None
-    budget: Any = None
-
-
-# --- building ---------------------------------------------------------------
-def _build_game(raw) -> tuple[str, Any, int]:
-    options = table("game", raw)
-    if "name" not in options:
-        raise SpecError(f"game.name: required; known games: {game_names()}")
-    name = options.pop("name")
-    if not isinstance(name, str) or not name.strip():
-        raise SpecError(f"game.name: must be a non-empty string, got {name!r}")
-    try:
-        check_game(name)  # a plugin game (entry point or import path) is loaded here
-    except ValueError as exc:
-        raise SpecError(f"game.name: {exc}") from None
-    try:
-        config = make_config(name, options)
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-        raise SpecError(msg if msg.startswith("game.") else f"game.{msg}") from None
-    num_players = int(make_game(name, config).num_players)
-    return name, config, num_players
-
-
-def _build_budget(raw, where: str = "budget", exactly_one: bool = False) -> tuple[Budget, bool]:
-    """The ``[budget]`` table and its ``per_seat`` (or a seat's ``budget``, ``where`` =
-    ``lineup[i].budget``, which must give exactly one of ``ms`` and ``iterations``)."""
-    parsed = section(_SeatBudgetTable if exactly_one else _BudgetTable, raw, where)
-    ms, iterations = parsed.ms, parsed.iterations
-    if exactly_one and (ms is None) == (iterations is None):
-        raise SpecError(f"{where}: give exactly one of iterations (per decision) or ms "
-                        f"(per decision), e.g. {{ iterations = 1270 }}, got {dict(raw)!r}")
-    kwargs = {}
-    if ms is not None:
-        kwargs["ms"] = float(ms)
-    if iterations is not None:
-        kwargs["iterations"] = iterations
-    try:
-        budget = Budget(**kwargs)
-    except ValueError as exc:
-        msg = str(exc).removeprefix("budget.")
-        raise SpecError(f"{where}.{msg}") from None
-    return budget, getattr(parsed, "per_seat", True)
-
-
-def build_design(raw) -> DesignSpec:
-    """The ``[design]`` table as a :class:`DesignSpec` (raises SpecError naming the field).
-    Needs no registry: a stored spec's design reads back through it too
-    (:class:`cluster.spec.stored.StoredSpec`)."""
-    values = table("design", raw)
-    default_seeds(values)
-    values.setdefault("series_by", "run" if is_runs_design(values) else "seed")
-    stop = values.pop("stop", None)
-    return section(DesignSpec, values, "design", required={"seeds": "number of board seeds"},
-                   stop=None if stop is None else _build_stop(stop))
-
-
-def _build_stop(raw) -> StopSpec:
-    example = 'e.g. stop = { sprt = { elo0 = 0, elo1 = 20 }, between = ["A", "B"] }'
-    values = table("design.stop", raw)
-    sprt = values.pop("sprt", None)
-    if sprt is not None:
-        values["sprt"] = section(SprtSpec, sprt, "design.stop.sprt",
-                                 required={"elo0": "Elo difference of H0", "elo1": "Elo difference of H1"})
-    return section(StopSpec, values, "design.stop", required={"sprt": example, "between": example})
-
-
-def _check_stop(stop: StopSpec, lineup, num_players: int) -> None:
-    """The stop's labels are in the lineup; pairs need a two-player game."""
-    labels = [seat.label for seat in lineup]
-    for i, label in enumerate(stop.between):
-        if label not in labels:
-            raise SpecError(f"design.stop.between[{i}]: no lineup label {label!r}; labels: {labels}")
-    if stop.scoring == "pairs" and num_players != 2:
-        raise SpecError(f"design.stop.scoring: 'pairs' needs a two-player game (this one has "
-                        f"{num_players} players); use scoring = \"games\"")
-
-
-def _build_tracking(raw) -> TrackingSpec:
-    return section(TrackingSpec, raw, "tracking")
-
-
-def _check_fits_game(where: str, agent: str, config, game_config, arrays, population) -> None:
-    """The agent's ``Agent.check_for_game(config, game_config, arrays)``: inputs that
-    depend on the game (e.g. an encoder's board size) are checked before any game.
-    Its messages start with ``params.<field>`` or name the population's arrays."""
-    if game_config is None:
-        return
-    try:
-        agent_class(agent).check_for_game(config, game_config, arrays)
-    except ValueError as exc:
-        msg = str(exc)
-        if msg.startswith("params."):
-            raise SpecError(f"{where}.{msg}") from None
-        raise SpecError(f"{where}.seed_population: {population}: {msg}" if population
-                        else f"{where}: {msg}") from None
-
-
-def _build_lineup(raw, num_players: int, game: str, base_dir: Path,
-                  check_files: bool, tracking_uri: str | None = None,
-                  cache_dir: Path | None = None, game_config=None) -> tuple[SeatSpec, ...]:
-
-    if not isinstance(raw, list) or not raw:
-        raise SpecError("lineup: must be a non-empty array of tables ([[lineup]] entries)")
-    if len(raw) != num_players:
-        raise SpecError(f"lineup: the game {game!r} has {num_players} players, but the lineup "
-                        f"has {len(raw)} entries")
-    entries = []
-    for i, item in enumerate(raw):
-        where = f"lineup[{i}]"
-        seat = section(_SeatTable, item, where, required={"agent": f"known: {agent_names()}"})
-        agent = seat.agent
-        try:
-            agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
-        except ValueError as exc:
-            raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from None
-        params = table(f"{where}.params", {} if seat.params is None else seat.params)
-        try:
-            config = make_agent_config(agent, params, field_prefix=f"{where}.params")
-        except ValueError as exc:
-            raise SpecError(str(exc)) from None
-        label = seat.label
-        population = seat.seed_population
-        if population is not None:
-            population = resolve_population(f"{where}.seed_population", population, base_dir,
-                                            check_files, tracking_uri, cache_dir)
-            if check_files:
-                arrays = check_population_fits(f"{where}.seed_population", agent, config, population)
-                _check_fits_game(where, agent, config, game_config, arrays, population)
-        elif check_files:
-            _check_fits_game(where, agent, config, game_config, None, None)
-        budget = None
-        if seat.budget is not None:
-            budget, _ = _build_budget(seat.budget, f"{where}.budget", exactly_one=True)
-        entries.append((agent, label, params, config, population, budget))
-    explicit = [label for _, label, *_ in entries if label is not None]
-    for i, (_, label, *_rest) in enumerate(entries):
-        if label is not None and explicit.count(label) > 1:
-            raise SpecError(f"lineup[{i}].label: duplicate label {label!r}")
-    taken = set(explicit)
-    defaults = [agent for agent, label, *_ in entries if label is None]
-    seats, counters = [], {}
-    for agent, label, params, config, population, budget in entries:
-        if label is None:
-            if defaults.count(agent) == 1 and agent not in taken:
-                label = agent
-            else:
-                counters[agent] = counters.get(agent, 0) + 1
-                label = f"{agent}-{counters[agent]}"
-                while label in taken:
-                    counters[agent] += 1
-                    label = f"{agent}-{counters[agent]}"
-            taken.add(label)
-        seats.append(SeatSpec(label=label, agent=agent, params=params, config=config,
-                              seed_population=population, budget=budget))
-    return tuple(seats)
-
-
-def build_spec(data: Mapping, source: str = "", check_files: bool = True) -> StudySpec:
-    """Validate a raw TOML-shaped dict into a :class:`StudySpec` (raises SpecError)."""
-    data = dict(data)
-    for key in data:
-        if key not in SECTIONS:
-            raise SpecError(f"{key}: unknown section; known: {list(SECTIONS)}")
-    for required in ("study", "game", "lineup"):
-        if required not in data:
-            raise SpecError(f"{required}: required section is missing")
-    study = section(_StudyTable, data["study"], "study",
-                    required={"name": "letters, digits, '.', '_' and '-'", "seed": "a non-negative int"})
-    name, seed, results_dir, study_id = study.name, study.seed, study.results_dir, study.id
-    max_in_flight = study.max_in_flight
-
-    game, game_config, num_players = _build_game(data["game"])
-    budget, seat_budgets = _build_budget(data.get("budget", {}))
-    if "design" not in data:
-        raise SpecError("design: required section is missing (design.seeds at least)")
-    design = build_design(data["design"])
-    condition_configs = _build_conditions(game, game_config, design)
-    base_dir = Path(source).resolve().parent if source else Path.cwd()
-    tracking = _build_tracking(data.get("tracking", {}))
-    lineup = _build_lineup(data["lineup"], num_players, game, base_dir, check_files,
-                           tracking.uri, Path(results_dir) / ".seed-populations", game_config)
-    if design.stop is not None:
-        _check_stop(design.stop, lineup, num_players)
-    _check_iteration_budgets(lineup, budget, seat_budgets)
-    return StudySpec(name=name, seed=seed, results_dir=results_dir, game=game,
-                     game_config=game_config, lineup=lineup, budget=budget, design=design,
-                     tracking=tracking, max_in_flight=max_in_flight, source=str(source),
-                     id=study_id, condition_configs=condition_configs,
-                     seat_budgets=seat_budgets)
-
-
-def _check_iteration_budgets(lineup, budget: Budget, seat_budgets: bool) -> None:
-    """An agent that cannot honour an iteration budget (``Agent.supports_iteration_budget``
-    false) is refused a seat whose budget is in iterations (a deterministic study)."""
-    for i, seat in enumerate(lineup):
-        own = seat.budget if seat.budget is not None and seat_budgets else None
-        effective = own or budget
-        if effective.deterministic and not agent_class(seat.agent).supports_iteration_budget:
-            where = f"lineup[{i}].budget" if own is not None else "budget"
-            raise SpecError(f"lineup[{i}].agent: {seat.agent!r} has no iteration budget "
-                            f"(supports_iteration_budget = False) but {where} gives it "
-                            f"{effective.describe()} per decision; give this seat budget = {{ ms = 40 }}")
-
-
-def _build_conditions(game: str, game_config, design: DesignSpec) -> tuple:
-    """The game config of every condition of ``design.vary`` (validated)."""
-    if not design.vary:
-        return (game_config,)
-    base = asdict(game_config)
-    configs = []
-    for condition in design.conditions:
-        for key in condition:
-            if key not in base:
-                raise SpecError(f"design.vary.{key}: unknown option of game {game!r}; "
-                                f"known: {sorted(base)}")
-        try:
-            configs.append(make_config(game, {**base, **condition}))
-        except (ValueError, TypeError) as exc:
-            key = next(iter(condition))
-            msg = str(exc).removeprefix("game.")
-            raise SpecError(f"design.vary.{key}: {msg}") from None
-    return tuple(configs)

@@ -70,7 +70,8 @@ grace period and rungs fall on board boundaries and every rung compares
 settings on the same whole boards.
 
 ``--scale F`` (a quick try) scales boards exactly as ``arena run --scale``
-does (:func:`cluster.spec.study.scale_groups`): the boards per trial, the
+does, applied to the raw dict in one place (:func:`cluster.spec.edits.scale_sweep`,
+beside :func:`~cluster.spec.edits.scale_study`): the boards per trial, the
 re-evaluation's boards and the grace period's boards become ``ceil(n * F)``,
 at least one, each board keeping all its games; the grace period never
 exceeds the trial. A sweep has one more axis to shrink: each grid axis keeps
@@ -79,6 +80,7 @@ its first ``ceil(n * F)`` values (at least one), and ``num_samples`` becomes
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import itertools
 import json
@@ -89,18 +91,17 @@ from typing import Annotated, Any, Mapping
 
 import numpy as np
 
-from agents.registry import agent_class
-from cluster.spec.fields import (Name, NonNegativeInt, PositiveInt, Text, config_class, is_int, one_of, rule, section,
-                                 table)
-from cluster.spec.study import SpecError, StudySpec, TrackingSpec, build_spec, check_scale, scale_groups, set_path
+from cluster.spec.build import build_spec, spec_from_dict
+from cluster.spec.edits import scale_sweep, set_path
+from cluster.spec.fields import (Name, NonNegativeInt, PositiveInt, SpecError, SweepError, config_class, is_int, one_of,
+                                 rule, section, table)
+from cluster.spec.search_space import DEFAULT_NUM_SAMPLES, KINDS, SearchParam, flatten_search, parse_param
+from cluster.spec.study import StudySpec, TrackingSpec
 
 __all__ = ["SweepError", "SearchParam", "SweepSpec", "build_sweep",
            "SEARCH_STREAM", "REEVAL_STREAM", "KINDS", "OBJECTIVE_METRICS"]
 
 SWEEP_SECTIONS = ("sweep", "base", "objective", "search", "scheduler", "searcher", "reevaluate", "tracking")
-PARAM_KEYS = ("grid", "choice", "uniform", "loguniform", "alias")
-#: Distribution kinds of a search parameter.
-KINDS = ("grid", "choice", "uniform", "loguniform")
 OBJECTIVE_METRICS = ("win_rate", "mean_reward")
 SCHEDULERS = ("asha", "fifo")
 SEARCHERS = ("basic", "optuna")
@@ -109,15 +110,6 @@ SEARCH_STREAM = 0
 REEVAL_STREAM = 1
 
 
-class SweepError(SpecError):
-    """An invalid sweep spec; the message starts with the dotted field name."""
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-# --- the raw sections ----------------------------------------------------------------
 @config_class
 class _SweepTable:
     """``[sweep]`` (defaults that depend on the base are filled in by :func:`build_sweep`)."""
@@ -126,7 +118,7 @@ class _SweepTable:
     seed: NonNegativeInt = 0
     base: Any = None
     games_per_trial: PositiveInt | None = None
-    num_samples: PositiveInt = 1
+    num_samples: PositiveInt = DEFAULT_NUM_SAMPLES
     max_concurrent_trials: PositiveInt | None = None
     workers_per_trial: PositiveInt | None = None
     max_failures: NonNegativeInt = 2
@@ -166,46 +158,6 @@ class _TrackingTable:
 
 def _section(cls, data: Mapping, key: str, **kwargs):
     return section(cls, data.get(key, {}), key, error=SweepError, **kwargs)
-
-
-@dataclass(frozen=True)
-class SearchParam:
-    """One searched parameter: a dotted path into the base spec and its distribution."""
-
-    path: str
-    """Dotted path, e.g. ``lineup.0.params.mutation_probability`` or ``game.max_steps``."""
-    kind: str
-    """``grid`` (every value), ``choice`` (sampled), ``uniform`` or ``loguniform`` (bounds)."""
-    values: tuple
-    """The values (grid, choice) or ``(lo, hi)`` (uniform, loguniform)."""
-    alias: str
-    """Short name for tables and MLflow params (``mP``; default: the last path part)."""
-
-    @property
-    def integer(self) -> bool:
-        """A range over ints (both bounds ints): sampled as ints."""
-        return self.kind in ("uniform", "loguniform") and all(is_int(v) for v in self.values)
-
-    def tune_domain(self):
-        """The Tune search-space object of this parameter."""
-        from ray import tune
-
-        lo_hi = self.values
-        if self.kind == "grid":
-            return tune.grid_search(list(self.values))
-        if self.kind == "choice":
-            return tune.choice(list(self.values))
-        if self.kind == "uniform":
-            return tune.randint(lo_hi[0], lo_hi[1] + 1) if self.integer else tune.uniform(*lo_hi)
-        return tune.lograndint(lo_hi[0], lo_hi[1] + 1) if self.integer else tune.loguniform(*lo_hi)
-
-    def probe_values(self) -> list:
-        """Values every one of which must build a valid trial spec."""
-        if self.kind in ("grid", "choice"):
-            return list(self.values)
-        lo, hi = self.values
-        mid = (lo + hi) / 2 if self.kind == "uniform" else math.sqrt(lo * hi)
-        return [lo, int(round(mid)) if self.integer else mid, hi]
 
 
 @dataclass(frozen=True)
@@ -338,7 +290,7 @@ class SweepSpec:
         data = dict(data)
         search = tuple(SearchParam(d["path"], d["kind"], tuple(d["values"]), d["alias"])
                        for d in data.pop("search"))
-        base = StudySpec.from_dict({"source": data.get("source", ""), **data.pop("base")})
+        base = spec_from_dict({"source": data.get("source", ""), **data.pop("base")})
         tracking = section(TrackingSpec, data.pop("tracking", {}), "tracking", error=SweepError)
         return cls(search=search, base=base, tracking=tracking, **data)
 
@@ -350,84 +302,6 @@ def plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _default_alias(parts: list[str], base_spec: StudySpec) -> str:
-    """The short name the seat's agent declares for a ``lineup.<i>.params.<name>`` path
-    (``Agent.param_aliases``), else the path's last part."""
-    if parts[0] == "lineup" and int(parts[1]) < len(base_spec.lineup):
-        return agent_class(base_spec.lineup[int(parts[1])].agent).param_aliases.get(parts[-1], parts[-1])
-    return parts[-1]
-
-
-List = Annotated[Any, rule(lambda v: isinstance(v, list), "must be a list")]
-
-
-@config_class
-class _SearchTable:
-    """One ``[search]`` entry: exactly one distribution, and an optional alias."""
-    grid: List | None = None
-    choice: List | None = None
-    uniform: List | None = None
-    loguniform: List | None = None
-    alias: Text | None = None
-
-    def __post_init__(self):
-        kinds = [k for k in KINDS if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ValueError(f"give exactly one of {list(KINDS)}, got {kinds or 'none'}")
-        kind, values = kinds[0], getattr(self, kinds[0])
-        if kind in ("grid", "choice"):
-            if not values:
-                raise ValueError(f"{kind}: empty list (nothing to search)")
-            if len({json.dumps(v, sort_keys=True, default=str) for v in values}) != len(values):
-                raise ValueError(f"{kind}: repeated values in {values!r}")
-            return
-        if len(values) != 2 or not all(_number(v) for v in values):
-            raise ValueError(f"{kind}: must be [lo, hi] (two numbers), got {values!r}")
-        lo, hi = values
-        if not lo < hi:
-            raise ValueError(f"{kind}: empty range, lo must be < hi, got [{lo}, {hi}]")
-        if kind == "loguniform" and lo <= 0:
-            raise ValueError(f"{kind}: bounds must be > 0 for a log-uniform range, got {lo}")
-
-    @property
-    def kind(self) -> str:
-        return next(k for k in KINDS if getattr(self, k) is not None)
-
-
-def _parse_param(path: str, raw, base_spec: StudySpec) -> SearchParam:
-    where = f"search.{path}"
-    entry = section(_SearchTable, raw, where, error=SweepError)
-    kind = entry.kind
-    values = getattr(entry, kind)
-    parts = path.split(".")
-    ok = (len(parts) == 4 and parts[0] == "lineup" and parts[1].isdigit() and parts[2] == "params") \
-        or (len(parts) == 2 and parts[0] == "game" and parts[1] != "name") \
-        or (len(parts) == 2 and parts[0] == "budget" and parts[1] in ("ms", "iterations"))
-    if not ok:
-        raise SweepError(f"{where}: not a searchable path; use lineup.<i>.params.<name>, "
-                         f"game.<option> or budget.ms / budget.iterations")
-    alias = entry.alias if entry.alias is not None else _default_alias(parts, base_spec)
-    return SearchParam(path=path, kind=kind, values=tuple(values), alias=alias)
-
-
-def _flatten_search(table: Mapping, prefix: str = "") -> dict:
-    """``{"lineup": {"0": {"params": {"x": {grid = ...}}}}}`` (nested tables, ``--set
-    search.lineup.0.params.x=...``) and quoted dotted keys both give ``{"lineup.0.params.x": ...}``."""
-    out = {}
-    for key, value in table.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value and not any(k in PARAM_KEYS for k in value):
-            out.update(_flatten_search(value, path + "."))
-        else:
-            out[path] = value
-    return out
-
-
-def _scale_games(games: int, scale: float | None, group: int) -> int:
-    """``games`` (whole boards of ``group`` games) with its boards scaled as ``arena run --scale``."""
-    return scale_groups(games // group, scale) * group
-
-
 def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
                 base_source: str = "") -> SweepSpec:
     """Validate a raw sweep dict into a :class:`SweepSpec` (raises SweepError).
@@ -435,13 +309,15 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     ``data["base"]`` is the whole base study (a TOML-shaped dict; ``sweep.base``,
     if present, only names the file it was read from); ``source`` is the sweep
     file's path and ``base_source`` the base study file's (relative paths in the
-    base resolve against it, else against ``source``)."""
+    base resolve against it, else against ``source``). ``scale`` is ``--scale``,
+    applied to (a copy of) the raw dict first, as for a study
+    (:func:`cluster.spec.edits.scale_sweep`)."""
     data = dict(data)
     for key in data:
         if key not in SWEEP_SECTIONS:
             raise SweepError(f"{key}: unknown section; known: {list(SWEEP_SECTIONS)}")
     try:
-        check_scale(scale)
+        data = scale_sweep(copy.deepcopy(data), scale)
     except SpecError as exc:
         raise SweepError(str(exc)) from None
     sweep = _section(_SweepTable, data, "sweep")
@@ -462,13 +338,10 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     base_spec = replace(base_spec, results_dir=str(Path(str(results_dir)).resolve()))
     group, unit = base_spec.design.games_per_group, base_spec.design.group_name
 
-    games = raw_games = (sweep.games_per_trial if sweep.games_per_trial is not None
-                         else base_spec.design.games_per_condition)
+    games = sweep.games_per_trial if sweep.games_per_trial is not None else base_spec.design.games_per_condition
     if games % group:
         raise SweepError(f"sweep.games_per_trial: must be a multiple of {group} (games per "
                          f"{'run' if unit == 'run' else 'board seed'} of the base design), got {games}")
-    games = _scale_games(games, scale, group)
-    num_samples = scale_groups(sweep.num_samples, scale)
 
     objective = _section(_ObjectiveTable, data, "objective",
                          required={"label": f"one of {list(base_spec.labels)}"})
@@ -476,16 +349,10 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     if label not in base_spec.labels:
         raise SweepError(f"objective.label: {label!r} is not a lineup label; known: {list(base_spec.labels)}")
 
-    raw_search = _flatten_search(table("search", data.get("search", {}), SweepError))
+    raw_search = flatten_search(table("search", data.get("search", {}), SweepError))
     if not raw_search:
         raise SweepError("search: empty search space; add at least one parameter")
-    params = []
-    for path, raw in raw_search.items():
-        param = _parse_param(path, raw, base_spec)
-        if scale is not None and param.kind == "grid":
-            keep = max(1, math.ceil(len(param.values) * scale - 1e-9))
-            param = SearchParam(param.path, param.kind, param.values[:keep], param.alias)
-        params.append(param)
+    params = [parse_param(path, raw, base_spec) for path, raw in raw_search.items()]
     aliases = [p.alias for p in params]
     for p in params:
         if aliases.count(p.alias) > 1:
@@ -502,7 +369,7 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
             raise SweepError(f"scheduler.grace_period: must be whole boards, a multiple of {group} "
                              f"(games per {'run' if unit == 'run' else 'board seed'} of the "
                              f"base design), got {grace}")
-        grace = scale_groups(grace // group, scale)
+        grace //= group
     grace = min(grace, boards)
 
     searcher_kind = _section(_SearcherTable, data, "searcher").kind
@@ -514,10 +381,9 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
 
     reeval = _section(_ReevaluateTable, data, "reevaluate")
     top_k = reeval.top_k
-    reeval_games = raw_games if reeval.games is None else reeval.games
+    reeval_games = games if reeval.games is None else reeval.games
     if reeval_games % group:
         raise SweepError(f"reevaluate.games: must be a multiple of {group}, got {reeval_games}")
-    reeval_games = _scale_games(reeval_games, scale, group)
 
     over = _section(_TrackingTable, data, "tracking")
     tracking = section(TrackingSpec, {"uri": base_spec.tracking.uri, "experiment": base_spec.tracking.experiment,
@@ -526,7 +392,7 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
 
     spec = SweepSpec(
         name=name, seed=seed, base=base_spec, search=tuple(params), objective_label=label,
-        objective_metric=metric, games_per_trial=games, num_samples=num_samples,
+        objective_metric=metric, games_per_trial=games, num_samples=sweep.num_samples,
         max_concurrent_trials=sweep.max_concurrent_trials, workers_per_trial=sweep.workers_per_trial,
         max_failures=sweep.max_failures,
         scheduler=kind, grace_period=grace, reduction_factor=reduction,

@@ -36,6 +36,8 @@ from ..rng import make_rng
 from ..api import LOSS, TIE, WIN, Game
 from ..validation import NonBlank, config_class
 from . import kernels as K
+from .generic import GENERIC_KERNELS
+from .generic import determinize as generic_determinize
 
 __all__ = ["Birds", "BirdsConfig"]
 
@@ -77,6 +79,10 @@ class Birds(Game):
 
     num_players = K.N_PLAYERS
     num_actions = K.N_ACTIONS
+    #: mcts_generic searches it in numba, over determinizations (games/birds/generic.py),
+    #: or through the Python members (``path = "python"``, :meth:`determinize` below).
+    generic_kernels = GENERIC_KERNELS
+    searchable = True
     action_names = tuple([f"play hand {i}" for i in range(K.MAX_HAND)]
                          + [f"take tray {j}" for j in range(K.TRAY_SLOTS)] + ["draw deck", "gain food"])
 
@@ -104,6 +110,13 @@ class Birds(Game):
 
     def observation(self, player: int) -> K.BirdsState:
         return K.observe(self.state, int(player))
+
+    def determinize(self, observation, player: int, rng: np.random.Generator) -> None:
+        """The state: ``player``'s observation with the cards it has not seen dealt at
+        random (the generic kernel's determinization, seeded from ``rng``)."""
+        state = K.copy_state(observation)
+        generic_determinize(state, observation, int(player), make_rng(int(rng.integers(2**63))))
+        self.state = state
 
     def true_state_view(self) -> K.BirdsState:
         """A copy of the true state, hidden cards included: what an agent that reads

@@ -25,9 +25,10 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from ..api import LOSS, TIE, WIN, Game
+from ..api import LOSS, TIE, WIN, Game, board_of
 from ..validation import NonBlank, config_class, one_of
 from . import _kernels
+from .generic import GENERIC_KERNELS
 from ._canonical import step_canonical
 from ._java import step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
@@ -64,8 +65,9 @@ class PommermanConfig:
     (``.jsonl``, or ``.jsonl.gz``) of records in the golden-trajectory format
     (``{"states": [state, ...], ...}``; only ``states[0]`` is used, hidden
     power-ups included), e.g. boards dumped from the Java framework to compare
-    with it on the same boards. A study's board seed ``b`` (0, 1, ...) plays
-    record ``b``; ``reset(seed)`` with an int plays record ``seed``. A relative
+    with it on the same boards. ``reset(seed, board_index=b)`` plays record ``b``
+    (a study passes its board seed ``b`` = 0, 1, ...); ``reset(seed)`` with an int
+    plays record ``seed``. A relative
     path is relative to the working directory. None: boards come from the seed."""
 
     @field_validator("view_range", mode="before")
@@ -153,23 +155,16 @@ def load_boards(config: PommermanConfig) -> list[PommermanState]:
     return boards
 
 
-def board_index(seed) -> int:
-    """The record a ``boards_file`` game plays for ``seed``: the board seed of a
-    study's plan (the last entry of its SeedSequence's spawn key), or an int."""
-    if isinstance(seed, np.random.SeedSequence):
-        if not seed.spawn_key:
-            raise ValueError("boards_file: a SeedSequence without a spawn key names no board; "
-                             "pass the board index as an int")
-        return int(seed.spawn_key[-1])
-    return int(seed)
-
-
-def generate(config: PommermanConfig, seed) -> PommermanState:
+def generate(config: PommermanConfig, seed, board_index: int | None = None) -> PommermanState:
     """A fresh board for ``config`` from ``seed`` (int or SeedSequence); with
-    ``config.boards_file``, a copy of the recorded board :func:`board_index` names."""
+    ``config.boards_file``, a copy of recorded board ``board_index`` (a study's board
+    seed; default: an int ``seed`` itself, :func:`games.api.board_of`)."""
     if config.boards_file is not None:
         boards = load_boards(config)
-        index = board_index(seed)
+        index = board_of(seed, board_index)
+        if index is None:
+            raise ValueError("boards_file: a SeedSequence alone names no board; pass the board's index "
+                             "(reset(seed, board_index=b), or an int seed)")
         if not 0 <= index < len(boards):
             raise ValueError(f"boards_file: board {index} requested, but {config.boards_file} holds "
                              f"{len(boards)} boards (0..{len(boards) - 1})")
@@ -239,6 +234,9 @@ class Pommerman(Game):
     num_actions = N_ACTIONS
     action_names = ("stop", "up", "down", "left", "right", "bomb")
     simultaneous = True
+    #: mcts_generic searches it in numba, decoupled UCT over the simultaneous moves
+    #: (games/pommerman/generic.py).
+    generic_kernels = GENERIC_KERNELS
 
     def __init__(self, config: PommermanConfig | None = None, **options):
         super().__init__(config if config is not None else PommermanConfig(**options))
@@ -256,7 +254,7 @@ class Pommerman(Game):
     # --- life cycle -----------------------------------------------------
     def new_state(self, seed) -> PommermanState:
         self._died_at[:] = -1
-        return generate(self.config, seed)
+        return generate(self.config, seed, self.board_index)
 
     def is_valid_action(self, player: int, action: int) -> bool:
         return True  # in range is valid

@@ -34,6 +34,7 @@ from ._layout import (
     load_layout, num_actions, render_state, state_from_grid,
 )
 from . import _rules
+from .generic import GENERIC_KERNELS
 
 __all__ = ["Xcom", "XcomConfig", "XcomState", "LayoutError", "first_mover_for"]
 
@@ -65,9 +66,9 @@ class XcomConfig:
     max_moves: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_MAX_MOVES
     """Commands (both sides together) after which the round is a draw."""
     first_mover: Annotated[str, one_of(FIRST_MOVERS)] = "alternate"
-    """``alternate``: humans move first on even board seeds (round k of a runs x
-    rounds design plays board seed k, so a 40-round run gives each side 20
-    starts), aliens on odd ones; or always ``humans`` / ``aliens``."""
+    """``alternate``: humans move first on even boards (``reset(seed, board_index=k)``;
+    round k of a runs x rounds design plays board seed k, so a 40-round run gives each
+    side 20 starts), aliens on odd ones; or always ``humans`` / ``aliens``."""
 
     @model_validator(mode="after")
     def _layout(self):
@@ -101,21 +102,14 @@ class XcomConfig:
         return num_actions(self.units, self.max_move)
 
 
-def _seed_index(seed) -> int:
-    """The board seed index of ``seed``: the last spawn-key entry of a
-    SeedSequence (the plan's ``(0, board_seed)``), or the int itself."""
-    if isinstance(seed, np.random.SeedSequence):
-        return int(seed.spawn_key[-1]) if seed.spawn_key else int(seed.entropy or 0)
-    return int(seed)
-
-
-def first_mover_for(config: XcomConfig, seed) -> int:
-    """HUMANS (0) or ALIENS (1): who opens the round played from ``seed``."""
+def first_mover_for(config: XcomConfig, board_index: int) -> int:
+    """HUMANS (0) or ALIENS (1): who opens the round played on board ``board_index``
+    (``alternate``: humans on even boards)."""
     if config.first_mover == "humans":
         return HUMANS
     if config.first_mover == "aliens":
         return ALIENS
-    return HUMANS if _seed_index(seed) % 2 == 0 else ALIENS
+    return HUMANS if board_index % 2 == 0 else ALIENS
 
 
 class Xcom(Game):
@@ -124,6 +118,8 @@ class Xcom(Game):
     invalid or illegal command is replaced by the first legal one and counted."""
 
     num_players = 2
+    #: mcts_generic searches it in numba (games/xcom/generic.py).
+    generic_kernels = GENERIC_KERNELS
     #: The line-of-sight table (``sight``, cells x cells) is constant in a round.
     observed_fields = ("board", "units", "rewards", "meta")
 
@@ -135,11 +131,14 @@ class Xcom(Game):
 
     # --- life cycle -----------------------------------------------------
     def new_state(self, seed) -> XcomState:
-        """A fresh round on the configured layout; ``seed`` decides the first mover
-        (``first_mover = "alternate"``); the board itself is fixed."""
+        """A fresh round on the configured layout (the layout itself is fixed). With
+        ``first_mover = "alternate"`` the board index decides who opens
+        (:func:`first_mover_for`): a study's board seed, an int seed, or for a SeedSequence
+        alone the parity of its entropy."""
         c = self.config
         state = copy_state(_fresh_state(c.board, c.max_move, c.max_moves))
-        first = first_mover_for(c, seed)
+        board = self.board_index if self.board_index is not None else int(seed.entropy or 0)
+        first = first_mover_for(c, board)
         state.meta[M_TO_MOVE] = first
         state.meta[M_FIRST] = first
         self.last_shot = None

@@ -12,7 +12,7 @@ __all__ = ["COMMANDS", "UsageError", "command_line", "positive_int", "non_negati
 
 #: The subcommand modules, in the order of ``arena --help``.
 COMMANDS = ("run", "sweep", "report", "population", "compare", "rate", "train_encoder", "ui", "play",
-            "replay", "conformance", "train_birds", "bench", "pairs", "check_agent", "agents", "games")
+            "replay", "conformance", "train_birds", "bench", "pairs", "check_agent", "check_game", "agents", "games")
 
 
 class UsageError(Exception):

@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="agents to describe in full (registry names, plugin names or package.module:Class)")
     p.add_argument("--game", metavar="GAME",
-                   help="only the agents that play GAME (declared in Agent.games, or any game with kernels)")
+                   help="only the agents that play GAME (declared in Agent.games, or by Agent.plays_game)")
     p.add_argument("--builtin", action="store_true",
                    help="only Arena's own agents (modules under agents/), not the installed plugins")
     form = p.add_mutually_exclusive_group()
@@ -62,6 +62,7 @@ def describe(name: str) -> dict:
         "class": f"{cls.__module__}:{cls.__qualname__}",
         "summary": _summary(cls),
         "games": list(cls.games),
+        "plays_any": cls.plays_any_description,
         "seats": list(cls.plays_seats),
         "iteration_budget": bool(cls.supports_iteration_budget),
         "learns": learns,
@@ -70,9 +71,9 @@ def describe(name: str) -> dict:
 
 
 def _plays(agent: dict, game: str) -> bool:
-    from games.registry import has_kernels
+    from agents.registry import agent_class
 
-    return game in agent["games"] if agent["games"] else has_kernels(game)
+    return game in agent["games"] if agent["games"] else agent_class(agent["name"]).plays_game(game)
 
 
 def _listed(args) -> list[dict]:
@@ -107,7 +108,7 @@ def _listed(args) -> list[dict]:
 
 
 def _games_text(agent: dict) -> str:
-    return ", ".join(agent["games"]) if agent["games"] else "any game with kernels"
+    return ", ".join(agent["games"]) if agent["games"] else agent["plays_any"]
 
 
 def _declarations(agent: dict) -> list[str]:

@@ -1,4 +1,4 @@
-"""``arena bench``: benchmarks."""
+"""``arena bench``: benchmarks (the targets of the bench wing's registry, :mod:`jobs.bench`)."""
 from __future__ import annotations
 
 import json
@@ -7,18 +7,19 @@ from pathlib import Path
 
 from . import UsageError, positive_int
 
+#: ``--rounds`` when not given: the paired check's rounds, the Java sitting's.
+PAIRED_ROUNDS, JAVA_ROUNDS = 5, 3
+
 
 def add_parser(sub) -> None:
-    """Register ``arena bench`` and its options."""
+    """Register ``arena bench`` and its options (the targets and their help from
+    :data:`jobs.bench.TARGETS`)."""
+    from jobs.bench import TARGETS
+
     p = sub.add_parser("bench", help="benchmarks (prints JSON with --json)")
-    p.add_argument("target", choices=["pommerman", "scotland_yard", "birds", "xcom", "cluster",
-                                       "pettingzoo", "plugins"],
-                   help="pommerman: engine and search speed; scotland_yard: moves and MCTS iterations "
-                        "per second; birds: random games and MCTS iterations per CPU-second; xcom: "
-                        "moves per second and decision times; cluster: scheduling overhead and scaling; "
-                        "pettingzoo: the PettingZoo face's time per step against the kernel step, "
-                        "every game; plugins: a pure-Python agent's cost per decision inside a study "
-                        "(median of 3 runs)")
+    p.add_argument("target", choices=list(TARGETS),
+                   help="; ".join(f"{t.name}: {t.measures}" for t in TARGETS.values())
+                   + " (jobs/bench/README.md: what each measures, the latest figures)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--ruleset", default="canonical", choices=["canonical", "java"],
                    help="pommerman: the ruleset to time (default canonical)")
@@ -26,32 +27,42 @@ def add_parser(sub) -> None:
     p.add_argument("--quick", action="store_true",
                    help="shorter runs, no start-up timing (pommerman: without --quick, cold_start_s is "
                         "an `arena play` of four agents from an empty numba cache, warm_start_s the same "
-                        "again; see jobs/tools/cold_start.py)")
+                        "again; see jobs/bench/pommerman/cold_start.py)")
     p.add_argument("--against", metavar="REV", default=None,
                    help="paired check: run this benchmark for the working tree and for git revision "
                         "REV (e.g. main), each in its own process and tree, interleaved over "
                         "--rounds rounds, and print each figure's ratio tree / REV with its spread "
-                        "(JSON; see jobs/tools/paired_bench.py)")
-    p.add_argument("--rounds", type=positive_int, default=5, help="--against: paired rounds (default 5)")
+                        "(JSON; see jobs/bench/paired.py)")
+    p.add_argument("--rounds", type=positive_int, default=None,
+                   help=f"--against: paired rounds (default {PAIRED_ROUNDS}); java: rounds of the sitting "
+                        f"(default {JAVA_ROUNDS})")
     p.add_argument("--script", default=None,
                    help="--against: a probe script (prints one JSON object) run in both trees "
-                        "instead of the benchmark, e.g. jobs/probes/pommerman_search_cpu.py; its own "
+                        "instead of the benchmark, e.g. jobs/bench/probes/pommerman_search_cpu.py; its own "
                         "options follow '--' (... --script PROBE -- --iterations 50)")
+    p.add_argument("--java-dir", type=Path, default=None,
+                   help="java: the Java harness build's scratch folder (jp, jbuild, harness; see "
+                        "jobs/bench/java_sitting.py)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="java: folder for the raw outputs and the log (default: a new folder in /tmp)")
     p.set_defaults(func=run)
 
 
 def _cmd_bench_paired(args) -> int:
-    """``arena bench GAME --against REV``: the paired speed check (jobs/tools/paired_bench.py)."""
+    """``arena bench TARGET --against REV``: the paired speed check (jobs/bench/paired.py)."""
     import subprocess
 
-    from jobs.tools.paired_bench import paired_bench
+    from jobs.bench import TARGETS
+    from jobs.bench.paired import paired_bench
 
+    if not TARGETS[args.target].pairable:
+        raise UsageError(f"--against: the {args.target} target does not time this tree alone; "
+                         f"pair a benchmark or a probe instead (--against REV with pommerman, ...)")
     probe = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
                            capture_output=True, text=True)
     if probe.returncode != 0:
         raise UsageError(f"--against: not a git revision of this repository: {args.against!r}")
-    if args.rounds < 1:
-        raise UsageError(f"--rounds: must be >= 1, got {args.rounds}")
+    rounds = PAIRED_ROUNDS if args.rounds is None else args.rounds
     if args.script is not None:
         if not Path(args.script).is_file():
             raise UsageError(f"--script: file not found: {args.script}")
@@ -62,58 +73,26 @@ def _cmd_bench_paired(args) -> int:
             bench_args += ["--ruleset", args.ruleset]
         if args.quick:
             bench_args.append("--quick")
-    result = paired_bench(bench_args, args.against, args.rounds, script=args.script,
+    result = paired_bench(bench_args, args.against, rounds, script=args.script,
                           progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(json.dumps(result, indent=None if args.json else 1))
     return 0
 
 
 def run(args) -> int:
+    from jobs.bench import BenchInputError, BenchOptions, run_target
+
     if args.passthrough and (args.against is None or args.script is None):
         raise UsageError(f"arguments after '--' ({' '.join(args.passthrough)}): only a probe script takes "
                          f"them (--against REV --script PROBE -- ...)")
     if args.against is not None:
         return _cmd_bench_paired(args)
-    if args.target == "pommerman":
-        from games.pommerman.engine_speed import bench_engine
-
-        result = {"ruleset": args.ruleset}
-        result.update(bench_engine(ruleset=args.ruleset, seconds=args.seconds))
-        from agents.pommerman.search_speed import bench_agents
-
-        result.update(bench_agents(games=1 if args.quick else 3,
-                                   decisions_per_game=15 if args.quick else 40,
-                                   ruleset=args.ruleset))
-        if not args.quick:
-            from jobs.tools.cold_start import bench_cold_start
-
-            result.update(bench_cold_start(args.ruleset))
-    elif args.target == "scotland_yard":
-        from agents.scotland_yard.search_speed import bench_search
-
-        result = bench_search(quick=args.quick)
-    elif args.target == "cluster":
-        from cluster.run.scaling_bench import bench_cluster
-
-        result = bench_cluster(quick=args.quick)
-    elif args.target == "birds":
-        from agents.birds.speed import bench_birds
-
-        result = bench_birds(seconds=args.seconds, quick=args.quick)
-    elif args.target == "xcom":
-        from agents.xcom.speed import bench_xcom
-
-        result = bench_xcom(quick=args.quick)
-    elif args.target == "pettingzoo":
-        from agents.pettingzoo.speed import bench_pettingzoo
-
-        result = bench_pettingzoo(quick=args.quick)
-    elif args.target == "plugins":
-        from jobs.tools.plugin_bench import bench_plugins
-
-        result = bench_plugins(games=1 if args.quick else 4, max_steps=60 if args.quick else 200)
-    else:  # pragma: no cover - argparse restricts choices
-        return 2
+    options = BenchOptions(quick=args.quick, seconds=args.seconds, ruleset=args.ruleset, java_dir=args.java_dir,
+                           rounds=JAVA_ROUNDS if args.rounds is None else args.rounds, out=args.out)
+    try:
+        result = run_target(args.target, options)
+    except BenchInputError as exc:
+        raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(result))
     else:

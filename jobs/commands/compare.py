@@ -18,7 +18,7 @@ def run(args) -> int:
     import pandas as pd
 
     from cluster.analysis.tables import markdown_table
-    from cluster.analysis.segments import ratio_plot, win_ratio
+    from cluster.analysis.learning_curves import ratio_plot, win_ratio
     from cluster.results.store import ResultStore
 
     ratios = []

@@ -55,7 +55,7 @@ def _parse_agent_spec(text: str):
 def _spec(args, agents: list[tuple[str, dict]]):
     """The one-game study ``arena play`` is: board 0 of study seed ``--seed``, the lineup
     in seat order (validated like any spec; errors name the field)."""
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     game = {"name": "pommerman", "mode": args.mode, "ruleset": args.ruleset}
     if args.view_range is not None:

@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from jobs.tools.train_encoder import train_encoder_job
+    from jobs.xcom.train_encoder import train_encoder_job
 
     try:
         train_encoder_job(board=args.board, samples=args.samples, epochs=args.epochs, lr=args.lr,

@@ -185,12 +185,3 @@ def test_femcts_beats_random_and_osla():
                 wins[names[o]] += 1
     assert wins["femcts"] >= 3, wins
     assert wins["femcts"] > wins["osla"] and wins["femcts"] > wins["random"], wins
-
-
-def test_paired_speed_benchmark_compares_the_variants_on_the_same_positions():
-    from agents.pommerman.search_speed import paired_femcts_iterations
-
-    out = paired_femcts_iterations(PommermanConfig(ruleset="java"), ms=2.0, games=1, stride=60)
-    assert out.pop("positions") >= 2
-    assert set(out) == {"nea6", "nea3", "nea2"}
-    assert all(0.2 < ratio < 5 for ratio in out.values())

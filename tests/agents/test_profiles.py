@@ -284,7 +284,7 @@ def test_a_fogged_agent_known_dead_is_not_kept_alive_in_the_model():
 def test_resolved_profile_is_in_result_rows_and_mlflow_params():
     from cluster.spec.plan import plan_study
     from cluster.run.play import build_agents, play_game
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     spec = build_spec({
         "study": {"name": "profiles", "seed": 3},

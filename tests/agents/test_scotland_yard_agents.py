@@ -217,7 +217,7 @@ def test_mrx_avoids_capture():
 def test_online_tables_carried_across_a_series():
     from cluster.spec.plan import plan_study
     from cluster.run.play import build_agents, play_game
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     spec = build_spec({
         "study": {"name": "sy-online", "seed": 3},

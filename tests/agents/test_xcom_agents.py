@@ -14,7 +14,8 @@ from agents.xcom.encoder import (
     BUILTIN_ENCODERS, check_encoder_arrays, encode_boards, encoder_from_arrays,
     load_encoder_arrays,
 )
-from cluster.spec.study import SpecError, build_spec
+from cluster.spec.build import build_spec
+from cluster.spec.fields import SpecError
 from games.registry import make_config, make_game
 from games.xcom import Xcom, XcomConfig
 from games.xcom.kernels import (

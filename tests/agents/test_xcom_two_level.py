@@ -163,14 +163,3 @@ def test_move_encoding_is_checked_and_flat_by_default():
         assert make_agent_config(name, {"move_encoding": "two_level"}).move_encoding == "two_level"
         with pytest.raises(ValueError, match=r"^params\.move_encoding: must be one of"):
             make_agent_config(name, {"move_encoding": "per_unit"})
-
-
-def test_diagnostic_with_the_two_level_encoding():
-    from agents.xcom.diagnostics import diagnose
-
-    plain = diagnose("mini", "xcom_mcts", {"move_encoding": "two_level"}, runs=1, rounds=2,
-                     iterations=60, seed=3)
-    assert plain["decisions"] > 0 and plain["share_differs_from_mcts"] == 0.0
-    learner = diagnose("mini", "xcom_mf_fa", {"move_encoding": "two_level"}, runs=1, rounds=2,
-                       iterations=60, seed=3)
-    assert learner["share_reading_v_at_root"] > 0.9

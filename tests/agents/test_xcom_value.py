@@ -187,24 +187,3 @@ def test_reward_only_control_params_are_checked():
     with pytest.raises(ValueError, match=r"^params\.value_target: must be one of"):
         make_agent_config("xcom_convae_fa", {"value_target": "afterstate"})
     assert make_agent_config("xcom_mf_fa", {}).value_target == "td_target"
-
-
-# --- the diagnostic -----------------------------------------------------------------
-def test_diagnostic_shares():
-    from agents.xcom.diagnostics import diagnose, main
-
-    plain = diagnose("mini", "xcom_mcts", runs=1, rounds=3, iterations=60, seed=3)
-    assert plain["decisions"] > 0
-    assert plain["share_differs_from_mcts"] == 0.0  # plain MCTS is its own reference
-    learner = diagnose("mini", "xcom_mf_fa", runs=1, rounds=3, iterations=60, seed=3)
-    assert learner == diagnose("mini", "xcom_mf_fa", runs=1, rounds=3, iterations=60, seed=3) | {
-        "seconds": learner["seconds"]}  # a pure function of its arguments (but the clock)
-    for key in ("share_reading_v_at_root", "share_reading_v_deeper", "share_reading_v",
-                "share_differs_from_mcts", "share_mcts_differs_from_mcts"):
-        assert 0.0 <= learner[key] <= 1.0
-    # 60 iterations on 6x6 (median ~20 commands) always get past expanding the root
-    assert learner["share_reading_v_at_root"] == 1.0
-    assert learner["wins"] + learner["draws"] + learner["losses"] == 3
-    with pytest.raises(ValueError, match="^rounds"):
-        diagnose("mini", rounds=0)
-    assert main(["--board", "6x6", "--value-target", "td_target", "--rounds", "0"]) == 2

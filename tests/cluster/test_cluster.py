@@ -21,7 +21,7 @@ from cluster.run.play import ROW_COLUMNS, build_agents, play_game
 from cluster.spec.plan import plan_study
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 
 from conftest import PLUGINS
 
@@ -200,9 +200,9 @@ def test_reproducible_pommerman_1_and_2_workers(ray_local, tmp_path):
 _DRIVER = """
 import json, sys
 import conftest  # registers the fake game and agent
-from cluster.spec.study import StudySpec
+from cluster.spec.build import spec_from_dict
 from cluster.run.driver import run_study
-spec = StudySpec.from_dict(json.load(open(sys.argv[1])))
+spec = spec_from_dict(json.load(open(sys.argv[1])))
 run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=False, plugins=["conftest"])
 """
 

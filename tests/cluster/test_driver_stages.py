@@ -9,8 +9,8 @@ from cluster.run.driver import Recorder, dispatch, finish, plan_and_resume, stud
 from cluster.run.play import build_agents, play_game
 from cluster.run.policy import admission_window, dispatch_policy, order_runs
 from cluster.run.scheduler import SeriesRun
+from cluster.spec.build import build_spec
 from cluster.spec.plan import plan_study
-from cluster.spec.study import build_spec
 
 import conftest  # noqa: F401  (registers the ``count`` game and the ``fake`` agent)
 

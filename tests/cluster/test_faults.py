@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 from cluster.results.store import ResultStore, SpecMismatchError
 from cluster.run.driver import run_study
 from cluster.tracking import RUN_FILE, STUDY_TAG

@@ -145,6 +145,50 @@ def test_record_keeps_its_fingerprint_version(tmp_path):
         next(replay(loaded))
 
 
+def test_a_study_passes_the_board_index_and_its_record_keeps_it(tmp_path):
+    """The plan's board seed reaches the game as ``reset(..., board_index=b)`` (a
+    ``boards_file`` game plays record b) and the record keeps it, so the replay plays the
+    same board; a record written before the board index was stored reads it from the
+    board seed's spawn key, as the game did then."""
+    import gzip
+    import json
+
+    from cluster.run.play import build_agents, play_recorded_game
+    from cluster.spec.build import build_spec
+    from cluster.spec.plan import plan_study
+    from games.pommerman import generate
+    from games.pommerman.kernels import state_to_dict
+
+    boards = [state_to_dict(generate(PommermanConfig(ruleset="java"), 100 + b)) for b in range(3)]
+    path = tmp_path / "boards.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.writelines(json.dumps({"scenario": {"rules": "java", "mode": "ffa"}, "states": [d]}) + "\n"
+                      for d in boards)
+    spec = build_spec({
+        "study": {"name": "boards", "seed": 8, "results_dir": str(tmp_path / "studies")},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 20, "boards_file": str(path)},
+        "budget": {"iterations": 1}, "design": {"seeds": 3, "games_per_seed": 1},
+        "lineup": [{"agent": "random"}] * 4, "tracking": {"enabled": False},
+    }, check_files=False)
+    agents = build_agents(spec)
+    for series in plan_study(spec):
+        task = series.games[0]
+        _, _, record = play_recorded_game(spec, task, agents, worker="test")
+        loaded = load_record(save_record(tmp_path / f"b{task.board_seed}.npz", record))
+        assert loaded.board_index == task.board_seed and verify(loaded) == loaded.length
+        initial = state_to_dict(next(replay(loaded))[1].state)
+        assert initial["board"] == boards[task.board_seed]["board"]
+    # An older record: no board_index in its meta; its board was the spawn key's last entry.
+    arrays = dict(np.load(tmp_path / "b2.npz", allow_pickle=False))
+    meta = json.loads(str(arrays["meta"]))
+    del meta["board_index"]
+    assert meta["board_spawn_key"] == [0, 2]
+    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    np.savez_compressed(tmp_path / "old.npz", **arrays)
+    old = load_record(tmp_path / "old.npz")
+    assert old.board_index == 2 and verify(old) == old.length
+
+
 def test_pommerman_fingerprint_is_of_the_content_not_the_layout():
     """Equal states fingerprint equally however their arrays lie: a copy (fresh bomb rows
     past the count, where the played state keeps the rows of bombs gone), a state assembled
@@ -234,7 +278,7 @@ def test_pick_replays_is_deterministic():
 def test_study_records_every_game_and_logs_replays(tmp_path, ray_local):
     from mlflow.tracking import MlflowClient
 
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
     from cluster.run.driver import run_study
 
     spec = build_spec({

@@ -14,7 +14,7 @@ from agents.registry import config_hash, register
 from cluster.results.store import ResultStore, StoreError, read_stored_spec
 from cluster.run.driver import Recorder, plan_and_resume
 from cluster.run.play import build_agents, play_game
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 
 from conftest import FakeAgent, FakeConfig
 

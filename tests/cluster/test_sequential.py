@@ -18,9 +18,10 @@ from scipy.stats import binomtest
 from cluster.analysis.sequential import (GAME_SCORES, PAIR_SCORES, SequentialMonitor, elo_to_score,
                                 fixed_sample_units, gsprt_llr, outcome_probabilities, simulate_sprt,
                                 sprt_bounds)
-from cluster.spec.study import SpecError, build_spec
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
+from cluster.spec.build import build_spec, spec_from_dict
+from cluster.spec.fields import SpecError
 
 from conftest import PLUGINS
 
@@ -190,7 +191,7 @@ def test_pairs_need_two_players(tmp_path):
 
 def test_stop_survives_the_round_trip_through_spec_json(tmp_path):
     spec = _spec(tmp_path)
-    again = type(spec).from_dict(json.loads(json.dumps(spec.to_dict())))
+    again = spec_from_dict(json.loads(json.dumps(spec.to_dict())))
     assert again.design == spec.design and again.flat_params() == spec.flat_params()
 
 
@@ -216,9 +217,9 @@ def test_study_stops_early_and_a_resume_honours_the_decision(ray_local, tmp_path
 _DRIVER = """
 import json, sys
 import conftest  # registers the count game and the fake agent
-from cluster.spec.study import StudySpec
+from cluster.spec.build import spec_from_dict
 from cluster.run.driver import run_study
-spec = StudySpec.from_dict(json.load(open(sys.argv[1])))
+spec = spec_from_dict(json.load(open(sys.argv[1])))
 run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=False, plugins=["conftest"],
           warm_up=False)
 """

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from cluster.analysis.tables import markdown_table
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 from cluster.spec.fields import PositiveInt, SpecError, config_class, one_of, section
 from cluster.stats import difference_interval, two_proportion_z_test, welch_z_test, wilson_interval
 from cluster.spec.sweep import SweepError, build_sweep

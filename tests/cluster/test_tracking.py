@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 from cluster.run.driver import run_study
 from cluster.run.tracker import RunContext
 from cluster.tracking import EXPERIMENT_KIND_TAG, NOTE_TAG, RUN_FILE, TRAINING_KIND, find_run_record, normalize_uri

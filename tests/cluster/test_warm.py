@@ -326,3 +326,42 @@ def test_the_forward_model_compiles_once_for_all_groups(tmp_path, monkeypatch):
     assert run.returncode == 0, run.stderr[-2000:]
     misses, hits = json.loads(run.stdout.strip().splitlines()[-1])
     assert (misses, hits) == (0, 1), "the merged cache serves the search (its callee linked in)"
+
+
+PLUGIN_KERNEL = textwrap.dedent("""
+    from typing import NamedTuple
+    import numba as nb
+    import numpy as np
+
+    class PluginState(NamedTuple):
+        cells: np.ndarray
+
+    @nb.njit(cache=True)
+    def total(state):
+        return state.cells.sum()
+""")
+
+PLUGIN_CALL = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    from plugin_only_kernel import PluginState, total
+    print(total(PluginState(np.arange(3))))
+""")
+
+
+def test_merging_an_index_of_a_plugin_type_this_process_cannot_import_skips_it(tmp_path):
+    """Regression: a cached kernel over a plugin game's state (the generic search compiled
+    for it) names the state's NamedTuple by module in its index; the warm-up's merge, in a
+    process without that module, crashed with ModuleNotFoundError (``arena play`` failed
+    after a test compiled a plugin game's search). The entry is skipped instead."""
+    module_dir = tmp_path / "src"
+    module_dir.mkdir()
+    (module_dir / "plugin_only_kernel.py").write_text(PLUGIN_KERNEL)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "private"))
+    env.pop("ARENA_NUMBA_CACHE_AUTO", None)
+    run = subprocess.run([sys.executable, "-c", PLUGIN_CALL, str(module_dir)], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "3", run.stderr[-2000:]
+    assert list((tmp_path / "private").rglob("*.nbi")), "the kernel was cached"
+    assert merge_cache(tmp_path / "private", tmp_path / "node_cache") == 0

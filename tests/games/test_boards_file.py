@@ -28,12 +28,14 @@ def test_board_seed_b_plays_record_b_with_its_hidden_power_ups(tmp_path):
     boards = write_boards(path)
     game = Pommerman(PommermanConfig(ruleset="java", collapse=True, boards_file=str(path)))
     for b in range(3):
-        # the study plan's board seeds are SeedSequence(study_seed, spawn_key=(0, b))
-        game.reset(np.random.SeedSequence(2019, spawn_key=(0, b)))
+        # a study's plan passes its board seed as the board index (its seed is a SeedSequence)
+        game.reset(np.random.SeedSequence(2019, spawn_key=(0, 2 - b)), board_index=b)
         want = boards[b]["states"][0]
         got = state_to_dict(game.state)
         assert got["board"] == want["board"] and got["items"] == want["items"]
         assert game.state.items.any()
+    with pytest.raises(ValueError, match=r"^boards_file: a SeedSequence alone names no board"):
+        game.reset(np.random.SeedSequence(2019, spawn_key=(0, 1)))  # the seed's layout is not read
     game.reset(1)  # an int names the record
     assert state_to_dict(game.state)["board"] == boards[1]["states"][0]["board"]
     game.step([0, 0, 0, 0])  # plays on a copy: the recorded board is untouched
@@ -71,7 +73,8 @@ def test_bad_state_and_wrong_ruleset_and_missing_board(tmp_path):
 
 
 def test_spec_errors_name_game_boards_file(tmp_path):
-    from cluster.spec.study import SpecError, build_spec
+    from cluster.spec.build import build_spec
+    from cluster.spec.fields import SpecError
 
     with pytest.raises(SpecError, match="^game.boards_file: cannot read"):
         build_spec({"study": {"name": "b", "seed": 1},

@@ -212,11 +212,15 @@ def test_illegal_action_is_replaced_and_counted():
 
 def test_first_mover_alternates_between_rounds():
     cfg = XcomConfig(board="mini")
-    starts = [first_mover_for(cfg, np.random.SeedSequence(7, spawn_key=(0, k))) for k in range(40)]
+    starts = [first_mover_for(cfg, k) for k in range(40)]
     assert starts.count(HUMANS) == 20 and starts.count(ALIENS) == 20
     assert starts[:4] == [HUMANS, ALIENS, HUMANS, ALIENS]
     game = Xcom(cfg)
-    game.reset(np.random.SeedSequence(7, spawn_key=(0, 1)))
+    game.reset(np.random.SeedSequence(7, spawn_key=(0, 0)), board_index=1)  # the plan's board seed 1
+    assert game.acting_players() == [ALIENS]
+    game.reset(np.random.SeedSequence(7, spawn_key=(0, 1)), board_index=2)
+    assert game.acting_players() == [HUMANS]
+    game.reset(3)  # an int seed names its board
     assert game.acting_players() == [ALIENS]
     assert first_mover_for(XcomConfig(board="mini", first_mover="aliens"), 0) == ALIENS
 

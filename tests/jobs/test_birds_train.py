@@ -9,7 +9,7 @@ import pytest
 
 from agents.birds.policy import TrainConfig
 from jobs.spec import load_spec
-from jobs.tools.train_birds import TRAIN_OPTIONS, add_arguments, run_training
+from jobs.birds.train_policy import TRAIN_OPTIONS, add_arguments, run_training
 
 
 def test_cli_options_cover_the_train_config():

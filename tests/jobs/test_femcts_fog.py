@@ -304,11 +304,11 @@ def test_games_play_as_before(view_range, seed):
 
 # --------------------------------------------------------------------- the diagnostics command
 def test_fog_diagnostics_reports_per_view_range():
-    """jobs.tools.fog_diagnostics on a tiny spec: every view range asked for,
+    """jobs.femcts.fog_diagnostics on a tiny spec: every view range asked for,
     rollout action shares that sum to 1, FEMCTS's moves into fog 0 under
     ``blocked``, deaths and results counted."""
-    from cluster.spec.study import build_spec
-    from jobs.tools.fog_diagnostics import run
+    from cluster.spec.build import build_spec
+    from jobs.femcts.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
@@ -340,7 +340,9 @@ def test_fog_diagnostics_reports_per_view_range():
         assert 0 <= view["p_bomb_at_root"] <= 1
         assert view["can_kick"]["in_view_share"] == 1  # always known
         assert set(rep["survival"]["FEMCTS"]) == {"100", "300", "500", "575", "650", "725"}
-        assert rep["population_drift"]["FEMCTS"][0]["max_abs"] >= 0
+        # 24 iterations a decision complete no generation (P x L = 10 x 4 = 40 iterations):
+        # the population the series carried has not moved
+        assert rep["population_drift"]["FEMCTS"] == [{"max_abs": 0.0, "mean_abs": 0.0}]
     # blind, nothing but the agent's own cell is seen: no enemy is ever in view
     assert report["0"]["view"]["FEMCTS"]["near_enemy"]["in_view_share"] == 0
     assert report["0"]["view"]["FEMCTS"]["near_enemy"]["entries_per_100"] == 0
@@ -360,7 +362,7 @@ def test_recommendation_best_mean_plays_the_best_mean_root_child():
                            Budget(iterations=200), cfg)
         agent.begin_game(0, np.random.SeedSequence(4))
         action = int(agent.act(observe(state, 0, 2)))
-        tree = agent._tree
+        tree = agent.search_tree
         children = [int(c) for c in tree.children[ROOT_INDEX]]
         visits = [tree.node_visits[c] if c >= 0 else -1 for c in children]
         means = [tree.node_value_sum[c] / tree.node_visits[c] if c >= 0 and tree.node_visits[c] else -np.inf
@@ -408,8 +410,8 @@ def test_fog_diagnostics_pools_the_series_of_a_view_range():
     at the second series)."""
     import io
 
-    from cluster.spec.study import build_spec
-    from jobs.tools.fog_diagnostics import run
+    from cluster.spec.build import build_spec
+    from jobs.femcts.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag-reset", "seed": 3, "results_dir": "/tmp/unused"},
@@ -428,13 +430,73 @@ def test_fog_diagnostics_pools_the_series_of_a_view_range():
     assert both["results"]["FEMCTS"]["games"] == 2
 
 
+def test_fog_diagnostics_drift_is_what_the_study_game_evolves():
+    """The population drift of a series is the change the cluster's own play of that game
+    makes to the population (P x L = 4 iterations a generation: six generations a decision),
+    and the diagnostics' rollouts, drawn from a generator of their own, leave the game as
+    the cluster plays it (the same result)."""
+    import io
+
+    from cluster.run.play import build_agents, load_learned, play_game
+    from cluster.spec.plan import plan_study
+    from cluster.spec.seed_populations import load_populations
+    from cluster.spec.build import build_spec
+    from jobs.femcts.fog_diagnostics import run
+
+    spec = build_spec({
+        "study": {"name": "fog-diag-drift", "seed": 3, "results_dir": "/tmp/unused"},
+        "game": {"name": "pommerman", "ruleset": "java", "max_steps": 30},
+        "budget": {"iterations": 24},
+        "design": {"seeds": 1, "games_per_seed": 1, "vary": {"view_range": [2]}},
+        "lineup": [{"agent": "femcts", "label": "FEMCTS", "params": {
+                        "n_effective": 2, "population_size": 2, "rollouts_per_individual": 2,
+                        "elite_count": 1}},
+                   {"agent": "random"}, {"agent": "random"}, {"agent": "random"}],
+        "tracking": {"enabled": False},
+    })
+    rep = run(spec, [2], boards=1, games_per_board=1, sample_every=5, n_rollouts=2, log=io.StringIO())["2"]
+    assert rep["games"] == 1
+    agents = build_agents(spec)
+    load_learned(spec, agents, load_populations(spec))
+    start = agents[0].population.copy()
+    (task,) = plan_study(spec)[0].games
+    rows, _ = play_game(spec, task, agents)
+    change = np.abs(agents[0].population - start)
+    assert change.max() > 0
+    assert rep["population_drift"]["FEMCTS"] == [{"max_abs": float(change.max()),
+                                                  "mean_abs": float(change.mean())}]
+    femcts_row = next(r for r in rows if r["label"] == "FEMCTS")
+    assert rep["results"]["FEMCTS"][femcts_row["result"].upper()] == 1
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["{tmp}/missing.toml"], "missing.toml: spec file not found"),
+    (["jobs/femcts/7_po_ffa.toml", "--view-range", "0..x"], "--view-range: expected ranges"),
+    (["jobs/xcom/mini_convae_vs_mcts.toml"], "game: fog_diagnostics plays Pommerman specs only"),
+    (["summary", "{tmp}/missing.json"], "missing.json: not a report of this program"),
+    (["summary", "{tmp}/other.json"], "other.json: not a report of this program (KeyError"),
+])
+def test_fog_diagnostics_refuses_bad_input_in_one_line_before_any_game(tmp_path, capsys, monkeypatch,
+                                                                        argv, needle):
+    from pathlib import Path
+
+    from jobs.femcts.fog_diagnostics import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the specs' relative paths
+    (tmp_path / "other.json").write_text('{"spec": "x"}', encoding="utf-8")
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.count("\n") == 1 and captured.err.startswith("fog_diagnostics") and needle in captured.err
+
+
 def test_fog_diagnostics_collapse_counts():
     """The collapse table: an agent on a doomed ring 12 ticks before a collapse
     either gets off it (escaped) or dies in that collapse."""
     import io
 
-    from cluster.spec.study import build_spec
-    from jobs.tools.fog_diagnostics import run
+    from cluster.spec.build import build_spec
+    from jobs.femcts.fog_diagnostics import run
 
     spec = build_spec({
         "study": {"name": "fog-diag", "seed": 3, "results_dir": "/tmp/unused"},
@@ -457,11 +519,11 @@ def test_fog_diagnostics_collapse_counts():
 
 
 def test_fog_readings_table(tmp_path, capsys):
-    """jobs.tools.fog_readings: the FEMCTS seat's W/T/L per view range with a
+    """jobs.femcts.fog_readings: the FEMCTS seat's W/T/L per view range with a
     Wilson interval; a team's two FEMCTS seats count once per game."""
     import pandas as pd
 
-    from jobs.tools.fog_readings import main
+    from jobs.femcts.fog_readings import main
 
     rows = []
     for g, (vr, res) in enumerate([(0, "win"), (0, "loss"), (0, "win"), (4, "tie")]):

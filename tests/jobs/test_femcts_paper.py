@@ -24,7 +24,8 @@ from agents.registry import make_agent
 from agents.search import ROOT_INDEX, new_tree
 from cluster.spec.plan import plan_study
 from cluster.run.play import build_agents, play_game
-from cluster.spec.study import SpecError, build_spec
+from cluster.spec.build import build_spec
+from cluster.spec.fields import SpecError
 from games.rng import make_rng, rng_integer
 from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import (

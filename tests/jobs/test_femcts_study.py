@@ -7,7 +7,7 @@ import numpy as np
 
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
-from cluster.spec.study import build_spec
+from cluster.spec.build import build_spec
 
 FEMCTS = {"n_effective": 2, "population_size": 4, "elite_count": 1, "rollouts_per_individual": 2}
 

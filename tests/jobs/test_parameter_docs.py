@@ -67,11 +67,11 @@ def test_a_plugin_agent_and_game_appear_with_their_parameters(capsys):
     assert "noise: number > 0 = 1.0" in _out(capsys, "agents", "bandit")
     assert any(line.startswith("tictactoe ") for line in _out(capsys, "games").splitlines())
     out = _out(capsys, "games", "tictactoe")
-    assert "random_opening: bool = true" in out and "- agents that play it: bandit, random" in out
+    assert "random_opening: bool = true" in out and "- agents that play it: bandit, mcts_generic, random" in out
     # the agents that play a game: those that declare it and those that play any game with kernels
     names = [line.split()[0] for line in _out(capsys, "agents", "--game", "tictactoe").splitlines()
              if line and not line.startswith((" ", "`"))]
-    assert names == ["bandit", "random"]
+    assert names == ["bandit", "mcts_generic", "random"]
     # --builtin leaves the plugins out (what the generated pages list)
     assert "bandit" not in [a["name"] for a in json.loads(_out(capsys, "agents", "--builtin", "--json"))]
 

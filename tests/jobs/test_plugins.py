@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from agents.api import Agent
-from cluster.spec.study import SpecError, build_spec
+from cluster.spec.build import build_spec
+from cluster.spec.fields import SpecError
 from cluster.results.store import ResultStore
 from jobs.cli import main
 
@@ -151,7 +152,7 @@ def test_check_agent_passes_the_example_and_fails_a_broken_agent(capsys):
                    "another process", "learned state .npz"):
         assert f"PASS  {clause}" in out
     assert "info  ms budget 2" in out and out.rstrip().endswith("passed: 0 failed checks on 1 game")
-    assert main(["check-agent", "test_agent_contract:IllegalAgent"]) == 1
+    assert main(["check-agent", "tests.agents.test_agent_contract:IllegalAgent"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  legal actions" in out and "FAILED: 1 failed check on 1 game" in out
     assert main(["check-agent", "test_plugins:ClockOnlyAgent", "--game", "tictactoe"]) == 0

@@ -19,7 +19,7 @@ from cluster.replay.records import GameRecorder
 from games.scotland_yard import DEFAULT_BOARD_FILE as BOARD
 from games.scotland_yard import ScotlandYard, ScotlandYardConfig
 from games.scotland_yard import kernels as K
-from jobs.tools import lc_tables as T
+from jobs.scotland_yard import lc_tables as T
 
 L = 2  # categories 1 (next to a detective) and 2 (farther): easy to count by hand
 
@@ -164,7 +164,7 @@ def test_tables_rebuilt_from_a_record_equal_the_agents_online_tables():
 
 # --- the online settings' learning curve and the playing time in compare's report -------
 def test_learning_curve_blocks_games_by_index_in_series():
-    from jobs.tools.scotland_yard_compare import curve_table, learning_curve, play_seconds
+    from jobs.scotland_yard.compare import curve_table, learning_curve, play_seconds
 
     rows = []
     for run in range(2):

@@ -314,7 +314,7 @@ def test_diagnostic_in_rows_and_report():
     from cluster.spec.plan import plan_study
     from cluster.run.play import build_agents, play_game
     from cluster.analysis.report import result_table, to_markdown
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     import pandas as pd
 
@@ -341,7 +341,7 @@ def test_diagnostic_in_rows_and_report():
     assert table.loc["Seekers", "metric.p_true_location"] == pytest.approx(expected)
     assert "p_true_location" in to_markdown(table)
 
-    from jobs.tools.scotland_yard_compare import compare, seeker_diagnostic
+    from jobs.scotland_yard.compare import compare, seeker_diagnostic
 
     d = seeker_diagnostic(pd.DataFrame(rows))
     weights = [r["metric.p_true_decisions"] for r in seekers]

@@ -12,7 +12,8 @@ import pytest
 
 from agents.api import Agent
 from agents.registry import agent_names, register
-from cluster.spec.study import SpecError, StudySpec
+from cluster.spec.build import spec_from_dict
+from cluster.spec.fields import SpecError
 from jobs.overrides import apply_overrides
 from jobs.spec import load_spec
 
@@ -140,7 +141,7 @@ def test_runs_design(tmp_path):
 def test_round_trip_to_dict_json_pickle(tmp_path):
     spec = load_spec(write(tmp_path), overrides=["game.view_range=2", "study.max_in_flight=3"])
     data = json.loads(json.dumps(spec.to_dict()))
-    assert StudySpec.from_dict(data) == spec
+    assert spec_from_dict(data) == spec
     assert pickle.loads(pickle.dumps(spec)) == spec
 
 
@@ -268,7 +269,7 @@ def test_seed_population_ok(tmp_path):
     assert spec.lineup[0].seed_population == str((tmp_path / "pop.npz").resolve())
     # a Ray worker rebuilds the spec without opening the file
     (tmp_path / "pop.npz").unlink()
-    assert StudySpec.from_dict(spec.to_dict()) == spec
+    assert spec_from_dict(spec.to_dict()) == spec
 
 
 def test_malformed_toml(tmp_path):
@@ -313,7 +314,7 @@ def test_vary_expands_conditions_on_paired_boards(tmp_path):
     # series never span conditions
     for s in plan_study(spec):
         assert len({g.condition for g in s.games}) == 1
-    again = StudySpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    again = spec_from_dict(json.loads(json.dumps(spec.to_dict())))
     assert again.design.conditions == spec.design.conditions
 
 

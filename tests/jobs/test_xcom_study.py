@@ -11,8 +11,8 @@ import pytest
 
 from cluster.spec.plan import plan_study
 from cluster.run.play import build_agents, play_game
-from cluster.analysis.segments import segment_table, segment_tests, win_ratio
-from cluster.spec.study import build_spec
+from cluster.analysis.learning_curves import segment_table, segment_tests, win_ratio
+from cluster.spec.build import build_spec
 from cluster.stats import paired_t_test
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study

@@ -43,7 +43,7 @@ SERIES = {
 
 def series_spec(name: str, which: str = "main"):
     """The two-game study of lineup ``name`` with its params in ``which`` names."""
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     seed, iterations, seats = SERIES[name]
     lineup = []

@@ -22,7 +22,7 @@ SERIES = {
 
 
 def series_spec(name: str, params: dict | None = None):
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     board, rounds, iterations, agents, seed = SERIES[name]
     return build_spec({

@@ -28,6 +28,10 @@ class TicTacToe(Game):
     num_actions = K.NUM_ACTIONS
     Config = TicTacToeConfig
     kernels = K
+    #: mcts_generic plans through the Python members (copy, apply, ...): nothing is hidden,
+    #: so the observation is the state (games/CONTRACT.md)
+    searchable = True
+    perfect_information = True
 
     def new_state(self, seed):
         opening = ()

@@ -1,0 +1,346 @@
+"""Building a :class:`~cluster.spec.study.StudySpec` from a raw TOML-shaped dict: every check, before any game.
+
+:func:`build_spec` takes the dict (the TOML's shape, read by ``jobs.spec``, edited by
+``--set`` / ``--unset`` / ``--scale`` in :mod:`cluster.spec.edits`, or rebuilt from
+:meth:`StudySpec.to_dict` on a Ray worker by :func:`spec_from_dict`) and builds it
+section by section, each into its small model class, in this order (the first error
+wins, one line naming the field, a :class:`~cluster.spec.fields.SpecError`):
+
+1. the sections: known, and ``study``, ``game``, ``lineup`` (and ``design``) present;
+2. ``[study]`` (:class:`_StudyTable`), ``[game]`` (through the game registry: its
+   config and its number of players), ``[budget]``;
+3. ``[design]`` (:func:`build_design`, with its ``stop``), the game config of every
+   condition of ``design.vary``, ``[tracking]``;
+4. ``[[lineup]]`` (:func:`build_lineup`): one entry per seat
+   (:func:`check_one_entry_per_seat`), each agent and its params through the agent
+   registry, seed populations, the agent's checks against the game, labels;
+5. what ties sections together: the stop's labels against the lineup, iteration
+   budgets against the agents that can honour them.
+
+A new section is a raw table class (or a model class of :mod:`cluster.spec.study`
+validated by :func:`~cluster.spec.fields.section`), a ``build_<section>`` function
+here and a field of the model; a rule over two sections goes to step 5.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any, Mapping
+
+from agents.api import Budget
+from agents.registry import agent_class, agent_names, make_agent_config
+from cluster.spec.design import default_seeds, is_runs_design
+from cluster.spec.edits import scale_study
+from cluster.spec.fields import (Flag, Name, NonNegativeInt, PositiveInt, SpecError, Text, config_class, rule, section,
+                                 table)
+from cluster.spec.seed_populations import check_population_fits, resolve_population
+from cluster.spec.study import SECTIONS, DesignSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec
+from games.registry import check_game, game_names, make_config, make_game
+
+__all__ = ["build_spec", "spec_from_dict", "build_game", "build_budget", "build_design", "build_stop",
+           "build_conditions", "build_tracking", "build_lineup", "check_one_entry_per_seat",
+           "check_stop_fits_lineup", "check_iteration_budgets"]
+
+
+# --- the raw tables that are not model objects themselves --------------------------
+@config_class
+class _StudyTable:
+    """``[study]``."""
+
+    name: Name
+    seed: NonNegativeInt
+    results_dir: Text = "arena-studies"
+    id: Name | None = None
+    max_in_flight: PositiveInt | None = None
+
+
+Milliseconds = Annotated[Any, rule(lambda v: not isinstance(v, bool) and isinstance(v, (int, float)),
+                                   "must be a number of milliseconds")]
+
+
+@config_class
+class _SeatBudgetTable:
+    """A lineup entry's ``budget = { iterations = N }`` or ``{ ms = M }``."""
+
+    ms: Milliseconds | None = None
+    iterations: PositiveInt | None = None
+
+
+@config_class
+class _BudgetTable(_SeatBudgetTable):
+    """``[budget]``."""
+
+    per_seat: Flag = True
+
+
+@config_class
+class _SeatTable:
+    """A ``[[lineup]]`` entry."""
+
+    agent: Text
+    label: Text | None = None
+    params: Any = None
+    seed_population: Text | None = None
+    budget: Any = None
+
+
+# --- the spec, section by section ---------------------------------------------------
+def build_spec(data: Mapping, source: str = "", check_files: bool = True,
+               scale: float | None = None) -> StudySpec:
+    """Validate a raw TOML-shaped dict into a :class:`StudySpec` (raises SpecError).
+
+    ``source`` is the spec file's path (relative seed populations resolve against its
+    directory); ``check_files`` opens seed population files (a Ray worker, which may not
+    see them, passes False); ``scale`` is ``--scale``, applied to (a copy of) the raw
+    dict first (:func:`cluster.spec.edits.scale_study`, the one rule it shares with sweeps)."""
+    if scale is not None:
+        data = scale_study(copy.deepcopy(dict(data)), scale)
+    data = dict(data)
+    for key in data:
+        if key not in SECTIONS:
+            raise SpecError(f"{key}: unknown section; known: {list(SECTIONS)}")
+    for required in ("study", "game", "lineup"):
+        if required not in data:
+            raise SpecError(f"{required}: required section is missing")
+    study = section(_StudyTable, data["study"], "study",
+                    required={"name": "letters, digits, '.', '_' and '-'", "seed": "a non-negative int"})
+
+    game, game_config, num_players = build_game(data["game"])
+    budget, seat_budgets = build_budget(data.get("budget", {}))
+    if "design" not in data:
+        raise SpecError("design: required section is missing (design.seeds at least)")
+    design = build_design(data["design"])
+    condition_configs = build_conditions(game, game_config, design)
+    tracking = build_tracking(data.get("tracking", {}))
+    base_dir = Path(source).resolve().parent if source else Path.cwd()
+    lineup = build_lineup(data["lineup"], num_players, game, base_dir, check_files,
+                          tracking.uri, Path(study.results_dir) / ".seed-populations", game_config)
+
+    if design.stop is not None:
+        check_stop_fits_lineup(design.stop, lineup, num_players)
+    check_iteration_budgets(lineup, budget, seat_budgets)
+    return StudySpec(name=study.name, seed=study.seed, results_dir=study.results_dir, game=game,
+                     game_config=game_config, lineup=lineup, budget=budget, design=design,
+                     tracking=tracking, max_in_flight=study.max_in_flight, source=str(source),
+                     id=study.id, condition_configs=condition_configs,
+                     seat_budgets=seat_budgets)
+
+
+def spec_from_dict(data: Mapping, check_files: bool = False) -> StudySpec:
+    """Rebuild (and re-validate) a spec from :meth:`StudySpec.to_dict` (its ``source``
+    included). Seed population files are not opened unless ``check_files`` (a Ray worker
+    may not see them)."""
+    data = dict(data)
+    source = data.pop("source", "") or ""
+    return build_spec(data, source=source, check_files=check_files)
+
+
+def build_game(raw) -> tuple[str, Any, int]:
+    """The ``[game]`` table: ``(name, validated config, number of players)``, through the
+    game registry (a plugin game is loaded here)."""
+    options = table("game", raw)
+    if "name" not in options:
+        raise SpecError(f"game.name: required; known games: {game_names()}")
+    name = options.pop("name")
+    if not isinstance(name, str) or not name.strip():
+        raise SpecError(f"game.name: must be a non-empty string, got {name!r}")
+    try:
+        check_game(name)  # a plugin game (entry point or import path) is loaded here
+    except ValueError as exc:
+        raise SpecError(f"game.name: {exc}") from None
+    try:
+        config = make_config(name, options)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        raise SpecError(msg if msg.startswith("game.") else f"game.{msg}") from None
+    num_players = int(make_game(name, config).num_players)
+    return name, config, num_players
+
+
+def build_budget(raw, where: str = "budget", exactly_one: bool = False) -> tuple[Budget, bool]:
+    """The ``[budget]`` table and its ``per_seat`` (or a seat's ``budget``, ``where`` =
+    ``lineup[i].budget``, which must give exactly one of ``ms`` and ``iterations``)."""
+    parsed = section(_SeatBudgetTable if exactly_one else _BudgetTable, raw, where)
+    ms, iterations = parsed.ms, parsed.iterations
+    if exactly_one and (ms is None) == (iterations is None):
+        raise SpecError(f"{where}: give exactly one of iterations (per decision) or ms "
+                        f"(per decision), e.g. {{ iterations = 1270 }}, got {dict(raw)!r}")
+    kwargs = {}
+    if ms is not None:
+        kwargs["ms"] = float(ms)
+    if iterations is not None:
+        kwargs["iterations"] = iterations
+    try:
+        budget = Budget(**kwargs)
+    except ValueError as exc:
+        msg = str(exc).removeprefix("budget.")
+        raise SpecError(f"{where}.{msg}") from None
+    return budget, getattr(parsed, "per_seat", True)
+
+
+def build_design(raw) -> DesignSpec:
+    """The ``[design]`` table as a :class:`DesignSpec` (raises SpecError naming the field).
+    Needs no registry: a stored spec's design reads back through it too
+    (:class:`cluster.spec.stored.StoredSpec`)."""
+    values = table("design", raw)
+    default_seeds(values)
+    values.setdefault("series_by", "run" if is_runs_design(values) else "seed")
+    stop = values.pop("stop", None)
+    return section(DesignSpec, values, "design", required={"seeds": "number of board seeds"},
+                   stop=None if stop is None else build_stop(stop))
+
+
+def build_stop(raw) -> StopSpec:
+    """``design.stop`` as a :class:`StopSpec` (its labels are checked against the lineup
+    later, by :func:`check_stop_fits_lineup`)."""
+    example = 'e.g. stop = { sprt = { elo0 = 0, elo1 = 20 }, between = ["A", "B"] }'
+    values = table("design.stop", raw)
+    sprt = values.pop("sprt", None)
+    if sprt is not None:
+        values["sprt"] = section(SprtSpec, sprt, "design.stop.sprt",
+                                 required={"elo0": "Elo difference of H0", "elo1": "Elo difference of H1"})
+    return section(StopSpec, values, "design.stop", required={"sprt": example, "between": example})
+
+
+def build_conditions(game: str, game_config, design: DesignSpec) -> tuple:
+    """The game config of every condition of ``design.vary`` (validated)."""
+    if not design.vary:
+        return (game_config,)
+    base = asdict(game_config)
+    configs = []
+    for condition in design.conditions:
+        for key in condition:
+            if key not in base:
+                raise SpecError(f"design.vary.{key}: unknown option of game {game!r}; "
+                                f"known: {sorted(base)}")
+        try:
+            configs.append(make_config(game, {**base, **condition}))
+        except (ValueError, TypeError) as exc:
+            key = next(iter(condition))
+            msg = str(exc).removeprefix("game.")
+            raise SpecError(f"design.vary.{key}: {msg}") from None
+    return tuple(configs)
+
+
+def build_tracking(raw) -> TrackingSpec:
+    """The ``[tracking]`` table."""
+    return section(TrackingSpec, raw, "tracking")
+
+
+# --- the lineup -------------------------------------------------------------------------
+def check_one_entry_per_seat(raw, num_players: int, game: str) -> None:
+    """The lineup rule of a study: a non-empty array of tables with exactly one entry per
+    seat of the game (a tournament with more entrants than seats replaces this rule)."""
+    if not isinstance(raw, list) or not raw:
+        raise SpecError("lineup: must be a non-empty array of tables ([[lineup]] entries)")
+    if len(raw) != num_players:
+        raise SpecError(f"lineup: the game {game!r} has {num_players} players, but the lineup "
+                        f"has {len(raw)} entries")
+
+
+def build_lineup(raw, num_players: int, game: str, base_dir: Path,
+                 check_files: bool, tracking_uri: str | None = None,
+                 cache_dir: Path | None = None, game_config=None) -> tuple[SeatSpec, ...]:
+    """The ``[[lineup]]`` entries as :class:`SeatSpec`, in order: each agent through the
+    agent registry (a plugin agent is loaded here) with its params validated, its seed
+    population resolved (and, with ``check_files``, opened and checked against the agent
+    and the game), its own budget, and a unique label (:func:`_assign_labels`)."""
+    check_one_entry_per_seat(raw, num_players, game)
+    entries = []
+    for i, item in enumerate(raw):
+        where = f"lineup[{i}]"
+        seat = section(_SeatTable, item, where, required={"agent": f"known: {agent_names()}"})
+        agent = seat.agent
+        try:
+            agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
+        except ValueError as exc:
+            raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from None
+        params = table(f"{where}.params", {} if seat.params is None else seat.params)
+        try:
+            config = make_agent_config(agent, params, field_prefix=f"{where}.params")
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+        population = seat.seed_population
+        if population is not None:
+            population = resolve_population(f"{where}.seed_population", population, base_dir,
+                                            check_files, tracking_uri, cache_dir)
+            if check_files:
+                arrays = check_population_fits(f"{where}.seed_population", agent, config, population)
+                _check_fits_game(where, agent, config, game_config, arrays, population)
+        elif check_files:
+            _check_fits_game(where, agent, config, game_config, None, None)
+        budget = None
+        if seat.budget is not None:
+            budget, _ = build_budget(seat.budget, f"{where}.budget", exactly_one=True)
+        entries.append(dict(agent=agent, label=seat.label, params=params, config=config,
+                            seed_population=population, budget=budget))
+    labels = _assign_labels([entry["agent"] for entry in entries], [entry["label"] for entry in entries])
+    return tuple(SeatSpec(**{**entry, "label": label}) for entry, label in zip(entries, labels))
+
+
+def _assign_labels(agents: list[str], given: list[str | None]) -> list[str]:
+    """Every entry's label: the one given (unique among those given), else the agent's
+    name when it is the only entry of that agent without a label and no given label takes
+    it, else ``<agent>-1``, ``<agent>-2`` ... skipping labels already taken."""
+    explicit = [label for label in given if label is not None]
+    for i, label in enumerate(given):
+        if label is not None and explicit.count(label) > 1:
+            raise SpecError(f"lineup[{i}].label: duplicate label {label!r}")
+    taken = set(explicit)
+    unlabelled = [agent for agent, label in zip(agents, given) if label is None]
+    labels, counters = [], {}
+    for agent, label in zip(agents, given):
+        if label is None:
+            if unlabelled.count(agent) == 1 and agent not in taken:
+                label = agent
+            else:
+                counters[agent] = counters.get(agent, 0) + 1
+                label = f"{agent}-{counters[agent]}"
+                while label in taken:
+                    counters[agent] += 1
+                    label = f"{agent}-{counters[agent]}"
+            taken.add(label)
+        labels.append(label)
+    return labels
+
+
+def _check_fits_game(where: str, agent: str, config, game_config, arrays, population) -> None:
+    """The agent's ``Agent.check_for_game(config, game_config, arrays)``: inputs that
+    depend on the game (e.g. an encoder's board size) are checked before any game.
+    Its messages start with ``params.<field>`` or name the population's arrays."""
+    if game_config is None:
+        return
+    try:
+        agent_class(agent).check_for_game(config, game_config, arrays)
+    except ValueError as exc:
+        msg = str(exc)
+        if msg.startswith("params."):
+            raise SpecError(f"{where}.{msg}") from None
+        raise SpecError(f"{where}.seed_population: {population}: {msg}" if population
+                        else f"{where}: {msg}") from None
+
+
+# --- rules across sections --------------------------------------------------------------
+def check_stop_fits_lineup(stop: StopSpec, lineup, num_players: int) -> None:
+    """The stop's labels are in the lineup; pairs need a two-player game."""
+    labels = [seat.label for seat in lineup]
+    for i, label in enumerate(stop.between):
+        if label not in labels:
+            raise SpecError(f"design.stop.between[{i}]: no lineup label {label!r}; labels: {labels}")
+    if stop.scoring == "pairs" and num_players != 2:
+        raise SpecError(f"design.stop.scoring: 'pairs' needs a two-player game (this one has "
+                        f"{num_players} players); use scoring = \"games\"")
+
+
+def check_iteration_budgets(lineup, budget: Budget, seat_budgets: bool) -> None:
+    """An agent that cannot honour an iteration budget (``Agent.supports_iteration_budget``
+    false) is refused a seat whose budget is in iterations (a deterministic study)."""
+    for i, seat in enumerate(lineup):
+        own = seat.budget if seat.budget is not None and seat_budgets else None
+        effective = own or budget
+        if effective.deterministic and not agent_class(seat.agent).supports_iteration_budget:
+            where = f"lineup[{i}].budget" if own is not None else "budget"
+            raise SpecError(f"lineup[{i}].agent: {seat.agent!r} has no iteration budget "
+                            f"(supports_iteration_budget = False) but {where} gives it "
+                            f"{effective.describe()} per decision; give this seat budget = {{ ms = 40 }}")
