@@ -110,7 +110,7 @@ def play_arena(matchup: Matchup, games: int, seed: int, workers: int, results_di
     swapped): the first bot's wins, ties, losses and the wall seconds of ``run_study``."""
     from cluster.results.store import ResultStore
     from cluster.run.driver import run_study
-    from cluster.spec.study import build_spec
+    from cluster.spec.build import build_spec
 
     spec = build_spec({
         "study": {"name": f"side-by-side-{matchup.game}-{_name(matchup.first)}-{_name(matchup.second)}"

@@ -15,7 +15,7 @@ from cluster.results.store import ResultStore  # noqa: E402
 from cluster.run.driver import run_study  # noqa: E402
 from cluster.run.play import build_agents, play_recorded_game  # noqa: E402
 from cluster.spec.plan import plan_study  # noqa: E402
-from cluster.spec.study import build_spec  # noqa: E402
+from cluster.spec.build import build_spec  # noqa: E402
 
 
 def make_spec(tmp_path, name, game, lineup, design=None, budget=None):
