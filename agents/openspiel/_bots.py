@@ -87,12 +87,10 @@ class _OpenSpielBotAgent(Agent):
         """The ``pyspiel.State`` this agent's player plans on."""
         game = self._game
         if observation.legal.shape != (game.num_actions,) or observation.history.shape != (game.max_history,):
-            # The cluster builds a series' agents with the study's base game config, so under
-            # design.vary of a parameter that changes the game's size they would plan on another game.
+            # An agent built for another game (parameters that change the game's size) would
+            # plan on the wrong game; the cluster builds a series' agents for its condition.
             raise ValueError(f"{self.name}: the observation is not of the game this agent was built for "
-                             f"({game.openspiel_game} with {dataclasses.asdict(self.game_config)}); design.vary "
-                             f"over OpenSpiel parameters that change the game's size is not supported for "
-                             f"OpenSpiel's bots")
+                             f"({game.openspiel_game} with {dataclasses.asdict(self.game_config)})")
         return self._openspiel.state_from_observation(self._game, observation, self.seat, self._worlds)
 
     def budget_args(self) -> tuple[int, float]:

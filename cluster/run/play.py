@@ -59,10 +59,15 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def build_agents(spec) -> list:
+def build_agents(spec, condition: int = 0) -> list:
     """One agent per lineup entry, built through the registry, each with its
-    budget (the seat's own, else the study's: ``spec.budget_for``)."""
-    return [make_agent(seat.agent, seat.config, spec.budget_for(i), spec.game_config)
+    budget (the seat's own, else the study's: ``spec.budget_for``) and the game config
+    of ``condition`` (``spec.game_config_for``): under ``design.vary`` of an option that
+    changes the game (connect four's ``columns``, XCOM's grid, Pommerman's ruleset) an
+    agent plans on the game its series plays, not on the study's base config. A series
+    lies within one condition (:func:`cluster.spec.plan.plan_study`)."""
+    game_config = spec.game_config_for(condition)
+    return [make_agent(seat.agent, seat.config, spec.budget_for(i), game_config)
             for i, seat in enumerate(spec.lineup)]
 
 

@@ -90,8 +90,8 @@ class GameHost:
         from cluster.run.play import build_agents, load_learned, play_recorded_game
 
         learned = None
-        if fresh or self.agents is None:
-            self.agents = build_agents(self.spec)
+        if fresh or self.agents is None:  # a series lies within one design.vary condition
+            self.agents = build_agents(self.spec, task.condition)
             load_learned(self.spec, self.agents, self.populations)
             learned = start_state
         t0 = time.perf_counter()
