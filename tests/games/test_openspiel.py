@@ -139,6 +139,32 @@ def test_sampled_worlds_agree_with_the_players_information_state(name, options):
     assert checked > 20
 
 
+def test_sampled_worlds_are_states_where_the_player_acts_regression():
+    """Regression: a world drawn for phantom tic-tac-toe could be over (the opponent's
+    hidden moves three in a row: 15% of draws in 30 games), so OpenSpiel's MCTS searched a
+    terminal state and failed; and forward draws restarted from the root found no world
+    2% of the time past the middle game. Now every draw is a state where the player acts
+    with the legal actions it sees."""
+    game = make_game("openspiel:phantom_ttt")
+    checked = 0
+    for seed in range(12):
+        game.reset(seed)
+        moves = np.random.default_rng(seed)
+        while not game.done:
+            p = game.acting_players()[0]
+            observation = game.observation(p)
+            for k in range(3):
+                world = sample_world(game, observation, p, np.random.default_rng([seed, k, game.step_count]))
+                assert not world.is_terminal() and world.current_player() == p
+                assert world.legal_actions(p) == np.flatnonzero(observation.legal).tolist()
+                assert world.information_state_string(p) == game.state.information_state_string(p)
+                checked += 1
+            joint = [0, 0]
+            joint[p] = int(moves.choice(np.flatnonzero(game.legal_actions(p))))
+            game.step(joint)
+    assert checked > 200
+
+
 def test_sampled_worlds_vary_where_something_is_hidden():
     game = make_game("openspiel:leduc_poker")
     game.reset(2)
