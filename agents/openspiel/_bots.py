@@ -145,8 +145,12 @@ class OpenSpielMCTSAgent(_OpenSpielBotAgent):
     def decide(self, observation):
         # MCTSBot.step is mcts_search then the root's best child; searching here gives the
         # simulations done and the chosen child's value as well.
-        root = self._bot.mcts_search(self.state(observation))
+        state = self.state(observation)
+        root = self._bot.mcts_search(state)
         best = root.best_child()
+        if best is None:  # one simulation leaves the root unexpanded: OpenSpiel's own step decides
+            self.last_value = math.nan
+            return int(self._bot.step(state)), int(root.explore_count)
         self.last_value = best.total_reward / best.explore_count if best.explore_count else math.nan
         return int(best.action), int(root.explore_count)
 
