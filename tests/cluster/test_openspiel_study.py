@@ -116,3 +116,19 @@ def test_hosts_build_a_series_agents_for_its_condition_regression(ray_local, tmp
     rows = ResultStore(result.study_dir).read()
     assert result.games_done == 4 and (rows["result"] != "error").all(), rows["error"].dropna().tolist()[:1]
     assert sorted(rows["condition"].unique().tolist()) == ["columns=5", "columns=7"]
+
+
+def test_a_lineup_of_openspiels_bots_needs_no_parallel_warm_up(tmp_path, monkeypatch):
+    """Regression: the warm-up's one decision of openspiel_mcts at 1 simulation failed (the
+    root unexpanded), so the lineup was never marked warm and every OpenSpiel study paid
+    the parallel warm-up's subprocesses again (3.7 CPU-s, 9-11 s at a load of 20) to
+    compile nothing. The bots have no kernels: nothing is spawned, the decision is legal."""
+    from cluster.run.warm import _warm_one, warm_up_parallel
+
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    spec = make_spec(tmp_path, "os-warm", {"name": "openspiel:tic_tac_toe"},
+                     [{"agent": "openspiel_mcts", "label": "M"}, {"agent": "openspiel_random", "label": "R"}],
+                     budget={"iterations": 1})
+    result = warm_up_parallel(spec)
+    assert (result["processes"], result["skipped"], result["failed"]) == (0, True, [])
+    _warm_one(spec, 0)  # raised AttributeError on the unexpanded root
