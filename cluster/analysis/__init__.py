@@ -5,7 +5,8 @@ count, deaths, ties, the score; used by the report, MLflow tracking and sweeps),
 ``tables`` (the one Markdown table writer), ``report`` (a study's tables, plots
 and report directory), ``learning_curves`` (learning curves of runs x rounds designs:
 win rates per segment of rounds),
-``ratings`` (Bradley-Terry-Davidson ratings across studies), ``sequential`` (the
+``ratings`` (Bradley-Terry-Davidson ratings across studies), ``leaderboard`` (a
+tournament's crosstable and leaderboard with rank intervals), ``sequential`` (the
 sequential test: its statistics and the monitor the driver asks for admission)
 and ``board_pairs`` (per-board means of seat-swapped pairs).
 

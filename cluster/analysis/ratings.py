@@ -56,7 +56,8 @@ from cluster.spec.stored import StoredGame
 from cluster.tracking.client import (NOTE_TAG, arena_version, ensure_experiment, git_commit, log_batch, metric_key,
                                      normalize_uri, read_run_records)
 
-__all__ = ["RatingError", "PooledRows", "load_rows", "pairwise_results", "fit_davidson", "rate",
+__all__ = ["RatingError", "PooledRows", "load_rows", "pairwise_results", "fit_davidson", "rate", "BootstrapFit",
+           "bootstrap_fit", "check_connected",
            "ratings_markdown", "ratings_plot", "RESULT_RANK", "ELO_PER_NATURAL", "PRIOR_SD_ELO",
            "player_key", "RESAMPLE_UNITS"]
 
@@ -294,31 +295,13 @@ def rate(rows: pd.DataFrame, anchor: str | None = None, anchor_rating: float = 0
     if pairs.empty:
         raise RatingError("no pairwise results to rate (no finished games between opponents)")
     players = sorted(set(pairs["first"]) | set(pairs["second"]))
-    _check_connected(pairs, players)
+    check_connected(pairs, players)
     if anchor is not None:
         anchor = _resolve_anchor(anchor, players)
-    unit_keys = (["study_id", "board_seed"] if resample == "boards" else ["study_id", "game_index"])
-    units = pairs.groupby(unit_keys, sort=True).ngroup().to_numpy()
-    wins_by_unit, ties_by_unit = _count_matrices(pairs, players, units)
-    wins, ties = wins_by_unit.sum(axis=0), ties_by_unit.sum(axis=0)
-    ratings, nu, optimum = fit_davidson(wins, ties)
-
-    def relative(r: np.ndarray) -> np.ndarray:
-        base = r[players.index(anchor)] if anchor is not None else r.mean()
-        return r - base + anchor_rating
-
-    point = relative(ratings)
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
-    n_units = wins_by_unit.shape[0]
-    draws = np.empty((bootstrap, len(players)))
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):  # tiny fits: BLAS threads only add overhead (10-30x here)
-        for k in range(bootstrap):
-            weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units)).astype(np.float64)
-            w = np.tensordot(weights, wins_by_unit, axes=1)
-            t = np.tensordot(weights, ties_by_unit, axes=1)
-            draws[k] = relative(fit_davidson(w, t, start=optimum)[0])
+    fit = bootstrap_fit(pairs, players, anchor=anchor, anchor_rating=anchor_rating, seed=seed,
+                        bootstrap=bootstrap, resample=resample)
+    point, draws, nu, n_units = fit.point, fit.draws, fit.tie_parameter, fit.units
+    wins, ties = fit.wins, fit.ties
     lo, hi = (np.percentile(draws, [2.5, 97.5], axis=0) if bootstrap else
               (np.full(len(players), np.nan), np.full(len(players), np.nan)))
     games = rows.drop_duplicates(["player", "study_id", "game_index"]).groupby("player").size()
@@ -346,7 +329,59 @@ def rate(rows: pd.DataFrame, anchor: str | None = None, anchor_rating: float = 0
     return table
 
 
-def _check_connected(pairs: pd.DataFrame, players: list[str]) -> None:
+@dataclass
+class BootstrapFit:
+    """A Davidson fit of pairwise results and its bootstrap (what :func:`rate` and the
+    tournament leaderboard, :mod:`cluster.analysis.leaderboard`, are computed from)."""
+
+    players: list[str]
+    """The players, in the order of every array below."""
+    point: np.ndarray
+    """Ratings of the whole sample (Elo scale, relative to the anchor or the mean)."""
+    draws: np.ndarray
+    """``bootstrap x players``: the ratings of every resample, on the same scale."""
+    tie_parameter: float
+    """Davidson's ``nu`` of the whole sample."""
+    units: int
+    """Resampling units (boards, or games) in the sample."""
+    wins: np.ndarray
+    """``players x players``: results where i beat j."""
+    ties: np.ndarray
+    """``players x players`` (symmetric): ties of i and j."""
+
+
+def bootstrap_fit(pairs: pd.DataFrame, players: list[str], anchor: str | None = None,
+                  anchor_rating: float = 0.0, seed: int = 0, bootstrap: int = 1000,
+                  resample: str = "boards") -> BootstrapFit:
+    """Fit the pairwise results ``pairs`` (:func:`pairwise_results`) of ``players`` and
+    refit ``bootstrap`` resamples of whole boards (or games), drawn from
+    ``default_rng(SeedSequence(seed))`` (see the module docstring)."""
+    unit_keys = (["study_id", "board_seed"] if resample == "boards" else ["study_id", "game_index"])
+    units = pairs.groupby(unit_keys, sort=True).ngroup().to_numpy()
+    wins_by_unit, ties_by_unit = _count_matrices(pairs, players, units)
+    wins, ties = wins_by_unit.sum(axis=0), ties_by_unit.sum(axis=0)
+    ratings, nu, optimum = fit_davidson(wins, ties)
+
+    def relative(r: np.ndarray) -> np.ndarray:
+        base = r[players.index(anchor)] if anchor is not None else r.mean()
+        return r - base + anchor_rating
+
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
+    n_units = wins_by_unit.shape[0]
+    draws = np.empty((bootstrap, len(players)))
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):  # tiny fits: BLAS threads only add overhead (10-30x here)
+        for k in range(bootstrap):
+            weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units)).astype(np.float64)
+            w = np.tensordot(weights, wins_by_unit, axes=1)
+            t = np.tensordot(weights, ties_by_unit, axes=1)
+            draws[k] = relative(fit_davidson(w, t, start=optimum)[0])
+    return BootstrapFit(players=list(players), point=relative(ratings), draws=draws, tie_parameter=nu,
+                        units=int(n_units), wins=wins, ties=ties)
+
+
+def check_connected(pairs: pd.DataFrame, players: list[str]) -> None:
     """Refuse players that fall into groups that never met (directly or through others):
     the likelihood says nothing about how such groups compare, only the prior would."""
     from scipy.sparse import coo_matrix

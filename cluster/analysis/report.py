@@ -31,7 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cluster.analysis.leaderboard import crosstable_markdown, leaderboard, leaderboard_markdown, write_leaderboard
 from cluster.analysis.learning_curves import SEGMENT, segments_markdown, write_segment_report
+from cluster.analysis.ratings import RatingError
 from cluster.analysis.sequential import sequential_markdown, sequential_of_study, write_sequential_report
 from cluster.analysis.summary import LabelSummary, label_order
 from cluster.analysis.tables import markdown_table
@@ -61,6 +63,23 @@ def _runs_design_segments(study_dir: Path) -> int | None:
         return None
     design = stored.design if stored is not None else None
     return SEGMENT if design is not None and design.runs_design else None
+
+
+def _tournament_leaderboard(study_dir: Path, df: pd.DataFrame):
+    """The leaderboard of a tournament's rows (None for a lineup study); seeded by the study
+    seed, so ``arena report`` prints what ``arena run`` printed."""
+    try:
+        stored = read_stored_spec(study_dir)
+    except StoreError:
+        return None
+    if stored is None or stored.design is None or not stored.design.tournament:
+        return None
+    seed = stored.data.get("study", {}).get("seed", 0)
+    try:
+        return leaderboard(df, seed=int(seed))
+    except RatingError as exc:
+        warnings.warn(f"no leaderboard: {exc}", RuntimeWarning, stacklevel=2)
+        return None
 
 
 def _fmt(rate: float, lo: float, hi: float) -> str:
@@ -361,10 +380,15 @@ def report_study(study_dir, plot: bool = True) -> str:
     segments = _runs_design_segments(study_dir)
     if segments:
         parts += ["", segments_markdown(df, segments)]
+    board = _tournament_leaderboard(study_dir, df)
+    if board is not None:
+        parts[2:2] = ["Leaderboard:", "", leaderboard_markdown(board), "Crosstable:", "", crosstable_markdown(board)]
     if plot:
         files = write_study_report(df, study_dir / "report", title=study_dir.name, segments=segments,
                                    study_dir=study_dir)
         if sequential is not None:
             files += write_sequential_report(sequential, study_dir / "report", title=study_dir.name)
+        if board is not None:
+            files += write_leaderboard(board, study_dir / "report", title=study_dir.name)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

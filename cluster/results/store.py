@@ -368,20 +368,53 @@ class ResultStore:
             current = spec.flat_params()
             relevant = sorted(k for k in set(stored_flat) | set(current)
                               if k.startswith(RESULT_RELEVANT_PREFIXES))
-            for key in relevant:
-                if stored_flat.get(key) != current.get(key):
-                    raise SpecMismatchError(
-                        f"{key}: differs from the study in {self.study_dir} (stored "
-                        f"{stored_flat.get(key, '<absent>')!r}, now {current.get(key, '<absent>')!r}); "
-                        f"resume with the same spec or use a new study name / study.id")
+            changed = [k for k in relevant if stored_flat.get(k) != current.get(k)]
+            if changed and self._extends_tournament(stored.study_spec(), spec, changed):
+                atomic_write(self.spec_path,
+                              json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
+                return
+            for key in changed:
+                raise SpecMismatchError(
+                    f"{key}: differs from the study in {self.study_dir} (stored "
+                    f"{stored_flat.get(key, '<absent>')!r}, now {current.get(key, '<absent>')!r}); "
+                    f"resume with the same spec or use a new study name / study.id")
             return
         self.study_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.spec_path,
                       json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
 
+    @staticmethod
+    def _extends_tournament(stored, spec, changed: list[str]) -> bool:
+        """Whether ``spec`` is a tournament that only adds entrants to the stored one (then its
+        ``spec.json`` is rewritten and the new games are played); raises one line naming what
+        is not a pure extension (a removed entrant, a changed game); False when the change is
+        not about entrants at all (the field-by-field refusal follows)."""
+        if not (stored.design.tournament and spec.design.tournament):
+            return False
+        from cluster.spec.tournament import ExtensionError, check_extension
+
+        entrants = len(stored.lineup)
+        def about_entrants(key: str) -> bool:
+            parts = key.split(".")
+            return (key in ("design.candidates", "design.total_games")
+                    or (parts[0] == "lineup" and parts[1].isdigit() and int(parts[1]) >= entrants))
+        if not all(about_entrants(k) for k in changed):
+            if len(spec.lineup) >= entrants:
+                return False  # e.g. a changed budget: refused field by field
+        try:
+            check_extension(stored, spec)
+        except ExtensionError as exc:
+            raise SpecMismatchError(f"{exc} ({_entrants_hint(stored, spec)})") from None
+        return True
+
     def read_spec(self) -> StoredSpec | None:
         """The stored ``spec.json``, typed (None if absent); see :func:`read_stored_spec`."""
         return read_stored_spec(self.study_dir)
+
+
+def _entrants_hint(stored, spec) -> str:
+    """``stored: N entrants, now M`` for a tournament's refusal."""
+    return f"stored: {len(stored.lineup)} entrants, now {len(spec.lineup)}"
 
 
 def read_stored_spec(study_dir) -> StoredSpec | None:

@@ -6,7 +6,8 @@ in-flight work, unordered retrieval, lost hosts replaced), ``policy`` (the
 scheduling policy: which series first, how far past a sequential test's
 frontier), ``plugin_nodes`` (every node imports the spec's plugins before a game),
 ``warm`` (the lineup's kernels compiled in parallel processes into the node's
-numba cache), ``tracker`` (what a study logs to MLflow) and ``driver`` (``run_study``
+numba cache), ``tracker`` (what a study logs to MLflow), ``standings`` (a
+tournament's leaderboard refreshed while it runs) and ``driver`` (``run_study``
 in named stages: plan and resume, dispatch, finish). The cluster's benchmark
 (``arena bench cluster``) is in the bench wing, ``jobs/bench/cluster.py``.
 

@@ -28,10 +28,17 @@ once it is decided no new game is dispatched (games in flight finish and are
 recorded). A resumed study recomputes the test from the stored games first and
 plays nothing more when it is already decided. Games after ``max_games`` are
 never planned.
+
+Tournaments (``design.format``, :mod:`cluster.spec.tournament`): the leaderboard is
+refreshed while they run (:class:`cluster.run.standings.LiveStandings`, at a bounded
+rate, terminal and MLflow) and computed in full at the end
+(:func:`cluster.analysis.leaderboard.leaderboard`: ``report/leaderboard.*``,
+``report/crosstable.csv``, MLflow metrics and tables; :attr:`StudyResult.leaderboard`).
 """
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +58,7 @@ from cluster.results.store import ResultStore
 from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.policy import dispatch_policy
 from cluster.run.scheduler import GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
+from cluster.run.standings import LiveStandings
 from cluster.run.tracker import RunContext, StudyTracker, Tally
 from cluster.spec.plan import plan_study
 from cluster.spec.seed_populations import load_populations
@@ -95,6 +103,8 @@ class StudyResult:
     """Markdown: the result table per varied option (``design.vary``), "" without conditions."""
     sequential: object = None
     """The sequential test's :class:`cluster.analysis.sequential.SequentialResult` (``design.stop``), else None."""
+    leaderboard: object = None
+    """A tournament's :class:`cluster.analysis.leaderboard.Leaderboard` over every finished game, else None."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -192,10 +202,15 @@ class Recorder:
     and the books of this invocation: what it played, and how (:func:`dispatch` fills in
     the hosts, retries and time)."""
 
-    def __init__(self, spec, store, finished: set[int], tracker=None, bar=None, on_progress=None, monitor=None):
+    def __init__(self, spec, store, finished: set[int], tracker=None, bar=None, on_progress=None, monitor=None,
+                 standings=None):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
         self.on_progress = on_progress
         self.monitor = monitor
+        self.standings = standings
+        """A tournament's live leaderboard (:class:`LiveStandings`), else None."""
+        self.leaderboard = None
+        """A tournament's final leaderboard (set by :func:`finish`), else None."""
         self.tally = Tally()
         self.played = self.replayed = self.errors = 0
         self.game_seconds = 0.0
@@ -234,6 +249,8 @@ class Recorder:
         self.tally.add(rows)
         if self.tracker is not None:
             self.tracker.add(rows)
+        if self.standings is not None:
+            self.standings.add(rows)
         if self.bar is not None:
             self.bar.update(1)
             self.bar.set_postfix_str(" | ".join(f"{s.label} {self.tally.wtl(s.label)}" for s in self.spec.lineup),
@@ -259,7 +276,22 @@ def export_best_streak_populations(spec) -> list[Path]:
     return out
 
 
-def write_report(spec, rows, sequential=None) -> list[Path]:
+def tournament_leaderboard(spec, rows):
+    """A tournament's full leaderboard of ``rows`` (None for a lineup study, or when there is
+    nothing to rate yet: a warning says why)."""
+    if not spec.design.tournament or rows is None or not len(rows):
+        return None
+    from cluster.analysis.leaderboard import leaderboard
+    from cluster.analysis.ratings import RatingError
+
+    try:
+        return leaderboard(rows, seed=spec.seed)
+    except RatingError as exc:
+        log.warning("no leaderboard: %s", exc)
+        return None
+
+
+def write_report(spec, rows, sequential=None, board=None) -> list[Path]:
     """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``,
     replay pages under ``study_dir/replays`` (linked from ``report/replays.md``),
     from the study's result rows (``ResultStore.read()``); with a sequential test's
@@ -271,6 +303,10 @@ def write_report(spec, rows, sequential=None) -> list[Path]:
                                       study_dir=spec.study_dir, first_label=spec.lineup[0].label)
     if sequential is not None:
         files += write_sequential_report(sequential, out, title=spec.study_id)
+    if board is not None:
+        from cluster.analysis.leaderboard import write_leaderboard
+
+        files += write_leaderboard(board, out, title=spec.study_id)
     return files
 
 
@@ -332,9 +368,14 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         log.warning("reading the results for the report failed: %s", exc)
         rows = None
     sequential = prepared.monitor.result() if prepared.monitor is not None else None
+    board = None
+    try:
+        board = tournament_leaderboard(spec, rows)
+    except Exception as exc:  # the store is the truth; `arena report` recomputes it
+        log.warning("leaderboard failed: %s: %s", type(exc).__name__, exc)
     if rows is not None:
         try:
-            write_report(spec, rows, sequential)
+            write_report(spec, rows, sequential, board)
         except Exception as exc:
             log.warning("report failed: %s", exc)
     try:
@@ -349,16 +390,22 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         if sequential is not None:
             tracker.log_sequential(sequential)
             table_markdown = sequential_markdown(sequential) + "\n" + (table_markdown or "")
+        if board is not None:
+            from cluster.analysis.leaderboard import leaderboard_markdown
+
+            tracker.log_leaderboard(board, step=len(prepared.finished), final=True)
+            table_markdown = leaderboard_markdown(board) + "\n" + (table_markdown or "")
         tracker.finish(status, counts=counts, table_markdown=table_markdown,
                        artifact_dirs={"results": sdir / "results", "learned": sdir / "learned",
                                       "report": sdir / "report", "replays": sdir / "replays",
                                       "populations": sdir / "populations"},
                        artifact_files=[sdir / "spec.json"])
+    recorder.leaderboard = board
     return rows, sequential
 
 
 def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker | None,
-                 rows=None, sequential=None) -> StudyResult:
+                 rows=None, sequential=None, board=None) -> StudyResult:
     """The :class:`StudyResult` of this invocation (``rows``: the study's rows, read from
     the store when not given; a store that cannot be read raises its own error)."""
     if rows is None:
@@ -376,7 +423,7 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         game_times=recorder.game_times, recorded_at=recorder.recorded_at,
         mlflow_run_name=tracker.run_name if tracker is not None else None,
         mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
-        sequential=sequential)
+        sequential=sequential, leaderboard=board)
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
@@ -407,7 +454,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     tracker = open_tracker(spec, prepared, flush_games, context) \
         if tracking and spec.tracking.enabled else None
     recorder = Recorder(spec, prepared.store, prepared.finished, tracker, on_progress=on_progress,
-                        monitor=prepared.monitor)
+                        monitor=prepared.monitor, standings=live_standings(spec, prepared, tracker, progress))
     status = "FINISHED"
     try:
         dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,
@@ -420,7 +467,20 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         raise
     finally:
         rows, sequential = finish(spec, prepared, recorder, tracker, status)
-    return study_result(spec, prepared, recorder, tracker, rows, sequential)
+    return study_result(spec, prepared, recorder, tracker, rows, sequential, recorder.leaderboard)
+
+
+def live_standings(spec, prepared: Prepared, tracker, progress: bool) -> LiveStandings | None:
+    """A tournament's live leaderboard (None for a lineup study), seeded with the stored games;
+    shown above the progress bar when there is one, else logged."""
+    if not spec.design.tournament or not prepared.runs:
+        return None
+    existing = prepared.store.read() if prepared.finished else None
+    def write(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    write = tqdm.write if progress else write
+    return LiveStandings(spec, existing=existing, tracker=tracker, write=write)
 
 
 def _tables_markdown(rows) -> str | None:

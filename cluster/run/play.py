@@ -10,6 +10,12 @@ seat ``s`` of a game is played by ``agents[task.seat_lineup[s]]``. Agents live
 as long as their series on one host, so learned state flows from game to game
 inside the agents; ``learned`` (a ``{label: {name: array}}`` dict) is loaded
 into them first when a series starts or restarts.
+
+:func:`build_agents` returns :class:`LineupAgents`, which builds an entrant's agent
+when a game first seats it: a tournament of many entrants builds only the ones at
+the table. An entrant seated twice in one game (a team, or a small gauntlet
+field) plays each seat with its own instance, built from the same config and
+given the same learned state; the state carried on is the first instance's.
 """
 from __future__ import annotations
 
@@ -59,16 +65,76 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def build_agents(spec, condition: int = 0) -> list:
-    """One agent per lineup entry, built through the registry, each with its
-    budget (the seat's own, else the study's: ``spec.budget_for``) and the game config
+class LineupAgents:
+    """The agents of a lineup, built through the registry when first seated, each with
+    its budget (the seat's own, else the study's: ``spec.budget_for``) and the game config
     of ``condition`` (``spec.game_config_for``): under ``design.vary`` of an option that
     changes the game (connect four's ``columns``, XCOM's grid, Pommerman's ruleset) an
     agent plans on the game its series plays, not on the study's base config. A series
-    lies within one condition (:func:`cluster.spec.plan.plan_study`)."""
-    game_config = spec.game_config_for(condition)
-    return [make_agent(seat.agent, seat.config, spec.budget_for(i), game_config)
-            for i, seat in enumerate(spec.lineup)]
+    lies within one condition (:func:`cluster.spec.plan.plan_study`).
+
+    ``agents[i]`` is lineup entry ``i``'s agent (built on first use); :meth:`seated`
+    gives a game's agents seat by seat, a separate instance for every further seat of
+    one entrant. Learned state given before an agent is built (:meth:`load`) is loaded
+    into it when it is built, in the order it was given."""
+
+    def __init__(self, spec, condition: int = 0):
+        self.spec = spec
+        self.game_config = spec.game_config_for(condition)
+        self._built: dict[tuple[int, int], object] = {}
+        self._learned: list[dict] = []
+
+    def __len__(self) -> int:
+        return len(self.spec.lineup)
+
+    def __getitem__(self, index: int):
+        return self.instance(int(index), 0)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def instance(self, index: int, copy: int):
+        """Instance ``copy`` of lineup entry ``index``'s agent (built on first use)."""
+        key = (index, copy)
+        agent = self._built.get(key)
+        if agent is None:
+            seat = self.spec.lineup[index]
+            agent = make_agent(seat.agent, seat.config, self.spec.budget_for(index), self.game_config)
+            for learned in self._learned:
+                arrays = learned.get(seat.label)
+                if arrays:
+                    agent.load_learned_state({k: np.asarray(v) for k, v in arrays.items()})
+            self._built[key] = agent
+        return agent
+
+    def seated(self, seat_lineup) -> list:
+        """The agent of every seat (``seat_lineup``: lineup index per seat)."""
+        copies: dict[int, int] = {}
+        out = []
+        for index in seat_lineup:
+            copy = copies.get(int(index), 0)
+            copies[int(index)] = copy + 1
+            out.append(self.instance(int(index), copy))
+        return out
+
+    def load(self, learned: dict) -> None:
+        """Load ``{label: {name: array}}`` into the built agents with those labels, and
+        into those built later."""
+        self._learned.append(learned)
+        for (index, _), agent in self._built.items():
+            arrays = learned.get(self.spec.lineup[index].label)
+            if arrays:
+                agent.load_learned_state({k: np.asarray(v) for k, v in arrays.items()})
+
+    def first_instances(self) -> list[tuple[int, object]]:
+        """``(lineup index, agent)`` of every entrant built so far (its first instance)."""
+        return sorted((index, agent) for (index, copy), agent in self._built.items() if copy == 0)
+
+
+def build_agents(spec, condition: int = 0) -> LineupAgents:
+    """The lineup's agents for the games of ``condition`` (:class:`LineupAgents`: each
+    built when first seated)."""
+    return LineupAgents(spec, condition)
 
 
 def death_ticks(game) -> list:
@@ -78,9 +144,12 @@ def death_ticks(game) -> list:
     return [None if t is None else int(t) for t in ticks] + [None] * (n - len(ticks))
 
 
-def load_learned(spec, agents: list, learned: dict | None) -> None:
+def load_learned(spec, agents, learned: dict | None) -> None:
     """Load ``{label: {name: array}}`` into the agents with those labels."""
     if not learned:
+        return
+    if isinstance(agents, LineupAgents):
+        agents.load(learned)
         return
     for seat, agent in zip(spec.lineup, agents):
         arrays = learned.get(seat.label)
@@ -91,7 +160,9 @@ def load_learned(spec, agents: list, learned: dict | None) -> None:
 def learned_state_of(spec, agents: list) -> dict[str, dict[str, np.ndarray]]:
     """``{label: arrays}`` of every agent that carries state from game to game."""
     out = {}
-    for seat, agent in zip(spec.lineup, agents):
+    pairs = ([(spec.lineup[i], agent) for i, agent in agents.first_instances()]
+             if isinstance(agents, LineupAgents) else zip(spec.lineup, agents))
+    for seat, agent in pairs:
         state = agent.learned_state()
         if state is not None:
             out[seat.label] = {k: np.asarray(v) for k, v in state.items()}
@@ -123,7 +194,8 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
     condition = int(task.condition)
     game = make_game(spec.game, spec.game_config_for(condition))
     board_ss = board_seed_sequence(spec.seed, task)
-    seats = [agents[i] for i in task.seat_lineup]
+    seats = (agents.seated(task.seat_lineup) if isinstance(agents, LineupAgents)
+             else [agents[i] for i in task.seat_lineup])
     labels = [spec.lineup[i].label for i in task.seat_lineup]
     n = game.num_players
     error: str | None = None

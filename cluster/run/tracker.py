@@ -41,7 +41,11 @@ per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
   ``metric.<name>``, over the label's games without error), then
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
-  host) and ``games/errored``.
+  host) and ``games/errored``; a tournament adds its leaderboard
+  (:meth:`StudyTracker.log_leaderboard`: ``rating/<label>``, ``rating_lo``,
+  ``rating_hi``, ``rank``, ``rank_lo``, ``rank_hi``, ``leaderboard/boards``), refreshed
+  while it runs (:mod:`cluster.run.standings`) and at the end, with the leaderboard and
+  crosstable as MLflow tables (``tournament/``).
 * **A server that is down or dies.** The results store has every game; tracking
   never stops a study. A server is probed (``GET /health``, ``PROBE_SECONDS``)
   before the run is opened: one that does not answer is reported in one line,
@@ -277,7 +281,7 @@ class StudyTracker:
                 "experiment_id": self.experiment_id, "run_id": self.run_id, "run_name": self.run_name})
             logged = set()
         log_batch(self.client, self.run_id, tags=tags)
-        update_runs_view(self.client, self.experiment_id, self.spec.labels)
+        update_runs_view(self.client, self.experiment_id, self.spec.labels, ratings=self.spec.design.tournament)
         for child in self.client.search_runs([self.experiment_id],
                                              filter_string=f"tags.`{PARENT_TAG}` = '{self.run_id}'",
                                              max_results=5000):
@@ -347,6 +351,27 @@ class StudyTracker:
                             "arena.sprt_between": " vs ".join(result.between)})
         except Exception as exc:  # tracking must never fail a study
             self._give_up("logging of the sequential test", exc, t0)
+
+    @_bounded
+    def log_leaderboard(self, board, step: int, final: bool = False) -> None:
+        """A tournament's leaderboard (:class:`cluster.analysis.leaderboard.Leaderboard`): one
+        metric per entrant and figure (``rating/<label>``, ``rating_lo``, ``rating_hi``,
+        ``rank``, ``rank_lo``, ``rank_hi``; step = games done), so that two tournaments chart
+        side by side; when ``final``, the leaderboard and the crosstable as MLflow tables too
+        (``tournament/leaderboard.json``, ``tournament/crosstable.json``, replaced on a resume)."""
+        if not self.enabled or self.run_id is None:
+            return
+        from cluster.analysis.leaderboard import leaderboard_metrics
+
+        t0 = time.monotonic()
+        try:
+            log_batch(self.client, self.run_id, metrics=leaderboard_metrics(board), step=step)
+            if final:
+                self._clear_artifacts("tournament")
+                self.client.log_table(self.run_id, board.table.reset_index(), "tournament/leaderboard.json")
+                self.client.log_table(self.run_id, board.crosstable, "tournament/crosstable.json")
+        except Exception as exc:  # tracking must never fail a study
+            self._give_up("logging of the leaderboard", exc, t0)
 
     @_bounded
     def describe(self, table_markdown: str | None, note: str = "") -> None:

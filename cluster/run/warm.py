@@ -503,7 +503,7 @@ def warm_up(spec, ticks: int = 10, plugins=()) -> dict[str, Any]:
         task = GameTask(game_index=0, series_id=0, index_in_series=0, board_seed=0,
                         seat_lineup=lineup, spawn_key=(0,))
         game.reset(board_seed_sequence(spec.seed, task), board_index=task.board_seed)
-        seats = [agents[i] for i in lineup]
+        seats = agents.seated(lineup)
         for seat, agent in enumerate(seats):
             agent.begin_game(seat, seat_seed_sequence(spec.seed, task, seat))
         for _ in range(ticks):

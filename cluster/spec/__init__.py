@@ -7,7 +7,9 @@ of a raw spec (``edits``: ``--set``, ``--unset``, and ``--scale``, one rule for 
 and sweeps), seed populations named by a spec (``seed_populations``: files and MLflow
 artifacts, checked at validation), the study builder (``build``: ``build_spec``, every
 check before any game), the plan (``plan``: games and seeds of a study, the same
-whatever the cluster looks like), the sweep model with its builder (``sweep``: a Ray
+whatever the cluster looks like), tournaments (``tournament``: the formats' tables of
+entrants, the plan they expand into round by round, the check that a changed tournament
+only adds entrants), the sweep model with its builder (``sweep``: a Ray
 Tune search over a base study, itself a ``StudySpec``) and a study's stored spec read
 back (``stored``: ``StoredSpec``, the typed view that reports, ratings and exports read
 instead of ``spec.json``'s dict).

@@ -106,7 +106,8 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True,
     study = section(_StudyTable, data["study"], "study",
                     required={"name": "letters, digits, '.', '_' and '-'", "seed": "a non-negative int"})
 
-    game, game_config, num_players = build_game(data["game"])
+    game, game_config, seat_teams = build_game(data["game"])
+    num_players = len(seat_teams)
     budget, seat_budgets = build_budget(data.get("budget", {}))
     if "design" not in data:
         raise SpecError("design: required section is missing (design.seeds at least)")
@@ -115,16 +116,22 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True,
     tracking = build_tracking(data.get("tracking", {}))
     base_dir = Path(source).resolve().parent if source else Path.cwd()
     lineup = build_lineup(data["lineup"], num_players, game, base_dir, check_files,
-                          tracking.uri, Path(study.results_dir) / ".seed-populations", game_config)
+                          tracking.uri, Path(study.results_dir) / ".seed-populations", game_config,
+                          tournament=design.tournament)
 
     if design.stop is not None:
         check_stop_fits_lineup(design.stop, lineup, num_players)
     check_iteration_budgets(lineup, budget, seat_budgets)
-    return StudySpec(name=study.name, seed=study.seed, results_dir=study.results_dir, game=game,
+    spec = StudySpec(name=study.name, seed=study.seed, results_dir=study.results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=study.max_in_flight, source=str(source),
                      id=study.id, condition_configs=condition_configs,
-                     seat_budgets=seat_budgets)
+                     seat_budgets=seat_budgets, seat_teams=seat_teams)
+    if design.tournament:
+        from cluster.spec.tournament import check_tournament
+
+        check_tournament(spec)  # the candidates' labels, the game count (set on the design)
+    return spec
 
 
 def spec_from_dict(data: Mapping, check_files: bool = False) -> StudySpec:
@@ -136,9 +143,10 @@ def spec_from_dict(data: Mapping, check_files: bool = False) -> StudySpec:
     return build_spec(data, source=source, check_files=check_files)
 
 
-def build_game(raw) -> tuple[str, Any, int]:
-    """The ``[game]`` table: ``(name, validated config, number of players)``, through the
-    game registry (a plugin game is loaded here)."""
+def build_game(raw) -> tuple[str, Any, tuple[int, ...]]:
+    """The ``[game]`` table: ``(name, validated config, the team of every seat)``, through the
+    game registry (a plugin game is loaded here); the seats are the players
+    (``Game.teams()``: FFA, every seat its own team)."""
     options = table("game", raw)
     if "name" not in options:
         raise SpecError(f"game.name: required; known games: {game_names()}")
@@ -154,8 +162,11 @@ def build_game(raw) -> tuple[str, Any, int]:
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         raise SpecError(msg if msg.startswith("game.") else f"game.{msg}") from None
-    num_players = int(make_game(name, config).num_players)
-    return name, config, num_players
+    instance = make_game(name, config)
+    teams = tuple(int(t) for t in instance.teams())
+    if len(teams) != int(instance.num_players):  # a game's own teams() that does not cover its seats
+        teams = tuple(range(int(instance.num_players)))
+    return name, config, teams
 
 
 def build_budget(raw, where: str = "budget", exactly_one: bool = False) -> tuple[Budget, bool]:
@@ -229,24 +240,29 @@ def build_tracking(raw) -> TrackingSpec:
 
 
 # --- the lineup -------------------------------------------------------------------------
-def check_one_entry_per_seat(raw, num_players: int, game: str) -> None:
+def check_one_entry_per_seat(raw, num_players: int, game: str, tournament: bool = False) -> None:
     """The lineup rule of a study: a non-empty array of tables with exactly one entry per
-    seat of the game (a tournament with more entrants than seats replaces this rule)."""
+    seat of the game; a tournament takes any number of entrants, two at least."""
     if not isinstance(raw, list) or not raw:
         raise SpecError("lineup: must be a non-empty array of tables ([[lineup]] entries)")
-    if len(raw) != num_players:
+    if tournament:
+        if len(raw) < 2:
+            raise SpecError(f"lineup: a tournament needs at least two entrants, got {len(raw)}")
+    elif len(raw) != num_players:
         raise SpecError(f"lineup: the game {game!r} has {num_players} players, but the lineup "
-                        f"has {len(raw)} entries")
+                        f"has {len(raw)} entries (or hold a tournament of any number of entrants: "
+                        f"[design] format = \"round_robin\" or \"gauntlet\")")
 
 
 def build_lineup(raw, num_players: int, game: str, base_dir: Path,
                  check_files: bool, tracking_uri: str | None = None,
-                 cache_dir: Path | None = None, game_config=None) -> tuple[SeatSpec, ...]:
+                 cache_dir: Path | None = None, game_config=None,
+                 tournament: bool = False) -> tuple[SeatSpec, ...]:
     """The ``[[lineup]]`` entries as :class:`SeatSpec`, in order: each agent through the
     agent registry (a plugin agent is loaded here) with its params validated, its seed
     population resolved (and, with ``check_files``, opened and checked against the agent
     and the game), its own budget, and a unique label (:func:`_assign_labels`)."""
-    check_one_entry_per_seat(raw, num_players, game)
+    check_one_entry_per_seat(raw, num_players, game, tournament)
     entries = []
     for i, item in enumerate(raw):
         where = f"lineup[{i}]"

@@ -26,6 +26,10 @@ Series: the games of a board seed (``series_by = "seed"``), of a set of
 ``seeds_per_set`` consecutive board seeds in game order (``"set"``), of a run
 (``"run"``), or each game alone (``"game"``).
 
+Tournaments (``design.format`` other than ``lineup``) are planned by
+:mod:`cluster.spec.tournament`: tables of entrants, numbered so that adding an
+entrant appends games, listed round by round (not in ``series_id`` order).
+
 Seat assignment: seat ``i`` gets ``lineup[(i + rotation) % n]``; with
 ``design.rotate_seats`` the rotation is the game's position among the games of
 its board seed (seeds design) or its round (runs x rounds design), modulo
@@ -34,52 +38,13 @@ or 1+3) in team games.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from cluster.spec.tasks import BOARD_STREAM, SEAT_STREAM, GameTask, SeriesTask
+from cluster.spec.tournament import plan_tournament
 
 __all__ = ["GameTask", "SeriesTask", "plan_study", "board_seed_sequence", "seat_seed_sequence",
            "BOARD_STREAM", "SEAT_STREAM"]
-
-#: First element of the spawn key of board seeds.
-BOARD_STREAM = 0
-#: First element of the spawn key of agents' seat seeds.
-SEAT_STREAM = 1
-
-
-@dataclass(frozen=True)
-class GameTask:
-    """One game of the plan."""
-
-    game_index: int
-    """Global index of the game, 0 .. total_games - 1, stable for a spec."""
-    series_id: int
-    """The series the game belongs to."""
-    index_in_series: int
-    """Position of the game in its series (learned state flows in this order)."""
-    board_seed: int
-    """Index of the board seed (the board comes from ``board_seed_sequence``)."""
-    seat_lineup: tuple[int, ...]
-    """Lineup index of the agent sitting at each seat."""
-    spawn_key: tuple[int, ...]
-    """``(SEAT_STREAM, game_index)``: the prefix of this game's seat seeds."""
-    condition: int = 0
-    """Index of the condition (combination of ``design.vary`` game options)."""
-
-
-@dataclass(frozen=True)
-class SeriesTask:
-    """Games that run in order on one actor, sharing learned state."""
-
-    series_id: int
-    """Index of the series, 0 .. number of series - 1."""
-    games: tuple[GameTask, ...]
-    """The games, in the order they are played."""
-
-    @property
-    def game_indices(self) -> tuple[int, ...]:
-        return tuple(g.game_index for g in self.games)
-
 
 def board_seed_sequence(spec_seed: int, task: GameTask) -> np.random.SeedSequence:
     """The seed of the board of ``task``."""
@@ -96,8 +61,11 @@ def _seat_lineup(n: int, rotation: int) -> tuple[int, ...]:
 
 
 def plan_study(spec) -> list[SeriesTask]:
-    """The series of ``spec`` in order of ``series_id``; games ordered within each."""
+    """The series of ``spec`` in order of ``series_id`` (a tournament's round by round);
+    games ordered within each."""
     design = spec.design
+    if design.tournament:
+        return plan_tournament(spec).series
     n = len(spec.lineup)
     per_condition = design.games_per_condition
     if design.runs_design:

@@ -56,6 +56,12 @@ Designs (see :class:`DesignSpec`):
   "sets of 50 games" with one population carried through each: ``seeds = 20,
   games_per_seed = 5, seeds_per_set = 10``.
 
+Tournaments (``design.format = "round_robin"`` or ``"gauntlet"``, with ``candidates``;
+:mod:`cluster.spec.tournament`): the lineup lists any number of entrants (at least two),
+``rounds`` repeats the tables on fresh boards, and ``seeds``, ``games_per_seed``, ``runs``,
+``vary`` and ``stop`` are refused; ``format = "lineup"`` (the default) is every design above,
+with one lineup entry per seat, its ``spec.json`` and parameters as before.
+
 Sequential stop (``design.stop``, :class:`StopSpec`, run by :mod:`cluster.analysis.sequential`):
 ``stop = { sprt = { elo0 = 0, elo1 = 20, alpha = 0.05, beta = 0.05 }, between = ["A", "B"],
 max_games = 400, scoring = "pairs" }`` ends the study once an SPRT comparing lineup labels
@@ -80,7 +86,8 @@ from typing import Any
 
 from agents.api import Budget
 from agents.registry import agent_class
-from cluster.spec.design import games_per_group, group_key, group_name, is_runs_design
+from cluster.spec.design import (LINEUP_FORMAT, TOURNAMENT_FORMATS, games_per_group, group_key, group_name,
+                                 is_runs_design)
 from cluster.spec.fields import Flag, Number, PositiveInt, SpecError, Text, config_class, one_of
 
 __all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "TrackingSpec", "StudySpec"]
@@ -179,14 +186,16 @@ class SeatSpec:
 class DesignSpec:
     """Which games are played, and how they group into series (see the module docstring)."""
 
-    seeds: PositiveInt
-    """Number of board seeds (runs x rounds: distinct boards, cycled over rounds)."""
+    seeds: PositiveInt | None = None
+    """Number of board seeds (runs x rounds: distinct boards, cycled over rounds); required
+    unless the design is a tournament (whose tables each get their own board)."""
     games_per_seed: PositiveInt = 1
     """Games per board seed (seeds design; must be 1 in a runs x rounds design)."""
     runs: PositiveInt | None = None
     """Number of runs (independent series) of a runs x rounds design; None otherwise."""
     rounds: PositiveInt | None = None
-    """Games per run of a runs x rounds design; None otherwise."""
+    """Games per run of a runs x rounds design; in a tournament, how many times every table
+    is played, each time on a fresh board (None: once); None otherwise."""
     rotate_seats: Flag = True
     """Rotate the lineup over the seats from game to game (seat i gets lineup[(i + r) % n])."""
     carry_learned_state: Flag = True
@@ -209,8 +218,21 @@ class DesignSpec:
     stop: Any = None
     """A sequential test that ends the study once decided (:class:`StopSpec`); None: play
     every game of the design."""
+    format: one_of(LINEUP_FORMAT, *TOURNAMENT_FORMATS) = LINEUP_FORMAT
+    """``lineup``: one lineup entry per seat, the designs above; ``round_robin``: every
+    entrant meets every other at tables of the game's seats; ``gauntlet``: the
+    ``candidates`` against the field (:mod:`cluster.spec.tournament`)."""
+    candidates: Any = ()
+    """A gauntlet's candidates (lineup labels); every other entrant is the field."""
 
     def __post_init__(self):
+        if self.tournament:
+            self._check_tournament()
+            return
+        if self.seeds is None:
+            raise SpecError("design.seeds: required (number of board seeds)")
+        if self.candidates:
+            raise SpecError(f"design.candidates: only with format = \"gauntlet\", got format = {self.format!r}")
         if not isinstance(self.vary, dict):
             raise SpecError(f"design.vary: expected a table of option = [values], got {self.vary!r}")
         for key, values in self.vary.items():
@@ -255,6 +277,49 @@ class DesignSpec:
                                 f"{', a runs x rounds design' if self.runs_design else ''}); "
                                 "use scoring = \"games\" to score single games")
 
+    def _check_tournament(self) -> None:
+        """A tournament's design: its tables set the boards and the seat rotation."""
+        where = "design"
+        why = "a tournament plays every table on its own board with every seat rotation"
+        if self.seeds is not None:
+            raise SpecError(f"{where}.seeds: {why} (boards = tables x rounds); drop seeds and give "
+                            f"design.rounds to repeat the tables on fresh boards")
+        if self.runs is not None:
+            raise SpecError(f"{where}.runs: not used in a tournament; design.rounds repeats its tables")
+        if self.games_per_seed != 1:
+            raise SpecError(f"{where}.games_per_seed: {why}; drop it, got {self.games_per_seed}")
+        if not self.rotate_seats:
+            raise SpecError(f"{where}.rotate_seats: {why}; it cannot be false")
+        if self.series_by not in ("seed", "game"):
+            raise SpecError(f"{where}.series_by: a tournament's series are its boards ('seed': a table's "
+                            f"rotations share learned state) or single games ('game'), got {self.series_by!r}")
+        if self.vary:
+            raise SpecError(f"{where}.vary: a tournament is played in one condition; run one tournament "
+                            f"per condition")
+        if self.stop is not None:
+            raise SpecError(f"{where}.stop: a two-entrant sequential test; not with a tournament")
+        candidates = self.candidates
+        if not isinstance(candidates, (list, tuple)) or not all(isinstance(c, str) and c for c in candidates):
+            raise SpecError(f"{where}.candidates: must be a list of lineup labels, got {candidates!r}")
+        if len(set(candidates)) != len(candidates):
+            raise SpecError(f"{where}.candidates: repeated labels in {list(candidates)!r}")
+        object.__setattr__(self, "candidates", tuple(candidates))
+        if self.format == "gauntlet" and not candidates:
+            raise SpecError(f"{where}.candidates: a gauntlet needs its candidates, e.g. candidates = "
+                            f"[\"FEMCTS\"] (they meet the rest of the lineup, the field)")
+        if self.format != "gauntlet" and candidates:
+            raise SpecError(f"{where}.candidates: only with format = \"gauntlet\", got format = {self.format!r}")
+
+    @property
+    def tournament(self) -> bool:
+        """True for a tournament (``format`` other than ``lineup``)."""
+        return self.format != LINEUP_FORMAT
+
+    @property
+    def repeats(self) -> int:
+        """A tournament's rounds (every table is played this many times, on fresh boards)."""
+        return self.rounds if self.rounds is not None else 1
+
     @property
     def runs_design(self) -> bool:
         """True for a runs x rounds design (:func:`cluster.spec.design.is_runs_design`)."""
@@ -262,7 +327,8 @@ class DesignSpec:
 
     @property
     def _shape_table(self) -> dict:
-        return {"runs": self.runs, "rounds": self.rounds, "games_per_seed": self.games_per_seed}
+        return {"runs": self.runs, "rounds": self.rounds, "games_per_seed": self.games_per_seed,
+                "format": self.format}
 
     @property
     def group_key(self) -> str:
@@ -288,6 +354,12 @@ class DesignSpec:
 
     @property
     def games_per_condition(self) -> int:
+        if self.tournament:  # set by build_spec from the plan (it depends on the lineup)
+            games = getattr(self, "_tournament_games", None)
+            if games is None:
+                raise ValueError("a tournament's game count comes from its lineup: build the spec "
+                                 "(cluster.spec.study.build_spec), not the design alone")
+            return games
         if self.runs_design:
             return self.runs * self.rounds
         return self.seeds * self.games_per_seed
@@ -299,6 +371,9 @@ class DesignSpec:
     def shape(self, num_players: int) -> str:
         """One line: how the games of a condition are laid out, e.g. ``2 board seeds x
         4 games = 8 games (each agent in each of the 4 seats on every board)``."""
+        if self.tournament:
+            return (f"{self.format} tournament, {self.repeats} round{'s' * (self.repeats != 1)} = "
+                    f"{self.games_per_condition} games (every table on its own board, every seat rotation)")
         if self.runs_design:
             text = (f"{self.runs} run{'s' * (self.runs != 1)} x {self.rounds} rounds = "
                     f"{self.games_per_condition} games (rounds cycle over {self.seeds} board seeds")
@@ -361,6 +436,10 @@ class StudySpec:
     seat_budgets: bool = True
     """``[budget] per_seat``: seats' own budgets override ``budget`` (default); false:
     every seat plays with ``budget`` (e.g. ``--set budget.ms=40 --set budget.per_seat=false``)."""
+    seat_teams: tuple = ()
+    """The game's team of each seat (``Game.teams()``; FFA: every seat its own), taken from
+    the game when the spec is built (not stored: the game says it); a tournament seats one
+    entrant per team."""
 
     def budget_for(self, lineup_index: int) -> Budget:
         """The budget of lineup entry ``lineup_index``: its own (unless
@@ -389,7 +468,8 @@ class StudySpec:
 
     @property
     def num_players(self) -> int:
-        return len(self.lineup)
+        """Seats of the game (a lineup study has one entry per seat; a tournament any number)."""
+        return len(self.seat_teams) if self.seat_teams else len(self.lineup)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -407,6 +487,11 @@ class StudySpec:
         if not self.seat_budgets:
             budget["per_seat"] = False
         design = {k: v for k, v in asdict(self.design).items() if v is not None}
+        if not self.design.tournament:  # a lineup study's spec.json stays as it always was
+            design.pop("format", None)
+            design.pop("candidates", None)
+        else:
+            design["candidates"] = list(self.design.candidates)
         lineup = []
         for seat in self.lineup:
             entry = {"agent": seat.agent, "label": seat.label, "params": dict(seat.params)}
@@ -445,7 +530,9 @@ class StudySpec:
         put("budget.iterations", self.budget.iterations)
         put("budget.per_seat", self.seat_budgets)
         for key, value in asdict(self.design).items():
-            put(f"design.{key}", value)
+            if key in ("format", "candidates") and not self.design.tournament:
+                continue  # a lineup study's parameters stay as they always were
+            put(f"design.{key}", list(value) if key == "candidates" else value)
         put("design.total_games", self.design.total_games)
         for i, seat in enumerate(self.lineup):
             put(f"lineup.{i}.label", seat.label)

@@ -334,6 +334,9 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         raise SweepError(f"base.{exc}") from None
     # Absolute paths: Tune runs trials in their own working directories (seed
     # populations are resolved to absolute paths by the spec already).
+    if base_spec.design.tournament:
+        raise SweepError(f"base.design.format: a sweep's trials are studies of whole boards of one lineup; "
+                         f"a tournament ({base_spec.design.format}) cannot be a sweep's base")
     results_dir = sweep.results_dir if sweep.results_dir is not None else base_spec.results_dir
     base_spec = replace(base_spec, results_dir=str(Path(str(results_dir)).resolve()))
     group, unit = base_spec.design.games_per_group, base_spec.design.group_name

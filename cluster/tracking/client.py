@@ -213,21 +213,27 @@ VIEW_KEY = "arena-wtl"
 VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
 
 
-def update_runs_view(client, experiment_id: str, labels: Sequence[str]) -> None:
+def update_runs_view(client, experiment_id: str, labels: Sequence[str], ratings: bool = False) -> None:
     """Add ``labels`` to the experiment's W/T/L runs-table view (labels of earlier
-    studies stay, in their order)."""
+    studies stay, in their order); with ``ratings`` (a tournament), each label's
+    ``rating/<label>`` too, ahead of its W/T/L, so that tournaments compare at a glance."""
     exp = client.get_experiment(experiment_id)
     known: list[str] = []
+    rated = False
     try:
-        known = list(json.loads(exp.tags.get(VIEW_TAG, "{}")).get("arenaLabels", []))
+        stored = json.loads(exp.tags.get(VIEW_TAG, "{}"))
+        known = list(stored.get("arenaLabels", []))
+        rated = bool(stored.get("arenaRatings", False))
     except (ValueError, AttributeError):
         known = []
     merged = known + [label for label in labels if label not in known]
-    if merged == known and VIEW_TAG in exp.tags:
+    if merged == known and VIEW_TAG in exp.tags and rated >= ratings:
         return
-    columns = [f"metrics.`{metric_key(RESULT_KEYS[r], label)}`" for label in merged for r in RESULTS]
+    rated = rated or ratings
+    columns = [f"metrics.`{metric_key(key, label)}`" for label in merged
+               for key in (["rating"] if rated else []) + [RESULT_KEYS[r] for r in RESULTS]]
     view = {"selectedColumns": columns, "columnOrder": ["attributes.`Run Name`"] + columns,
-            "arenaLabels": merged}
+            "arenaLabels": merged, **({"arenaRatings": True} if rated else {})}
     client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(view))
 
 

@@ -46,6 +46,10 @@ def run(args) -> int:
         more = f", {len(conditions)} conditions" if design.vary else ""
         print(f"{args.spec}: valid: {design.total_games} games{more}")
         print(f"  per condition: {design.shape(spec.num_players)}")
+        if design.tournament:
+            from cluster.spec.tournament import balance_text
+
+            print(f"  {balance_text(spec)}")
         if design.stop is not None:
             stop, sprt = design.stop, design.stop.sprt
             cap = min(stop.max_games or design.total_games, design.total_games)
@@ -66,6 +70,11 @@ def run(args) -> int:
     from cluster.analysis.report import to_markdown
 
     print()
+    if result.leaderboard is not None:
+        from cluster.analysis.leaderboard import crosstable_markdown, leaderboard_markdown
+
+        print(leaderboard_markdown(result.leaderboard).rstrip() + "\n")
+        print(crosstable_markdown(result.leaderboard).rstrip() + "\n")
     if result.table is not None:
         print(to_markdown(result.table).rstrip())
     if result.condition_tables:  # e.g. against the view range

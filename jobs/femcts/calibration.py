@@ -29,6 +29,7 @@ from games.pommerman import Pommerman, PommermanConfig
 from games.pommerman.kernels import M_STEP, N_ACTIONS, copy_into, heuristic, require_layout_shapes
 
 from agents.api import Budget
+from agents.episodes import agent_players, begin_game, play
 from agents.pommerman.mcts import simulate
 from agents.pommerman.search_model import prepare_search, scratch_state
 from agents.registry import make_agent
@@ -85,11 +86,12 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
         seeds = np.random.SeedSequence([seed, g]).spawn(6)
         game.reset(seeds[0])
         players = [make_agent("rule_based", {}, budget, config) for _ in range(4)]
-        for seat, agent in enumerate(players):
-            agent.begin_game(seat, seeds[seat + 1])
+        begin_game(players, seeds[1:5])
         for agent in femcts.values():
             agent.begin_game(0, seeds[5])
-        while not game.done and game.is_alive(0):
+
+        def measure(game):
+            nonlocal mcts_total, positions
             if game.step_count % stride == 0:
                 obs = game.observation(0)
                 mcts_total += int(mcts_ticks(obs, 0, tree, root, scratch, mcts_iterations,
@@ -100,7 +102,8 @@ def calibrate(games: int = 3, stride: int = 10, mcts_iterations: int = JAVA_MCTS
                     fem_ticks[key] += agent.ticks - before
                     fem_iterations[key] += iterations
                 positions += 1
-            game.step([players[i].act(game.observation(i)) for i in range(4)])
+
+        play(game, agent_players(players), until=lambda game: not game.is_alive(0), before_step=measure)
     mcts_tpi = mcts_total / (positions * mcts_iterations)
     out = {"ruleset": ruleset, "collapse": config.collapse, "games": games, "stride": stride,
            "positions": positions, "rollout_depth": rollout_depth,

@@ -45,6 +45,7 @@ import numpy as np
 from games.rng import make_rng
 from games.xcom.kernels import legal_actions
 
+from agents.episodes import agent_player, end_game, play
 from agents.search import new_tree
 from agents.xcom.mcts import (
     MOVE_ENCODINGS, SEARCH_STATS, STAT_OWN_SELECTIONS_BELOW, STAT_ROOT_SELECTIONS, TARGET_NEXT_STATE, VALUE_NONE,
@@ -108,27 +109,27 @@ def diagnose(board: str, agent_name: str = "xcom_convae_fa", params: dict | None
             seats = round_seeds[k].spawn(2)
             agent.begin_game(0, seats[0])
             rival.begin_game(1, seats[1])
-            while not game.done:
-                side = game.acting_players()[0]
+
+            def diagnosed(game, side, agent=agent, reference=reference, noise_rng=noise_rng):
+                """Seat 0's move, with its search's statistics and the plain reference's choice."""
+                nonlocal decisions, at_root, deeper, either, differs, noise
                 observation = game.observation(side)
-                if side == 0:
-                    rng = agent.generator_state()
-                    action = agent.act(observation)
-                    plain = reference.choose(observation, rng)
-                    stats = agent.search_stats
-                    decisions += 1
-                    at_root += stats[STAT_ROOT_SELECTIONS] > 0
-                    deeper += stats[STAT_OWN_SELECTIONS_BELOW] > 0
-                    either += (stats[STAT_ROOT_SELECTIONS] + stats[STAT_OWN_SELECTIONS_BELOW]) > 0
-                    differs += plain != action
-                    noise += plain != reference.choose(observation, noise_rng)
-                    legal_counts.append(int(legal_actions(observation, 0).sum()))
-                else:
-                    action = rival.act(observation)
-                game.step([action, action])
+                rng = agent.generator_state()
+                action = agent.act(observation)
+                plain = reference.choose(observation, rng)
+                stats = agent.search_stats
+                decisions += 1
+                at_root += stats[STAT_ROOT_SELECTIONS] > 0
+                deeper += stats[STAT_OWN_SELECTIONS_BELOW] > 0
+                either += (stats[STAT_ROOT_SELECTIONS] + stats[STAT_OWN_SELECTIONS_BELOW]) > 0
+                differs += plain != action
+                noise += plain != reference.choose(observation, noise_rng)
+                legal_counts.append(int(legal_actions(observation, 0).sum()))
+                return action
+
+            play(game, [diagnosed, agent_player(rival)])
+            end_game(game, [agent, rival])
             returns = game.returns()
-            agent.end_game(game.observation(0), returns)
-            rival.end_game(game.observation(1), returns)
             key = "wins" if returns[0] > returns[1] else "losses" if returns[0] < returns[1] else "draws"
             results[key] += 1
     share = (lambda x: round(float(x) / decisions, 4)) if decisions else (lambda x: float("nan"))
