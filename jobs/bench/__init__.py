@@ -68,6 +68,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            "the PettingZoo face's time per step against the kernel step, every game"),
     Target("plugins", "jobs.bench.plugins",
            "a pure-Python agent's cost per decision inside a study (median of 3 runs)"),
+    Target("openspiel", "jobs.bench.openspiel",
+           "OpenSpiel's own evaluation loop beside an Arena study on 2 workers, the same bots: "
+           "win rates with their agreement, games per wall- and CPU-hour, Arena's start-up and "
+           "the break-even run length (needs the openspiel extra)", pairable=False),
     Target("java", "jobs.bench.java_sitting",
            "one sitting against the Java framework: its JBench and `arena bench pommerman --json "
            "--ruleset java` interleaved, the ratios of the speed table (needs --java-dir)", pairable=False),

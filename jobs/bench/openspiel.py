@@ -12,11 +12,21 @@ and connect four), the same number of games is played twice:
 It reports, per matchup and per loop, the first bot's wins, ties and losses with 95%
 Wilson intervals (SciPy), whether the two loops agree (the intervals of each outcome
 overlap, and a chi-square test of the two W/T/L rows, ``p`` above 0.01), and the games
-per hour of each loop (wall clock; Arena's includes its start-up: the Ray actors, the
-plan, the store, but not Ray's own ``init``).
+per hour of each loop, per wall-clock hour and per CPU-hour. Arena's wall clock
+includes its start-up (the Ray actors, the warm-up, the plan, the store, the report;
+not Ray's own ``init``); its CPU seconds are the driver's and every process under it
+(the Ray workers: :class:`jobs.bench.process_cpu.ProcessTreeCPU`), so on a machine
+loaded by others the CPU figures still compare the two loops' work.
+
+The **throughput** matchup (:data:`THROUGHPUT`, MCTS(3000) against itself on connect
+four) has games long enough to amortise Arena's start-up, and the **start-up** itself
+is timed on a study of two near-instant games (:func:`time_startup`). From the two, the
+break-even: how many seconds of OpenSpiel's serial loop a run must last before Arena
+on the workers plays more games per hour, and before it plays 1.8x as many, when the
+workers get their cores.
 
     python -m jobs.bench.openspiel                       # the table of games/openspiel/README.md
-    python -m jobs.bench.openspiel --games 40 --json     # a quick look, JSON
+    python -m jobs.bench.openspiel --games 40 --throughput-games 20 --json   # a quick look, JSON
 
 ``bench(options)`` is the entry of ``arena bench openspiel`` (the bench wing's registry).
 """
@@ -32,7 +42,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-__all__ = ["MATCHUPS", "Matchup", "bench", "main", "play_openspiel_loop", "play_arena"]
+__all__ = ["MATCHUPS", "THROUGHPUT", "Matchup", "bench", "break_even", "main", "play_openspiel_loop", "play_arena",
+           "time_startup"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,8 @@ MATCHUPS = (
     Matchup("connect_four", ("mcts", 100), ("random", 0)),
     Matchup("connect_four", ("mcts", 400), ("mcts", 100)),
 )
+#: The matchup whose games are long enough to amortise Arena's start-up (about 1 CPU-second a game).
+THROUGHPUT = Matchup("connect_four", ("mcts", 3000), ("mcts", 3000))
 #: OpenSpiel's MCTSBot settings on both sides (examples/mcts.py: c = 2, one random rollout, solver on).
 UCT_C, ROLLOUTS, SOLVE, MAX_MEMORY_MB = 2.0, 1, True, 1000
 
@@ -105,33 +118,86 @@ def _lineup_entry(bot: tuple[str, int], label: str) -> dict:
             "params": {"exploration": UCT_C, "rollouts": ROLLOUTS, "solve": SOLVE, "max_memory_mb": MAX_MEMORY_MB}}
 
 
-def play_arena(matchup: Matchup, games: int, seed: int, workers: int, results_dir: Path) -> dict:
-    """``games`` games of ``matchup`` as an Arena study on Ray (``games / 2`` seeds, seats
-    swapped): the first bot's wins, ties, losses and the wall seconds of ``run_study``."""
-    from cluster.results.store import ResultStore
-    from cluster.run.driver import run_study
+def _arena_spec(matchup: Matchup, games: int, seed: int, results_dir: Path, lineup=None):
     from cluster.spec.build import build_spec
 
-    spec = build_spec({
+    return build_spec({
         "study": {"name": f"side-by-side-{matchup.game}-{_name(matchup.first)}-{_name(matchup.second)}"
                           .replace("(", "").replace(")", "").lower(),
                   "seed": seed, "results_dir": str(results_dir)},
         "game": {"name": f"openspiel:{matchup.game}"},
         "budget": {"iterations": 1},
         "design": {"seeds": games // 2, "games_per_seed": 2, "rotate_seats": True, "series_by": "game"},
-        "lineup": [_lineup_entry(matchup.first, "first"), _lineup_entry(matchup.second, "second")],
+        "lineup": lineup or [_lineup_entry(matchup.first, "first"), _lineup_entry(matchup.second, "second")],
         "tracking": {"enabled": False},
     })
+
+
+def _timed_study(spec, workers: int) -> tuple:
+    """``run_study(spec)`` on ``workers`` hosts: (result, wall seconds, CPU seconds of the
+    driver and every process under it)."""
+    from cluster.run.driver import run_study
+
+    from .process_cpu import ProcessTreeCPU
+
     wall = time.perf_counter()
-    result = run_study(spec, num_workers=workers, progress=False, tracking=False)
-    wall = time.perf_counter() - wall
+    with ProcessTreeCPU() as cpu:
+        result = run_study(spec, num_workers=workers, progress=False, tracking=False)
+    return result, time.perf_counter() - wall, cpu.seconds
+
+
+def play_arena(matchup: Matchup, games: int, seed: int, workers: int, results_dir: Path) -> dict:
+    """``games`` games of ``matchup`` as an Arena study on Ray (``games / 2`` seeds, seats
+    swapped): the first bot's wins, ties, losses and the wall and CPU seconds of ``run_study``."""
+    from cluster.results.store import ResultStore
+
+    result, wall, cpu = _timed_study(_arena_spec(matchup, games, seed, results_dir), workers)
     rows = ResultStore(result.study_dir).read()
     first = rows[rows["label"] == "first"]
     if (first["result"] == "error").any():
         raise RuntimeError(f"{matchup.label}: a game failed: {first['error'].dropna().iloc[0]}")
     results = [{"win": 1, "tie": 0, "loss": -1}[r] for r in first["result"]]
-    return _tally(results) | {"wall_s": wall, "invalid_actions": int(rows["invalid_actions"].sum())
+    return _tally(results) | {"wall_s": wall, "cpu_s": cpu, "invalid_actions": int(rows["invalid_actions"].sum())
                               if "invalid_actions" in rows else 0}
+
+
+def time_startup(workers: int, results_dir: Path, repeats: int = 3) -> dict:
+    """Arena's fixed cost per study: a study of 2 games of OpenSpiel's random bot on
+    tic-tac-toe (microseconds of play), ``repeats`` times after one untimed run (the
+    warm-up's marker and the OS's file cache as in a user's second study): the median
+    wall and CPU seconds, and each run's."""
+    matchup = Matchup("tic_tac_toe", ("random", 0), ("random", 0))
+    runs = []
+    for k in range(repeats + 1):
+        spec = _arena_spec(matchup, 2, 1, results_dir / f"startup-{k}")
+        _, wall, cpu = _timed_study(spec, workers)
+        if k:
+            runs.append({"wall_s": wall, "cpu_s": cpu})
+    return {"wall_s": float(np.median([r["wall_s"] for r in runs])),
+            "cpu_s": float(np.median([r["cpu_s"] for r in runs])), "runs": runs}
+
+
+def break_even(startup: dict, row: dict, workers: int) -> dict:
+    """From the start-up ``S`` and a matchup's per-game CPU seconds of OpenSpiel's loop
+    (``g``) and of Arena (``a``, its CPU less ``S``'s): when its workers get their cores,
+    Arena takes ``S + n a / workers`` for ``n`` games, the loop ``n g``. The serial
+    seconds ``n g`` a run must last for Arena to play more games per hour, and 1.8x as
+    many; with ``S`` as measured (wall, on this machine's load) and as CPU (a lower
+    bound: what an idle machine would pay). None where Arena never gets there."""
+    n = row["openspiel"]["games"]
+    g = row["openspiel"]["cpu_s"] / n
+    a = max(0.0, (row["arena"]["cpu_s"] - startup["cpu_s"]) / n)
+
+    def serial_seconds(ratio: float, s: float) -> float | None:
+        margin = g - ratio * a / workers
+        return None if margin <= 0 else ratio * s * g / margin
+
+    return {"openspiel_cpu_s_per_game": g, "arena_cpu_s_per_game": a,
+            "arena_over_openspiel_cpu": a / g if g else float("nan"),
+            "serial_s_to_pull_ahead": {"startup_wall": serial_seconds(1.0, startup["wall_s"]),
+                                       "startup_cpu": serial_seconds(1.0, startup["cpu_s"])},
+            "serial_s_for_1.8x": {"startup_wall": serial_seconds(1.8, startup["wall_s"]),
+                                  "startup_cpu": serial_seconds(1.8, startup["cpu_s"])}}
 
 
 def _tally(results) -> dict:
@@ -158,61 +224,108 @@ def agreement(openspiel: dict, arena: dict) -> dict:
     return {"intervals_overlap": overlap, "chi2_p": p, "agree": bool(overlap and p > 0.01)}
 
 
-def run(games: int = 200, seed: int = 2026, workers: int = 2, matchups=MATCHUPS) -> dict:
-    """Every matchup in both loops; ``{"rows": [...], "load": ...}``."""
+def _row(matchup: Matchup, games: int, seed: int, workers: int, results_dir: Path) -> dict:
+    import os
+
+    load_before = os.getloadavg()[0]
+    openspiel = play_openspiel_loop(matchup, games, seed)
+    arena = play_arena(matchup, games, seed, workers, results_dir)
+    return {"matchup": matchup.label, "openspiel": openspiel, "arena": arena,
+            "agreement": agreement(openspiel, arena),
+            "games_per_hour": {"openspiel": 3600 * games / openspiel["wall_s"],
+                               "arena": 3600 * games / arena["wall_s"]},
+            "games_per_cpu_hour": {"openspiel": 3600 * games / openspiel["cpu_s"],
+                                   "arena": 3600 * games / arena["cpu_s"]},
+            "speedup": openspiel["wall_s"] / arena["wall_s"],
+            "load_1min": [load_before, os.getloadavg()[0]]}
+
+
+def run(games: int = 200, seed: int = 2026, workers: int = 2, matchups=MATCHUPS,
+        throughput_games: int = 100) -> dict:
+    """Every matchup in both loops, then Arena's start-up and the throughput matchup
+    (``throughput_games`` of them; 0: neither): ``{"rows", "startup", "throughput",
+    "break_even", ...}``."""
     import os
 
     import ray
 
     if not ray.is_initialized():
         ray.init(num_cpus=max(2, workers), include_dashboard=False, log_to_driver=False)
-    rows = []
+    out = {"games_per_matchup": games, "workers": workers, "seed": seed, "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="arena-side-by-side-") as tmp:
-        for i, matchup in enumerate(matchups):
-            load_before = os.getloadavg()[0]
-            openspiel = play_openspiel_loop(matchup, games, seed + i)
-            arena = play_arena(matchup, games, seed + i, workers, Path(tmp))
-            rows.append({"matchup": matchup.label, "openspiel": openspiel, "arena": arena,
-                         "agreement": agreement(openspiel, arena),
-                         "games_per_hour": {"openspiel": 3600 * games / openspiel["wall_s"],
-                                            "arena": 3600 * games / arena["wall_s"]},
-                         "speedup": openspiel["wall_s"] / arena["wall_s"],
-                         "load_1min": [load_before, os.getloadavg()[0]]})
-    return {"games_per_matchup": games, "workers": workers, "seed": seed, "rows": rows}
+        out["rows"] = [_row(matchup, games, seed + i, workers, Path(tmp)) for i, matchup in enumerate(matchups)]
+        if throughput_games:
+            out["startup"] = time_startup(workers, Path(tmp))
+            out["throughput"] = _row(THROUGHPUT, throughput_games, seed + len(matchups), workers, Path(tmp))
+            out["break_even"] = break_even(out["startup"], out["throughput"], workers)
+    return out
 
 
 def markdown(figures: dict) -> str:
-    """The table of ``games/openspiel/README.md``."""
+    """The tables of ``games/openspiel/README.md``."""
     def cell(side: dict) -> str:
         return " / ".join(f"{100 * side[f'{o}_rate']:.0f}% ({100 * side[f'{o}_ci'][0]:.0f}-"
                           f"{100 * side[f'{o}_ci'][1]:.0f})" for o in ("win", "tie", "loss"))
 
+    rows = figures["rows"] + ([figures["throughput"]] if "throughput" in figures else [])
     lines = ["| matchup (first bot's W / T / L, 95% intervals) | OpenSpiel's `evaluate_bots` | "
-             f"Arena, {figures['workers']} workers | agree (chi-square p) | games/hour OpenSpiel / Arena |",
-             "|---|---|---|---|---|"]
-    for row in figures["rows"]:
-        a, gph = row["agreement"], row["games_per_hour"]
+             f"Arena, {figures['workers']} workers | agree (chi-square p) |", "|---|---|---|---|"]
+    for row in rows:
+        a = row["agreement"]
         lines.append(f"| {row['matchup']} | {cell(row['openspiel'])} | {cell(row['arena'])} | "
-                     f"{'yes' if a['agree'] else 'NO'} ({a['chi2_p']:.2f}) | "
-                     f"{gph['openspiel']:,.0f} / {gph['arena']:,.0f} (x{row['speedup']:.2f}) |")
+                     f"{'yes' if a['agree'] else 'NO'} ({a['chi2_p']:.2f}) |")
+    lines += ["", "| matchup | games | OpenSpiel wall / CPU s | Arena wall / CPU s | games per hour, "
+              "OpenSpiel / Arena (Arena's speed-up) | games per CPU-hour, OpenSpiel / Arena | load |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in rows:
+        o, r, gph, gpc = row["openspiel"], row["arena"], row["games_per_hour"], row["games_per_cpu_hour"]
+        lines.append(f"| {row['matchup']} | {o['games']} | {o['wall_s']:.1f} / {o['cpu_s']:.1f} | "
+                     f"{r['wall_s']:.1f} / {r['cpu_s']:.1f} | {gph['openspiel']:,.0f} / {gph['arena']:,.0f} "
+                     f"(x{row['speedup']:.2f}) | {gpc['openspiel']:,.0f} / {gpc['arena']:,.0f} | "
+                     f"{row['load_1min'][0]:.0f}-{row['load_1min'][1]:.0f} |")
+    if "startup" in figures:
+        s, b = figures["startup"], figures["break_even"]
+
+        def secs(x):
+            return "never" if x is None else f"{x:,.0f} s"
+
+        lines += ["", f"Arena's start-up per study (2 near-instant games, median of {len(s['runs'])}): "
+                      f"{s['wall_s']:.1f} s wall, {s['cpu_s']:.1f} CPU-s. Per game of {figures['throughput']['matchup']}: "
+                      f"{b['openspiel_cpu_s_per_game']:.2f} CPU-s in OpenSpiel's loop, {b['arena_cpu_s_per_game']:.2f} "
+                      f"in Arena (x{b['arena_over_openspiel_cpu']:.2f}). With its workers on free cores, Arena plays "
+                      f"more games per hour than the serial loop once a run is longer than "
+                      f"{secs(b['serial_s_to_pull_ahead']['startup_wall'])} of serial play (start-up as measured here; "
+                      f"{secs(b['serial_s_to_pull_ahead']['startup_cpu'])} at its CPU cost), and 1.8x as many past "
+                      f"{secs(b['serial_s_for_1.8x']['startup_wall'])} ({secs(b['serial_s_for_1.8x']['startup_cpu'])})."]
     return "\n".join(lines)
 
 
 def bench(options) -> dict:
-    """The bench wing's entry: the side-by-side at 200 games per matchup (``quick``: 40)."""
-    return run(games=40 if getattr(options, "quick", False) else 200)
+    """The bench wing's entry (``arena bench openspiel``): the side-by-side at 200 games per
+    matchup and 100 of the throughput matchup (``quick``: 40 and 20)."""
+    quick = getattr(options, "quick", False)
+    return run(games=40 if quick else 200, throughput_games=20 if quick else 100)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs.bench.openspiel", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=200, help="games per matchup and loop (even; default 200)")
+    parser.add_argument("--throughput-games", type=int, default=100,
+                        help="games of the throughput matchup per loop (even; 0: neither it nor the start-up; "
+                             "default 100)")
+    parser.add_argument("--only-throughput", action="store_true",
+                        help="the start-up and the throughput matchup only, not the agreement matchups")
     parser.add_argument("--workers", type=int, default=2, help="Arena's game hosts (default 2)")
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of the table")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of the tables")
     args = parser.parse_args(argv)
-    if args.games < 2 or args.games % 2:
-        parser.error(f"--games: must be an even number >= 2, got {args.games}")
-    figures = run(games=args.games, seed=args.seed, workers=args.workers)
+    for name in ("games", "throughput_games"):
+        value = getattr(args, name)
+        if value < 0 or value % 2 or (name == "games" and value < 2):
+            parser.error(f"--{name.replace('_', '-')}: must be an even number >= {2 if name == 'games' else 0}, "
+                         f"got {value}")
+    figures = run(games=args.games, seed=args.seed, workers=args.workers,
+                  matchups=() if args.only_throughput else MATCHUPS, throughput_games=args.throughput_games)
     print(json.dumps(figures, indent=1) if args.json else markdown(figures))
     return 0
 
