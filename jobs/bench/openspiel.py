@@ -18,7 +18,7 @@ not Ray's own ``init``); its CPU seconds are the driver's and every process unde
 (the Ray workers: :class:`jobs.bench.process_cpu.ProcessTreeCPU`), so on a machine
 loaded by others the CPU figures still compare the two loops' work.
 
-The **throughput** matchup (:data:`THROUGHPUT`, MCTS(3000) against itself on connect
+The **throughput** matchup (:data:`THROUGHPUT`, MCTS(10000) against itself on connect
 four) has games long enough to amortise Arena's start-up, and the **start-up** itself
 is timed on a study of two near-instant games (:func:`time_startup`). From the two, the
 break-even: how many seconds of OpenSpiel's serial loop a run must last before Arena
@@ -73,7 +73,7 @@ MATCHUPS = (
     Matchup("connect_four", ("mcts", 400), ("mcts", 100)),
 )
 #: The matchup whose games are long enough to amortise Arena's start-up (about 1 CPU-second a game).
-THROUGHPUT = Matchup("connect_four", ("mcts", 3000), ("mcts", 3000))
+THROUGHPUT = Matchup("connect_four", ("mcts", 10000), ("mcts", 10000))
 #: OpenSpiel's MCTSBot settings on both sides (examples/mcts.py: c = 2, one random rollout, solver on).
 UCT_C, ROLLOUTS, SOLVE, MAX_MEMORY_MB = 2.0, 1, True, 1000
 
@@ -177,6 +177,17 @@ def time_startup(workers: int, results_dir: Path, repeats: int = 3) -> dict:
             "cpu_s": float(np.median([r["cpu_s"] for r in runs])), "runs": runs}
 
 
+def ray_idle_cpu(seconds: float) -> float:
+    """CPU seconds per second that the local Ray (raylet, GCS, its agents, idle workers)
+    spends doing nothing for us: Arena's CPU figures include it for as long as a study
+    runs, so on a loaded machine, where a study's wall clock stretches, they grow by it."""
+    from .process_cpu import ProcessTreeCPU
+
+    with ProcessTreeCPU() as cpu:
+        time.sleep(seconds)
+    return cpu.seconds / seconds
+
+
 def break_even(startup: dict, row: dict, workers: int) -> dict:
     """From the start-up ``S`` and a matchup's per-game CPU seconds of OpenSpiel's loop
     (``g``) and of Arena (``a``, its CPU less ``S``'s): when its workers get their cores,
@@ -255,6 +266,7 @@ def run(games: int = 200, seed: int = 2026, workers: int = 2, matchups=MATCHUPS,
     with tempfile.TemporaryDirectory(prefix="arena-side-by-side-") as tmp:
         out["rows"] = [_row(matchup, games, seed + i, workers, Path(tmp)) for i, matchup in enumerate(matchups)]
         if throughput_games:
+            out["ray_idle_cpu_per_s"] = ray_idle_cpu(10.0)
             out["startup"] = time_startup(workers, Path(tmp))
             out["throughput"] = _row(THROUGHPUT, throughput_games, seed + len(matchups), workers, Path(tmp))
             out["break_even"] = break_even(out["startup"], out["throughput"], workers)
@@ -290,7 +302,8 @@ def markdown(figures: dict) -> str:
             return "never" if x is None else f"{x:,.0f} s"
 
         lines += ["", f"Arena's start-up per study (2 near-instant games, median of {len(s['runs'])}): "
-                      f"{s['wall_s']:.1f} s wall, {s['cpu_s']:.1f} CPU-s. Per game of {figures['throughput']['matchup']}: "
+                      f"{s['wall_s']:.1f} s wall, {s['cpu_s']:.1f} CPU-s (of which the idle Ray's "
+                      f"{figures['ray_idle_cpu_per_s']:.2f} CPU-s a second). Per game of {figures['throughput']['matchup']}: "
                       f"{b['openspiel_cpu_s_per_game']:.2f} CPU-s in OpenSpiel's loop, {b['arena_cpu_s_per_game']:.2f} "
                       f"in Arena (x{b['arena_over_openspiel_cpu']:.2f}). With its workers on free cores, Arena plays "
                       f"more games per hour than the serial loop once a run is longer than "
