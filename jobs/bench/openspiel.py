@@ -188,27 +188,33 @@ def ray_idle_cpu(seconds: float) -> float:
     return cpu.seconds / seconds
 
 
-def break_even(startup: dict, row: dict, workers: int) -> dict:
+def break_even(startup: dict, row: dict, workers: int, ray_idle: float = 0.0) -> dict:
     """From the start-up ``S`` and a matchup's per-game CPU seconds of OpenSpiel's loop
-    (``g``) and of Arena (``a``, its CPU less ``S``'s): when its workers get their cores,
-    Arena takes ``S + n a / workers`` for ``n`` games, the loop ``n g``. The serial
-    seconds ``n g`` a run must last for Arena to play more games per hour, and 1.8x as
-    many; with ``S`` as measured (wall, on this machine's load) and as CPU (a lower
-    bound: what an idle machine would pay). None where Arena never gets there."""
+    (``g``) and of Arena (``a``: its CPU less ``S``'s and less the idle Ray's ``ray_idle``
+    CPU-s a second over the rest of its wall clock): when its workers get their cores,
+    Arena takes ``S + n a / (workers - ray_idle)`` for ``n`` games (the idle Ray takes its
+    share of the cores), the loop ``n g``. The serial seconds ``n g`` a run must last for
+    Arena to play more games per hour, and 1.8x as many; with ``S`` as measured (wall, on
+    this machine's load) and as CPU (what an idle machine would pay at least). None where
+    Arena never gets there."""
     n = row["openspiel"]["games"]
     g = row["openspiel"]["cpu_s"] / n
-    a = max(0.0, (row["arena"]["cpu_s"] - startup["cpu_s"]) / n)
+    background = ray_idle * max(0.0, row["arena"]["wall_s"] - startup["wall_s"]) if ray_idle else 0.0
+    a = max(0.0, (row["arena"]["cpu_s"] - startup["cpu_s"] - background) / n)
+    cores = max(1e-9, workers - ray_idle)
 
     def serial_seconds(ratio: float, s: float) -> float | None:
-        margin = g - ratio * a / workers
+        margin = g - ratio * a / cores
         return None if margin <= 0 else ratio * s * g / margin
 
     return {"openspiel_cpu_s_per_game": g, "arena_cpu_s_per_game": a,
             "arena_over_openspiel_cpu": a / g if g else float("nan"),
+            "arena_idle_ray_cpu_s": background,
             "serial_s_to_pull_ahead": {"startup_wall": serial_seconds(1.0, startup["wall_s"]),
                                        "startup_cpu": serial_seconds(1.0, startup["cpu_s"])},
             "serial_s_for_1.8x": {"startup_wall": serial_seconds(1.8, startup["wall_s"]),
-                                  "startup_cpu": serial_seconds(1.8, startup["cpu_s"])}}
+                                  "startup_cpu": serial_seconds(1.8, startup["cpu_s"])},
+            "best_ratio": g * cores / a if a else float("inf")}
 
 
 def _tally(results) -> dict:
@@ -269,7 +275,7 @@ def run(games: int = 200, seed: int = 2026, workers: int = 2, matchups=MATCHUPS,
             out["ray_idle_cpu_per_s"] = ray_idle_cpu(10.0)
             out["startup"] = time_startup(workers, Path(tmp))
             out["throughput"] = _row(THROUGHPUT, throughput_games, seed + len(matchups), workers, Path(tmp))
-            out["break_even"] = break_even(out["startup"], out["throughput"], workers)
+            out["break_even"] = break_even(out["startup"], out["throughput"], workers, out["ray_idle_cpu_per_s"])
     return out
 
 
@@ -305,11 +311,13 @@ def markdown(figures: dict) -> str:
                       f"{s['wall_s']:.1f} s wall, {s['cpu_s']:.1f} CPU-s (of which the idle Ray's "
                       f"{figures['ray_idle_cpu_per_s']:.2f} CPU-s a second). Per game of {figures['throughput']['matchup']}: "
                       f"{b['openspiel_cpu_s_per_game']:.2f} CPU-s in OpenSpiel's loop, {b['arena_cpu_s_per_game']:.2f} "
-                      f"in Arena (x{b['arena_over_openspiel_cpu']:.2f}). With its workers on free cores, Arena plays "
+                      f"in Arena (x{b['arena_over_openspiel_cpu']:.2f}; the idle Ray's {b['arena_idle_ray_cpu_s']:.0f} "
+                      f"CPU-s over the run left out). With its workers on free cores, Arena plays "
                       f"more games per hour than the serial loop once a run is longer than "
                       f"{secs(b['serial_s_to_pull_ahead']['startup_wall'])} of serial play (start-up as measured here; "
                       f"{secs(b['serial_s_to_pull_ahead']['startup_cpu'])} at its CPU cost), and 1.8x as many past "
-                      f"{secs(b['serial_s_for_1.8x']['startup_wall'])} ({secs(b['serial_s_for_1.8x']['startup_cpu'])})."]
+                      f"{secs(b['serial_s_for_1.8x']['startup_wall'])} ({secs(b['serial_s_for_1.8x']['startup_cpu'])}); "
+                      f"at most x{b['best_ratio']:.2f} however long the run."]
     return "\n".join(lines)
 
 

@@ -41,6 +41,10 @@ def test_break_even_is_when_the_start_up_is_paid_back():
     assert b["serial_s_for_1.8x"]["startup_wall"] == pytest.approx(180.0)
     # Arena's games cost 2.2x the loop's: 2 workers never reach 1x
     assert break_even(startup, row(10.0, 26.0), workers=2)["serial_s_to_pull_ahead"]["startup_wall"] is None
+    # the idle Ray's CPU over the run is not the games': 0.1 CPU-s a second over 60 s of 70
+    idle = break_even(startup, {**row(10.0, 20.0), "arena": {"games": 10, "cpu_s": 20.0, "wall_s": 70.0}},
+                      workers=2, ray_idle=0.1)
+    assert idle["arena_cpu_s_per_game"] == pytest.approx(1.0) and idle["best_ratio"] == pytest.approx(1.9)
 
 
 def test_agreement_of_two_loops():
