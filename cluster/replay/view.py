@@ -21,7 +21,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from cluster.replay.records import GameRecord, load_record, record_path, replay
+from cluster.replay.records import GameRecord, RecordError, load_study_record, replay
 
 __all__ = ["frame_image", "write_png", "write_gif", "write_html", "render_record", "pick_replays",
            "write_study_replays"]
@@ -203,11 +203,11 @@ def write_study_replays(study_dir, df, first_label: str | None = None, out_dir=N
         df.attrs["label_order"] = [first_label]
     written = []
     for why, game_index in pick_replays(df):
-        path = record_path(study_dir, game_index)
-        if not path.is_file():
+        try:
+            record = load_study_record(study_dir, game_index)
+        except RecordError:  # no record of this game (e.g. played before records existed)
             continue
         out.mkdir(parents=True, exist_ok=True)
-        record = load_record(path)
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in why)
         written.append(write_html(record, out / f"{safe}-game-{game_index:06d}.html",
                                   title=f"game {game_index} ({why}): {', '.join(map(str, record.labels))}"))

@@ -3,11 +3,13 @@
 Layout of a study directory::
 
     <study_dir>/spec.json                       the spec (StudySpec.to_dict(); read back: read_spec)
-    <study_dir>/results/part-<time>-<uuid>.parquet   one file per appended batch
+    <study_dir>/results/part-<time>-<uuid>.parquet   one file per append (a group commit)
                                                    (merged into one by compact())
     <study_dir>/learned/series-000003/000005--<label>.npz  learned state of a seat
                                                  after game 5 of series 3
-    <study_dir>/records/game-000012.npz          the record of game 12 (cluster/replay.py:
+    <study_dir>/records/packs-<first>-<last>-<id>.npz   the records of a group commit's
+                                                 games (older studies: game-000012.npz;
+                                                 cluster/replay/records.py:
                                                  actions, values, state fingerprints)
     <study_dir>/replays/<why>-game-000012.html   replay pages of a few games (the report)
 
@@ -48,7 +50,7 @@ import pyarrow.parquet as pq
 
 from cluster.spec.stored import StoredSpec
 
-__all__ = ["ResultStore", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX",
+__all__ = ["ResultStore", "GameSet", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX",
            "RESULT_RELEVANT_PREFIXES", "read_stored_spec"]
 
 #: Prefix of the extra columns that hold an agent's per-game figures (``Agent.game_metrics``).
@@ -83,6 +85,7 @@ SCHEMA = pa.schema([
     pa.field("worker", pa.string()),
     pa.field("condition", pa.string()),
 ])
+_SCHEMA_NAMES = frozenset(SCHEMA.names)  # (``Schema.names`` builds a new list at every call)
 #: Columns every row must have (the others may be missing or None).
 REQUIRED = ("study_id", "series_id", "game_index", "index_in_series", "board_seed", "seat",
             "label", "agent", "result")
@@ -167,7 +170,7 @@ def _table_from_rows(rows: list[dict]) -> pa.Table:
     extras = []
     for row in rows:
         for key in row:
-            if key not in SCHEMA.names and key not in extras:
+            if key not in _SCHEMA_NAMES and key not in extras:
                 extras.append(key)
     for key in extras:
         try:
@@ -176,6 +179,64 @@ def _table_from_rows(rows: list[dict]) -> pa.Table:
             raise StoreError(f"rows.{key}: cannot store this extra column: {exc}") from None
         names.append(key)
     return pa.Table.from_arrays(arrays, names=names)
+
+
+class GameSet:
+    """A set of game indices as a bitmap, one byte per game up to the largest index: a
+    million finished games take 1 MB (a Python set of them ~60 MB) and a part file's
+    ``game_index`` column is added without a Python int per row."""
+
+    def __init__(self, indices=()):
+        self._mask = np.zeros(0, dtype=bool)
+        self._count = 0
+        self.update(indices)
+
+    def _grow(self, top: int) -> None:
+        if top >= len(self._mask):
+            mask = np.zeros(max(top + 1, 2 * len(self._mask), 1024), dtype=bool)
+            mask[:len(self._mask)] = self._mask
+            self._mask = mask
+
+    def add(self, game_index: int) -> None:
+        g = int(game_index)
+        if g < 0:
+            raise ValueError(f"game_index: must be >= 0, got {g}")
+        self._grow(g)
+        if not self._mask[g]:
+            self._mask[g] = True
+            self._count += 1
+
+    def update(self, indices) -> None:
+        array = np.asarray(indices if isinstance(indices, np.ndarray) else list(indices), dtype=np.int64)
+        if not array.size:
+            return
+        if array.min() < 0:
+            raise ValueError(f"game_index: must be >= 0, got {int(array.min())}")
+        self._grow(int(array.max()))
+        self._mask[array] = True
+        self._count = int(np.count_nonzero(self._mask))
+
+    def __contains__(self, game_index) -> bool:
+        g = int(game_index)
+        return 0 <= g < len(self._mask) and bool(self._mask[g])
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        return iter(np.flatnonzero(self._mask).tolist())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, GameSet):
+            return set(self) == set(other)
+        if isinstance(other, (set, frozenset)):
+            return set(self) == other
+        return NotImplemented
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"GameSet({self._count} games)"
 
 
 class ResultStore:
@@ -188,7 +249,7 @@ class ResultStore:
         self.spec_path = self.study_dir / "spec.json"
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._finished: set[int] | None = None
+        self._finished: GameSet | None = None
 
     # --- result rows --------------------------------------------------------
     def _parts(self) -> list[Path]:
@@ -206,12 +267,20 @@ class ResultStore:
         with self._lock:
             return set(self._finished_games())
 
-    def _finished_games(self) -> set[int]:
+    def finished_set(self) -> GameSet:
+        """:meth:`finished_games` as a :class:`GameSet` (a copy; what a resume of a
+        million-game study reads: one column per part, no Python int per row)."""
+        with self._lock:
+            out = GameSet()
+            out.update(np.flatnonzero(self._finished_games()._mask))
+            return out
+
+    def _finished_games(self) -> GameSet:
         if self._finished is None:
-            finished: set[int] = set()
+            finished = GameSet()
             for part in self._parts():
                 column = self._read_part(part, columns=["game_index"]).column("game_index")
-                finished.update(int(v) for v in column.to_pylist())
+                finished.update(column.to_numpy())
             self._finished = finished
         return self._finished
 
@@ -241,7 +310,7 @@ class ResultStore:
             atomic_write(self.results_dir / f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet",
                           sink.getvalue())
             games = {key[0] for key in seen}
-            finished.update(games)
+            finished.update(sorted(games))
             return len(games)
 
     def compact(self) -> int:

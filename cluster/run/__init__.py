@@ -1,8 +1,8 @@
 """Running a study on Ray: one game on a host, the hosts and their scheduling, the driver.
 
 Lives here: ``play`` (one game on a host: agents built from their configs, the
-rows it returns), ``scheduler`` (``GameHost`` actors, ``HostPool``: bounded
-in-flight work, unordered retrieval, lost hosts replaced), ``policy`` (the
+rows it returns), ``scheduler`` (``GameHost`` actors playing batches of games, ``BatchSizer``,
+``HostPool``: bounded in-flight work, unordered retrieval, lost hosts replaced), ``policy`` (the
 scheduling policy: which series first, how far past a sequential test's
 frontier), ``plugin_nodes`` (every node imports the spec's plugins before a game),
 ``warm`` (the lineup's kernels compiled in parallel processes into the node's

@@ -8,15 +8,17 @@
 1. :func:`plan_and_resume`: the plan, what the store already holds, the sequential
    test brought up to date, the series runs still to play (:class:`Prepared`);
 2. :func:`open_tracker`: the study's MLflow run, new or resumed (optional);
-3. :func:`dispatch`: Ray, the warm-up, the host pool playing the runs by the
-   scheduling policy (:mod:`cluster.run.policy`), every game recorded by a
-   :class:`Recorder` as it arrives;
+3. :func:`dispatch`: Ray, the warm-up, the host pool playing the runs in batches
+   by the scheduling policy (:mod:`cluster.run.policy`), the games recorded by a
+   :class:`Recorder` in group commits;
 4. :func:`finish`: compaction, the report, the population export, the MLflow
    run's end; then :func:`study_result` reads what the study holds now.
 
-Durability and resume: every finished game is appended to the study's
-Parquet store as soon as its record reaches the driver, and the learned state
-after it is saved next (rows first, then state). Re-running the same spec
+Durability and resume: the games of arriving batches are written to the
+study's Parquet store together, in a group commit (:class:`Recorder`: records,
+then rows, then the learned state after each game), whenever the driver would
+wait for a host and at least once a second; a driver that dies loses the games
+it held (and the batches in flight), which a resume plays again, once. Re-running the same spec
 (same study id) skips finished games. A series whose learned state is behind
 its rows (the driver died between the two writes) restarts from its last
 saved state and replays the games in between without recording them again,
@@ -40,6 +42,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -52,12 +55,12 @@ from cluster.analysis import report
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
 from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
-from cluster.replay.records import record_path, save_record
+from cluster.replay.records import record_path, save_record, save_record_packs
 from cluster.results.populations import PopulationExportError, export_population
-from cluster.results.store import ResultStore
+from cluster.results.store import GameSet, ResultStore
 from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.policy import dispatch_policy
-from cluster.run.scheduler import GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
+from cluster.run.scheduler import BatchSizer, GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
 from cluster.run.standings import LiveStandings
 from cluster.run.tracker import RunContext, StudyTracker, Tally
 from cluster.spec.plan import plan_study
@@ -96,11 +99,18 @@ class StudyResult:
     game_times: list = field(default_factory=list, repr=False)
     """In-host seconds of each game recorded by this invocation, in recording order."""
     recorded_at: list = field(default_factory=list, repr=False)
-    """Driver ``time.perf_counter()`` when each of those games was recorded."""
+    """Driver ``time.perf_counter()`` when each of those games reached the driver (the games
+    of one batch share it; they are durable at the next of ``commits``)."""
     mlflow_run_name: str | None = None
     mlflow_experiment_id: str | None = None
     condition_tables: str = ""
     """Markdown: the result table per varied option (``design.vary``), "" without conditions."""
+    batches: int = 0
+    """Host calls of this invocation (each played a batch of games)."""
+    flushes: int = 0
+    """Group commits (store appends) of this invocation."""
+    commits: list = field(default_factory=list, repr=False)
+    """``(time.perf_counter(), games written)`` of each group commit."""
     sequential: object = None
     """The sequential test's :class:`cluster.analysis.sequential.SequentialResult` (``design.stop``), else None."""
     leaderboard: object = None
@@ -124,8 +134,8 @@ class Prepared:
     """The series of the study (:func:`cluster.spec.plan.plan_study`; cut at a sequential test's cap)."""
     total: int
     """Games in the plan."""
-    finished: set[int]
-    """Games already in the store (grows as games are recorded)."""
+    finished: GameSet
+    """Games already in the store (grows as games are recorded; a bitmap, one byte per game)."""
     skipped: int
     """Games in the store when this invocation started."""
     runs: list[SeriesRun]
@@ -134,7 +144,7 @@ class Prepared:
     """The sequential test (``design.stop``), fed the stored games."""
 
 
-def plan_runs(spec, plan, store, finished: set[int], learns: bool) -> list[SeriesRun]:
+def plan_runs(spec, plan, store, finished, learns: bool) -> list[SeriesRun]:
     """The series runs still to play, each from its restart point, in plan order."""
     carry = bool(spec.design.carry_learned_state) and learns
     runs = []
@@ -167,7 +177,7 @@ def plan_and_resume(spec) -> Prepared:
     if spec.design.stop is not None:
         monitor = SequentialMonitor.from_spec(spec, plan)
         plan = truncate_plan(plan, monitor.cap)  # games after max_games are never played
-    finished = set(int(g) for g in store.finished_games())
+    finished = store.finished_set()
     if monitor is not None and finished:
         monitor.add_frame(store.read())  # a resume honours a decision reached before
     learns = any(agent_class(seat.agent).learns(seat.config) for seat in spec.lineup)
@@ -198,65 +208,149 @@ def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
 
 
 class Recorder:
-    """The pool's ``on_game`` (store, learned state, sequential test, progress bar, MLflow)
-    and the books of this invocation: what it played, and how (:func:`dispatch` fills in
-    the hosts, retries and time)."""
+    """The pool's ``on_batch``: the store, learned state, sequential test, progress bar and
+    MLflow, and the books of this invocation: what it played, and how (:func:`dispatch`
+    fills in the hosts, retries and time).
 
-    def __init__(self, spec, store, finished: set[int], tracker=None, bar=None, on_progress=None, monitor=None,
-                 standings=None):
+    **Group commit.** Games are held in memory as their batches arrive and written
+    together by :meth:`flush`: the batches' record packs first, then all their rows as
+    one Parquet part, then the learned state after each game (so rows in the store
+    mean a finished game, and a series' learned state is never ahead of its rows).
+    The pool calls :meth:`flush` whenever the driver would otherwise wait for a host
+    (``on_idle``), and the recorder flushes on its own once it holds ``flush_games``
+    games or has held a game ``flush_seconds``: a driver that dies loses at most that
+    many finished games (plus the batches in flight on the hosts); they are not in the
+    store, so a resume plays them again, once. The sequential test is fed each game
+    as its batch arrives (its decision depends on the games' results only, so a resume
+    reaches the same one from the store); the progress bar, MLflow's tallies and
+    ``on_progress`` see a game once its rows are durable."""
+
+    def __init__(self, spec, store, finished, tracker=None, bar=None, on_progress=None, monitor=None,
+                 flush_seconds: float = 1.0, flush_games: int = 20_000, standings=None):
         self.spec, self.store, self.finished, self.tracker, self.bar = spec, store, finished, tracker, bar
         self.on_progress = on_progress
         self.monitor = monitor
         self.standings = standings
-        """A tournament's live leaderboard (:class:`LiveStandings`), else None."""
+        """A tournament's live leaderboard (:class:`LiveStandings`, fed at each commit), else None."""
         self.leaderboard = None
         """A tournament's final leaderboard (set by :func:`finish`), else None."""
+        self.flush_seconds = flush_seconds
+        self.flush_games = flush_games
         self.tally = Tally()
         self.played = self.replayed = self.errors = 0
         self.game_seconds = 0.0
-        self.game_times: list[float] = []
-        self.recorded_at: list[float] = []
+        # 8 bytes a game each (a million games: 16 MB), the timings the bench reads
+        self.game_times = array("d")
+        self.recorded_at = array("d")
+        self.commits: list[tuple[float, int]] = []
+        """``(time.perf_counter(), games written)`` of each group commit."""
+        self.commit_seconds = 0.0
+        """Wall time spent writing group commits (files, fsyncs) before the books."""
         self.workers = 0
         """Game hosts of this invocation (0: nothing was left to play)."""
         self.retries = 0
         """Games re-submitted because their host died."""
+        self.batches = 0
+        """Host calls of this invocation."""
+        self.flushes = 0
+        """Group commits (store appends) of this invocation."""
         self.seconds = 0.0
         """Wall time of the scheduling phase (Ray start-up and warm-up excluded)."""
         self.warm_up: list = []
+        self._held: list = []  # (run, task, rows, learned_after, seconds) not yet written
+        self._held_packs: list = []
+        self._held_since: float | None = None
 
+    # --- arrival ------------------------------------------------------------------------
     def __call__(self, run, task, rows, learned_after, seconds, record=None):
-        replay = task.game_index in self.finished
-        if not replay:
-            if record is not None:  # the record first: rows in the store mean a finished game
-                save_record(record_path(self.spec.study_dir, task.game_index), record)
-            self.store.append(rows)  # durable before anything else
-            self.finished.add(task.game_index)
-            if self.monitor is not None:
-                self.monitor.add_game(rows)
-        if run.carry and learned_after:
-            for label, arrays in learned_after.items():
-                self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
-        if replay:
-            self.replayed += 1
+        """One game (a pool's ``on_game``, or a caller playing games itself): held, then
+        written at once. ``record``: the game's :class:`~cluster.replay.records.GameRecord`
+        or ``.npz`` bytes, or None."""
+        if record is not None and task.game_index not in self.finished:
+            save_record(record_path(self.spec.study_dir, task.game_index), record)
+        self._hold(run, task, rows, learned_after, seconds)
+        self.flush()
+
+    def on_batch(self, done) -> None:
+        """A batch from the pool (:class:`cluster.run.scheduler.BatchDone`)."""
+        self.batches += 1
+        self._held_packs.extend(done.record_packs)
+        arrived = time.perf_counter()
+        for run, played in done.games:
+            self._hold(run, played.task, played.rows, played.learned_after, played.seconds, arrived)
+        if self._held_since is not None and (len(self._held) >= self.flush_games
+                                             or time.monotonic() - self._held_since >= self.flush_seconds):
+            self.flush()
+
+    def _hold(self, run, task, rows, learned_after, seconds, arrived: float | None = None) -> None:
+        if self._held_since is None:
+            self._held_since = time.monotonic()
+        self._held.append((run, task, rows, learned_after, seconds, time.perf_counter() if arrived is None else arrived))
+        if self.monitor is not None and task.game_index not in self.finished:
+            self.monitor.add_game(rows)
+
+    # The three writes of a commit, in order (small pieces that checksums or a lock can hook into).
+    def _write_records(self, packs) -> None:
+        """The commit's record packs, as one file (packs of games already stored are dropped)."""
+        save_record_packs(self.spec.study_dir, [(games, data) for games, data in packs
+                                                if any(g not in self.finished for g in games)])
+
+    def _write_rows(self, fresh) -> None:
+        """The rows of the games not yet stored, as one Parquet part."""
+        if fresh:
+            self.store.append([row for item in fresh for row in item[2]])
+
+    def _write_learned(self, held) -> None:
+        """The learned state after each game of a series that carries it (replays included)."""
+        for run, task, rows, learned_after, seconds, _ in held:
+            if run.carry and learned_after:
+                for label, arrays in learned_after.items():
+                    self.store.save_learned_state(task.series_id, task.index_in_series, label, arrays)
+
+    @property
+    def held_games(self) -> int:
+        """Games received and not yet written (lost if the driver dies now; a resume plays them)."""
+        return len(self._held)
+
+    # --- the group commit -----------------------------------------------------------------
+    def flush(self) -> None:
+        """Write what is held: record packs, rows (one part), learned states; then the books."""
+        if not self._held and not self._held_packs:
             return
-        self.played += 1
-        self.game_seconds += seconds
-        self.game_times.append(seconds)
-        self.recorded_at.append(time.perf_counter())
-        if rows and rows[0]["result"] == "error":
-            self.errors += 1
-            log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])
-        self.tally.add(rows)
+        t_commit = time.perf_counter()
+        held, packs = self._held, self._held_packs
+        self._held, self._held_packs, self._held_since = [], [], None
+        fresh = [item for item in held if item[1].game_index not in self.finished]
+        self._write_records(packs)  # the records first: rows in the store mean a finished game
+        self._write_rows(fresh)  # durable before anything else that depends on them
+        self._write_learned(held)
+        self.flushes += 1
+        now = time.perf_counter()
+        self.commit_seconds += now - t_commit
+        self.commits.append((now, len(fresh)))
+        self.replayed += len(held) - len(fresh)
+        for run, task, rows, learned_after, seconds, arrived in fresh:
+            self.finished.add(task.game_index)
+            self.played += 1
+            self.game_seconds += seconds
+            self.game_times.append(seconds)
+            self.recorded_at.append(arrived)
+            if rows and rows[0]["result"] == "error":
+                self.errors += 1
+                log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])
+            self.tally.add(rows)
         if self.tracker is not None:
-            self.tracker.add(rows)
+            self.tracker.add_games([item[2] for item in fresh])
         if self.standings is not None:
-            self.standings.add(rows)
-        if self.bar is not None:
-            self.bar.update(1)
+            for item in fresh:
+                self.standings.add(item[2])
+        if self.bar is not None and fresh:
+            self.bar.update(len(fresh))
             self.bar.set_postfix_str(" | ".join(f"{s.label} {self.tally.wtl(s.label)}" for s in self.spec.lineup),
                                      refresh=False)
         if self.on_progress is not None:
-            self.on_progress(rows)
+            for item in fresh:
+                self.on_progress(item[2])
 
 
 def export_best_streak_populations(spec) -> list[Path]:
@@ -312,7 +406,7 @@ def write_report(spec, rows, sequential=None, board=None) -> list[Path]:
 
 def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None = None,
              num_workers: int | None = None, progress: bool = True, plugins: Sequence[str] = (),
-             warm_up: bool = True, check_nodes: bool = True) -> None:
+             warm_up: bool = True, check_nodes: bool = True, batch_sizer: BatchSizer | None = None) -> None:
     """Stage 3: play ``prepared.runs`` on Ray, every game handed to ``recorder`` as it
     arrives. Starts Ray (or joins ``address``) only when there is something to play,
     sends the spec and the seed populations to the object store once, warms the numba
@@ -336,16 +430,21 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
             recorder.bar = tqdm(total=prepared.total, initial=prepared.skipped, unit="game", desc=spec.study_id,
                                 dynamic_ncols=True)
         t0 = time.perf_counter()
+        sizer = batch_sizer or BatchSizer.for_hosts(workers)
         policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor)
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
-                        max_in_flight=policy.max_in_flight)
-        pool.run(policy.runs, recorder, stop_when=policy.stop_when, admit=policy.admit, more=policy.more)
+                        max_in_flight=policy.max_in_flight, sizer=sizer)
+        pool.run(policy.runs, stop_when=policy.stop_when, admit=policy.admit, more=policy.more,
+                 on_batch=recorder.on_batch, on_idle=recorder.flush, wait_seconds=recorder.flush_seconds)
     finally:
-        recorder.seconds = time.perf_counter() - t0
-        if pool is not None:
-            recorder.retries = pool.retries
-            pool.shutdown()
+        try:
+            recorder.flush()  # what arrived before a failure or an interruption is kept
+        finally:
+            recorder.seconds = time.perf_counter() - t0
+            if pool is not None:
+                recorder.retries = pool.retries
+                pool.shutdown()
         if recorder.bar is not None:
             recorder.bar.close()
         if started_ray:
@@ -416,11 +515,12 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         table=result_table(rows) if has_rows else None,
         condition_tables="\n".join(by_condition_markdown(rows)).strip() if has_rows else "",
         mlflow_run_id=tracker.run_id if tracker is not None else None,
-        games_total=prepared.total, games_done=len(prepared.store.finished_games()),
+        games_total=prepared.total, games_done=len(prepared.store.finished_set()),
         games_played=recorder.played, games_skipped=prepared.skipped, games_replayed=recorder.replayed,
         error_games=recorder.errors, host_retries=recorder.retries, workers=recorder.workers,
         seconds=recorder.seconds, game_seconds=recorder.game_seconds, warm_up=recorder.warm_up,
         game_times=recorder.game_times, recorded_at=recorder.recorded_at,
+        batches=recorder.batches, flushes=recorder.flushes, commits=recorder.commits,
         mlflow_run_name=tracker.run_name if tracker is not None else None,
         mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
         sequential=sequential, leaderboard=board)
@@ -429,7 +529,7 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,
               tracking: bool = True, *, plugins: Sequence[str] = (), warm_up: bool = True,
               check_nodes: bool = True, flush_games: int | None = None, on_progress=None,
-              context: RunContext | None = None) -> StudyResult:
+              context: RunContext | None = None, batch_sizer: BatchSizer | None = None) -> StudyResult:
     """Run (or resume) ``spec`` on Ray and return its :class:`StudyResult`: the stages
     of the module docstring, in order.
 
@@ -447,7 +547,9 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         invocation, after the rows are durable (replays and games already in
         the store are not passed; read the store for those). context: how the
         study was invoked (command, overrides, scale) for the MLflow run's
-        name, tags and description.
+        name, tags and description. batch_sizer: how many games a host plays per
+        call (default :class:`cluster.run.scheduler.BatchSizer`: about 0.2 s of games;
+        seeds and results do not depend on it).
     """
     import_plugins(plugins)
     prepared = plan_and_resume(spec)
@@ -458,7 +560,7 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
     status = "FINISHED"
     try:
         dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,
-                 plugins=plugins, warm_up=warm_up, check_nodes=check_nodes)
+                 plugins=plugins, warm_up=warm_up, check_nodes=check_nodes, batch_sizer=batch_sizer)
     except KeyboardInterrupt:
         status = "KILLED"
         raise

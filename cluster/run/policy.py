@@ -59,7 +59,8 @@ def order_runs(runs: Sequence[SeriesRun], sequential: bool) -> list[SeriesRun]:
 
 def admission_window(hosts: int, plan: Sequence[SeriesTask]) -> int:
     """Games that may start past a sequential test's frontier: two per host, or one
-    whole series per host when series are longer."""
+    whole series per host when series are longer (the same with batches: a batch
+    takes only admitted games, so this window also bounds the batches)."""
     return hosts * max(2, max(len(series.games) for series in plan))
 
 

@@ -3,8 +3,9 @@
 The results store is the source of truth; MLflow mirrors summaries for
 browsing and comparing. Everything is logged from the driver, in batches
 (``MlflowClient.log_batch``: at most 1000 metrics / 100 params per request),
-every ``flush_games`` games or ``flush_seconds`` seconds, never one request
-per value. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
+every ``flush_seconds`` seconds or ``flush_games`` games (at most once a
+``min_flush_seconds``), never one request per value or per game: a study of
+thousands of games a second makes a few requests a second. Per-game rows go to MLflow only as artifacts (the Parquet dataset).
 
 * **Identity.** A study's identity is its study directory. When the run is
   created its id is written to ``<study_dir>/mlflow_run.json`` (next to
@@ -73,6 +74,7 @@ from typing import Iterable
 
 from agents.registry import agent_class
 from cluster.analysis.summary import LabelSummary
+from cluster.results.store import GameSet
 from cluster.tracking.client import (MAX_RUN_NAME, NOTE_TAG, PARENT_TAG, RESULT_KEYS, RESULTS, RUN_FILE, SERIES_TAG,
                                      STUDY_TAG, arena_version, bounded_http, ensure_experiment, filter_quote,
                                      find_run_record, git_commit, key_safe, log_batch, metric_key, normalize_uri,
@@ -155,7 +157,8 @@ class Tally:
     which games count, deaths, ties and the score are decided there), as MLflow metrics."""
     def __init__(self):
         self.labels: dict[str, LabelSummary] = defaultdict(LabelSummary)
-        self.games: set[int] = set()
+        self.games = GameSet()
+        """The games counted (a bitmap: a byte per game, not a Python set of a million ints)."""
 
     def add(self, rows: Iterable[dict]) -> None:
         for row in rows:
@@ -192,7 +195,8 @@ class StudyTracker:
     """Mirrors one study into MLflow (see the module docstring)."""
 
     def __init__(self, spec, flush_games: int | None = None, flush_seconds: float = 15.0,
-                 child_runs: bool | None = None, context: RunContext | None = None):
+                 child_runs: bool | None = None, context: RunContext | None = None,
+                 min_flush_seconds: float = 1.0):
         from mlflow.tracking import MlflowClient
 
         self.spec = spec
@@ -202,6 +206,8 @@ class StudyTracker:
         total = max(1, int(spec.design.total_games))
         self.flush_games = flush_games or max(10, min(200, total // 50))
         self.flush_seconds = flush_seconds
+        self.min_flush_seconds = min_flush_seconds
+        """At most one flush per this many seconds on the games trigger (the rate bound)."""
         self.child_runs = spec.design.runs_design if child_runs is None else child_runs
         self.run_id: str | None = None
         self.run_name: str | None = None
@@ -302,13 +308,22 @@ class StudyTracker:
 
     def add(self, rows: list[dict]) -> None:
         """Count the rows of one finished game; flush when a batch is due."""
-        self.tally.add(rows)
-        if self.child_runs and rows:
-            sid = int(rows[0]["series_id"])
-            self.series_tally[sid].add(rows)
-            self._dirty_series.add(sid)
-        self._unflushed += 1
-        if self._unflushed >= self.flush_games or time.monotonic() - self._last_flush >= self.flush_seconds:
+        self.add_games([rows])
+
+    def add_games(self, games: list[list[dict]]) -> None:
+        """Count the rows of finished games (one list per game); flush when due: every
+        ``flush_seconds``, or after ``flush_games`` games but at most once per
+        ``min_flush_seconds`` (a few ``log_batch`` requests each time, however many games
+        a second the study records)."""
+        for rows in games:
+            self.tally.add(rows)
+            if self.child_runs and rows:
+                sid = int(rows[0]["series_id"])
+                self.series_tally[sid].add(rows)
+                self._dirty_series.add(sid)
+        self._unflushed += len(games)
+        since = time.monotonic() - self._last_flush
+        if since >= self.flush_seconds or (self._unflushed >= self.flush_games and since >= self.min_flush_seconds):
             self.flush()
 
     @_bounded

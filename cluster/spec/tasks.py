@@ -17,7 +17,7 @@ BOARD_STREAM = 0
 SEAT_STREAM = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GameTask:
     """One game of the plan."""
 

@@ -309,8 +309,9 @@ def bench_cluster(quick: bool = False) -> dict:
                 out[f"games_per_hour_{workers}"], _, _ = _throughput(res)
             out["speedup_2_workers"] = out["games_per_hour_2"] / out["games_per_hour_1"]
 
-            # (d) 1-tick games: all of a game's wall time is scheduling, hosting and recording.
-            n = 100 if quick else 400
+            # (d) 1-tick games: all of a game's wall time is scheduling, hosting and recording
+            # (enough games for many batches of ~0.2 s each).
+            n = 5000 if quick else 20000
             for workers in (1, 2):
                 res = _checked(run_study(_spec(root, f"tick-{workers}", max_steps=1, seeds=n, games_per_seed=1,
                                       params={}, series_by="game"),
@@ -378,5 +379,6 @@ def bench_cluster(quick: bool = False) -> dict:
 
 
 def bench(options) -> dict:
-    """``arena bench cluster``: :func:`bench_cluster` (``options.quick``: shorter studies)."""
+    """:func:`bench_cluster` (``options.quick``: shorter studies); ``arena bench cluster`` runs
+    :func:`jobs.bench.cluster_scale.bench`, which adds the driver at scale."""
     return bench_cluster(quick=options.quick)

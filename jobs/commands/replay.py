@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from cluster.replay.records import RecordError, ReplayMismatch, load_record, record_path, verify
+    from cluster.replay.records import RecordError, ReplayMismatch, load_record, load_study_record, verify
     from cluster.replay.view import write_gif, write_html, write_png
 
     target = Path(args.target)
@@ -36,16 +36,20 @@ def run(args) -> int:
                 raise RecordError(f"{target}: not a study directory (no spec.json inside) nor a record file")
             if args.game is None:
                 raise RecordError(f"{target} is a study directory: name a game index, e.g. arena replay {target} 0")
-            path = record_path(target, args.game)
-            if not path.is_file():
+            try:
+                record = load_study_record(target, args.game)
+            except RecordError as exc:
+                if "no record of game" not in str(exc):
+                    raise
                 raise RecordError(f"{target}: no record of game {args.game} (records/ holds the games "
-                                  "this version of Arena played)")
+                                  "this version of Arena played)") from None
             stem = f"{target.name}-game-{args.game:06d}"
+            where = f"{target} game {args.game}"
         else:
             if args.game is not None:
                 raise RecordError(f"{target}: a record file takes no game index")
-            path, stem = target, target.stem
-        record = load_record(path)
+            stem, where = target.stem, target
+            record = load_record(target)
         out = Path(args.out) if args.out else Path.cwd()
         out.mkdir(parents=True, exist_ok=True)
         suffix = f"-view{args.view}" if args.view is not None else ""
@@ -64,9 +68,9 @@ def run(args) -> int:
         print(f"arena replay: {exc}", file=sys.stderr)
         return 2
     except ReplayMismatch as exc:
-        print(f"arena replay: {path}: mismatch at {exc}", file=sys.stderr)
+        print(f"arena replay: {where}: mismatch at {exc}", file=sys.stderr)
         return 1
-    print(f"{path}: {record.length} steps replayed, every step matches the record")
+    print(f"{where}: {record.length} steps replayed, every step matches the record")
     for item in written:
         print(f"wrote {item} ({item.stat().st_size:,} bytes)")
     return 0

@@ -239,7 +239,7 @@ def holdout_score(spec, categories: int, learned: dict | None = None,
     (the summed learned tables of all games) the report says whether the rebuild
     from all games reproduces them (``rebuild_matches_learned``)."""
     from agents.scotland_yard.mcts_seekers import empty_tables
-    from cluster.replay.records import load_record, record_path
+    from cluster.replay.records import load_study_record
     from cluster.results.store import ResultStore
 
     store = ResultStore(Path(spec.study_dir))
@@ -248,12 +248,12 @@ def holdout_score(spec, categories: int, learned: dict | None = None,
         raise ValueError(f"{spec.study_dir}: the split by deal left {len(train)} training and "
                          f"{len(held)} held-out games (need both)")
     tables = empty_tables(categories)
-    records = sum(add_game(tables, hider_moves(load_record(record_path(spec.study_dir, g))),
+    records = sum(add_game(tables, hider_moves(load_study_record(spec.study_dir, g)),
                            categories) for g in train)
     held_tables = empty_tables(categories)
     per_game = []
     for g in held:
-        moves = list(hider_moves(load_record(record_path(spec.study_dir, g))))
+        moves = list(hider_moves(load_study_record(spec.study_dir, g)))
         add_game(held_tables, moves, categories)
         per_game.append(log_probabilities(moves, tables))
     report = summarize_scores(per_game)

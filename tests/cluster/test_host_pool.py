@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import ray
 
-from cluster.run.scheduler import HostPool, SeriesRun
+from cluster.run.scheduler import BatchResult, HostPool, PlayedGame, SeriesRun
 from cluster.spec.plan import GameTask
 
 
 @ray.remote(num_cpus=0)
 class EchoHost:
-    """Plays a "game" by returning one row naming it."""
+    """Plays each "game" of a batch by returning one row naming it."""
 
     def ready(self) -> str:
         return "ok"
 
-    def play(self, task, fresh, start_state):
-        return [{"game_index": task.game_index}], {}, 0.0, None
+    def play_batch(self, slices):
+        return BatchResult([PlayedGame(task, [{"game_index": task.game_index}], {}, 0.0)
+                            for piece in slices for task in piece.tasks], [], 0.0)
 
 
 def _runs(first: int, count: int) -> list[SeriesRun]:

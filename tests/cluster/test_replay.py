@@ -19,7 +19,8 @@ from PIL import Image
 from agents.api import Budget
 from agents.registry import make_agent
 from cluster.replay.records import (
-    GameRecorder, RecordError, ReplayMismatch, fingerprint, fold16, load_record, record_path, replay,
+    GameRecorder, RecordError, ReplayMismatch, fingerprint, fold16, load_record, load_study_record, pack_records,
+    record_path, replay, unpack_records,
     save_record, verify,
 )
 from cluster.replay.view import pick_replays, write_gif, write_html, write_png
@@ -291,7 +292,7 @@ def test_study_records_every_game_and_logs_replays(tmp_path, ray_local):
     })
     result = run_study(spec, num_workers=2, progress=False)
     for g in range(2):
-        record = load_record(record_path(result.study_dir, g))
+        record = load_study_record(result.study_dir, g)
         assert verify(record) == record.length
     pages = sorted((result.study_dir / "replays").glob("*.html"))
     assert pages and (result.study_dir / "report" / "replays.md").read_text().count("../replays/") == len(pages)
