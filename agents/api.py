@@ -108,7 +108,9 @@ class Agent(ABC):
     #: cache, beyond the game's own kernels (``jobs/bench/probes/pommerman_compile_profile.py``
     #: measures it per agent). The parallel warm-up's groups take the lineup's agents
     #: costliest first (:func:`cluster.run.warm.warm_queue`), so that a costly agent does
-    #: not start last. Only the order matters. Default: 1.
+    #: not start last. Only the order matters, and 0: the agent has no kernels of its own
+    #: (a lineup of such agents that do not use the forward model, OpenSpiel's bots, needs
+    #: no parallel warm-up). Default: 1.
     compile_seconds: ClassVar[float] = 1.0
     #: Whether the agent's kernels call the game's forward model
     #: (:meth:`games.api.Game.forward_model_kernels`; a search does). The parallel warm-up

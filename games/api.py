@@ -114,6 +114,11 @@ class Game(ABC):
     #: covers changes (say a new state layout under a raw-array fingerprint), so that a
     #: record written before says why it cannot be checked instead of failing at step 0.
     fingerprint_version: ClassVar[int] = 1
+    #: Whether every player still in the game acts at every step (Pommerman; an OpenSpiel
+    #: game with simultaneous moves), so that one step is one round of every player: the
+    #: PettingZoo face then asks every agent at every step and converts with
+    #: ``aec_to_parallel`` (``is_parallelizable``). Default: False (turn-based).
+    simultaneous: ClassVar[bool] = False
     #: The game's kernels for searches that play any game (a
     #: :class:`games.generic.GenericKernels`): ``mcts_generic`` then searches it in numba.
     #: Default: None (no generic kernels; see :attr:`searchable` for the Python path).
@@ -199,6 +204,26 @@ class Game(ABC):
     @abstractmethod
     def legal_actions(self, player: int) -> np.ndarray:
         """bool[num_actions]."""
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        """float32: what ``player`` sees as one array a network takes (the PettingZoo face's
+        ``observation="planes"``). Default: the :attr:`observed_fields` of
+        :meth:`observation` flattened and concatenated, booleans as 0/1, ``uint64`` words
+        unpacked to their bits (a bit-packed word is no number a network can use); a game
+        with a board gives planes instead (Pommerman: ``float32[C, 11, 11]``)."""
+        observation = self.observation(player)
+        if isinstance(observation, np.ndarray):
+            arrays = [observation]
+        else:
+            names = self.observed_fields if self.observed_fields is not None else observation._fields
+            arrays = [getattr(observation, name) for name in names]
+        parts = []
+        for array in arrays:
+            array = np.asarray(array)
+            if array.dtype == np.uint64:
+                array = np.unpackbits(np.ascontiguousarray(array).view(np.uint8), bitorder="little")
+            parts.append(array.astype(np.float32).ravel())
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
     def true_state_view(self) -> Any:
         """The whole state, hidden things included, for an agent declared to read it

@@ -26,7 +26,7 @@ from __future__ import annotations
 from importlib import import_module, metadata
 from typing import Any
 
-__all__ = ["PluginError", "is_import_path", "split_import_path", "load_import_path", "entry_points",
+__all__ = ["BRIDGES", "PluginError", "bridged_module", "is_import_path", "split_import_path", "load_import_path", "entry_points",
            "load_entry_point", "plugin_module"]
 
 
@@ -35,9 +35,25 @@ class PluginError(ValueError):
     missing attribute, wrong kind of object); the message names the module."""
 
 
+#: Registry names of games Arena plays through a bridge to another library, by prefix
+#: (``openspiel:connect_four``, :mod:`games.openspiel`): not import paths, though they hold
+#: a colon; the module each needs on every node.
+BRIDGES = {"openspiel:": "pyspiel"}
+
+
+def bridged_module(name: str) -> str | None:
+    """The module a bridged game ``name`` needs (``pyspiel`` for ``openspiel:...``), else None."""
+    if isinstance(name, str):
+        for prefix, module in BRIDGES.items():
+            if name.startswith(prefix):
+                return module
+    return None
+
+
 def is_import_path(name: str) -> bool:
-    """Whether ``name`` is an import path (``package.module:Name``) rather than a registry name."""
-    return isinstance(name, str) and ":" in name
+    """Whether ``name`` is an import path (``package.module:Name``) rather than a registry
+    name (or a bridged game's, :data:`BRIDGES`)."""
+    return isinstance(name, str) and ":" in name and bridged_module(name) is None
 
 
 def split_import_path(path: str) -> tuple[str, str]:
@@ -88,7 +104,10 @@ def load_entry_point(entry_point: metadata.EntryPoint) -> Any:
 
 def plugin_module(name: str, group: str) -> str | None:
     """The module that plugin ``name`` comes from (its import path's module, or the
-    module of its entry point in ``group``); None if ``name`` is neither."""
+    module of its entry point in ``group``, the library a bridged game needs); None if
+    ``name`` is none of those."""
+    if bridged_module(name) is not None:
+        return bridged_module(name)
     if is_import_path(name):
         return split_import_path(name)[0]
     entry_point = entry_points(group).get(name)

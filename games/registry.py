@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import Any, Callable
 
-from .plugins import PluginError, entry_points, is_import_path, load_entry_point, load_import_path
+from .plugins import PluginError, bridged_module, entry_points, is_import_path, load_entry_point, load_import_path
 from .validation import build
 
 #: Entry-point group of plugin games: ``name = "package.module:GameClass"``.
@@ -46,7 +46,11 @@ def register_game_class(name: str, game_cls: type) -> None:
 
 def _load_plugin(name: str) -> bool:
     """Load the plugin game ``name`` (entry point or import path) into the registry;
-    False if no plugin has that name. Raises PluginError if it does not load."""
+    False if no plugin has that name. Raises PluginError if it does not load; an
+    OpenSpiel game (``openspiel:NAME``, :mod:`games.openspiel`) is registered here too."""
+    if bridged_module(name) is not None:
+        _load_openspiel(name)
+        return True
     if is_import_path(name):
         register_game_class(name, load_import_path(name))
         return True
@@ -61,6 +65,16 @@ def _load_plugin(name: str) -> bool:
     return True
 
 
+def _load_openspiel(name: str) -> None:
+    """Register OpenSpiel game ``name`` (``openspiel:NAME``); PluginError naming the extra
+    when OpenSpiel is not installed, ValueError when it has no game NAME."""
+    try:
+        from . import openspiel
+    except ImportError as exc:
+        raise PluginError(f"{name!r}: {exc}") from None
+    openspiel.register_openspiel_game(name, register)
+
+
 def check_game(name: str) -> None:
     """Load game ``name`` if it is a plugin; ValueError (PluginError naming the module
     for a plugin that does not load) if there is no such game."""
@@ -71,6 +85,9 @@ def check_game(name: str) -> None:
 
 def game_kernels(config) -> Any:
     """The kernels module of the game that ``config`` configures."""
+    game = getattr(config, "openspiel_game", None)
+    if type(config) not in _KERNELS and isinstance(game, str):  # unpickled in a fresh worker
+        _load_openspiel("openspiel:" + game)
     if type(config) not in _KERNELS:  # a plugin game's config built from a pickle: load the plugins
         for name in game_names():
             if name not in _GAMES:
@@ -110,8 +127,10 @@ def has_kernels(name: str) -> bool:
 
 
 def game_names() -> list[str]:
-    """The built-in games and the installed plugins' (not import paths)."""
-    return sorted({name for name in _GAMES if not is_import_path(name)} | set(entry_points(GAME_ENTRY_POINTS)))
+    """The built-in games and the installed plugins' (not import paths, nor the bridged
+    games a process has loaded: ``openspiel:NAME`` is an open family, games/openspiel/README.md)."""
+    return sorted({name for name in _GAMES if not is_import_path(name) and bridged_module(name) is None}
+                  | set(entry_points(GAME_ENTRY_POINTS)))
 
 
 def make_config(name: str, options: dict | None = None):

@@ -11,6 +11,13 @@ knows nothing of PettingZoo, and ``import agents`` does not load this package).
     >>> sorted(observations["player_0"])
     ['action_mask', 'observation']
 
+``observation="planes"`` gives one float32 Box per game instead (Pommerman's featurized
+planes, OpenSpiel's tensors), the action mask in ``infos``: what networks and SuperSuit's
+wrappers take. ``aec_to_parallel(env(game))`` works for the games whose players all act
+at every step (``is_parallelizable``: Pommerman, OpenSpiel's simultaneous-move games).
+OpenSpiel games (``env("openspiel:leduc_poker")``) get the face too, with Arena's seeded
+chance and the same games as a study's.
+
 ``env(game, **options)`` is the AEC form (any game; the turn-based games'
 natural one), ``parallel_env(game, **options)`` the Parallel form (any game;
 Pommerman's natural one). ``game`` is a name of :mod:`games.registry`, so a
@@ -26,11 +33,15 @@ from ._face import ArenaAECEnv, ArenaParallelEnv, GameFace
 __all__ = ["env", "parallel_env", "ArenaAECEnv", "ArenaParallelEnv", "GameFace"]
 
 
-def env(game: str, render_mode: str | None = None, **game_options) -> ArenaAECEnv:
-    """The AEC environment of Arena game ``game`` with ``game_options``."""
-    return ArenaAECEnv(game, render_mode=render_mode, **game_options)
+def env(game: str, render_mode: str | None = None, observation: str = "fields", **game_options) -> ArenaAECEnv:
+    """The AEC environment of Arena game ``game`` with ``game_options``; ``observation``:
+    ``fields`` (a Dict of the game's observed arrays and the action mask) or ``planes``
+    (one float32 Box, the mask in ``infos``)."""
+    return ArenaAECEnv(game, render_mode=render_mode, observation=observation, **game_options)
 
 
-def parallel_env(game: str, render_mode: str | None = None, **game_options) -> ArenaParallelEnv:
-    """The Parallel environment of Arena game ``game`` with ``game_options``."""
-    return ArenaParallelEnv(game, render_mode=render_mode, **game_options)
+def parallel_env(game: str, render_mode: str | None = None, observation: str = "fields",
+                 **game_options) -> ArenaParallelEnv:
+    """The Parallel environment of Arena game ``game`` with ``game_options`` (``observation``
+    as for :func:`env`)."""
+    return ArenaParallelEnv(game, render_mode=render_mode, observation=observation, **game_options)

@@ -12,7 +12,19 @@ observation         ``{"observation": {field: array}, "action_mask": int8[A]}``:
                     Mr X, the bird game's hidden cards) that
                     ``Game.observed_fields`` names; the mask is
                     ``legal_actions(seat)`` for a seat in ``acting_players()``,
-                    all zeros for a seat that is not asked this step
+                    all zeros for a seat that is not asked this step;
+                    ``observation="planes"``: one float32 Box,
+                    ``game.observation_tensor(seat)`` (Pommerman's featurized
+                    planes, OpenSpiel's tensors, other games their observed
+                    fields flattened), what a network and SuperSuit's
+                    wrappers (``flatten_v0``) take; the mask is then
+                    ``infos[agent]["action_mask"]``
+chance              a chance step (nobody acts, e.g. an OpenSpiel deal) is
+                    played by the game's own seeded generator inside
+                    ``reset`` and ``step``: every step asks somebody
+is_parallelizable   for a game whose players all act at every step
+                    (``Game.simultaneous``: Pommerman, OpenSpiel's
+                    simultaneous-move games): ``aec_to_parallel`` then works
 rewards             the change of ``game.returns()`` in a step, so that an
                     agent's rewards over a game add up to its ``returns()`` at
                     the end (XCOM's kill rewards arrive when they happen)
@@ -30,9 +42,11 @@ step(action)        an invalid action is counted and replaced as in Arena
 
 The AEC env asks the players of ``acting_players()`` one after another and
 applies their joint action when the last of them has chosen: one seat per step
-in the turn-based games, every living agent per tick in Pommerman (so its AEC
-form needs no conversion wrapper). The Parallel env takes one action per agent
-per step and uses those of the acting players.
+in the turn-based games; in a simultaneous game (``Game.simultaneous``) every agent
+per tick, the ones that do not act (a dead Pommerman agent) with an all-zero mask and
+their action ignored, so that every step is one cycle over ``agents``, which
+``aec_to_parallel`` needs. The Parallel env takes one action per agent per step
+and uses those of the acting players.
 """
 from __future__ import annotations
 
@@ -46,6 +60,8 @@ from games.api import Game
 from games.registry import make_game
 
 RENDER_MODES = ("ansi",)
+#: What an agent observes: the game's observed fields as a Dict, or one float32 Box.
+OBSERVATIONS = ("fields", "planes")
 
 
 def _box(array: np.ndarray) -> gymnasium.spaces.Box:
@@ -65,13 +81,18 @@ class GameFace:
     """What both environments share: the game, its seats as agent names, the spaces,
     observations with masks, rewards from ``returns()`` and the seeds."""
 
-    def __init__(self, game_name: str, game_options: dict[str, Any]):
+    def __init__(self, game_name: str, game_options: dict[str, Any], observation: str = "fields"):
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation: expected one of {OBSERVATIONS}, got {observation!r}")
         self.game_name = game_name
+        self.planes = observation == "planes"
         self.game: Game = make_game(game_name, **game_options)  # errors name the option
         game = self.game
+        self.simultaneous = bool(game.simultaneous)
         self.names = [f"player_{i}" for i in range(game.num_players)]
         self.seat = {name: i for i, name in enumerate(self.names)}
         game.reset(0)  # a probe game: the observation layout (shapes and dtypes are fixed)
+        self._resolve_chance()
         probes = [game.observation(seat) for seat in range(game.num_players)]
         probe = probes[0]
         #: (field, index) pairs of a state-layout observation; None: a single array
@@ -98,7 +119,10 @@ class GameFace:
         self.returns = np.zeros(game.num_players)
         self.seed_source: np.random.Generator | None = None
 
-    def _observation_space(self, probe) -> gymnasium.spaces.Dict:
+    def _observation_space(self, probe) -> gymnasium.spaces.Space:
+        if self.planes:
+            shape = self.game.observation_tensor(0).shape
+            return gymnasium.spaces.Box(-np.inf, np.inf, shape, np.float32)
         observation = (_box(probe) if self.fields is None else
                        gymnasium.spaces.Dict({f: _box(probe[i]) for f, i in self.fields}))
         return gymnasium.spaces.Dict({
@@ -142,10 +166,16 @@ class GameFace:
         return rewards
 
     # --- what an agent sees -------------------------------------------------
-    def observe(self, seat: int) -> dict[str, Any]:
+    def action_mask(self, seat: int) -> np.ndarray:
+        """int8[A]: the legal actions of ``seat`` if it acts this step, else zeros."""
+        return self.game.legal_actions(seat).astype(np.int8) if seat in self.acting else self.no_actions.copy()
+
+    def observe(self, seat: int):
         game = self.game
+        if self.planes:
+            return np.asarray(game.observation_tensor(seat), dtype=np.float32)
         observation = game.observation(seat)
-        mask = game.legal_actions(seat).astype(np.int8) if seat in self.acting else self.no_actions.copy()
+        mask = self.action_mask(seat)
         if self.fields is not None:
             observation = {f: observation[i] for f, i in self.fields}
         return {"observation": observation, "action_mask": mask}
@@ -155,11 +185,13 @@ class _FacedEnv:
     """What the AEC and the Parallel env share: the face of the game, its spaces,
     the metadata, rendering. ``_open_face`` is called from each env's ``__init__``."""
 
-    def _open_face(self, game_name: str, render_mode: str | None, game_options: dict) -> None:
+    def _open_face(self, game_name: str, render_mode: str | None, game_options: dict,
+                   observation: str = "fields") -> None:
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode: expected one of {RENDER_MODES} or None, got {render_mode!r}")
-        self.face = GameFace(game_name, game_options)
-        self.metadata = {"name": f"arena_{game_name}_v0", "render_modes": list(RENDER_MODES)}
+        self.face = GameFace(game_name, game_options, observation)
+        self.metadata = {"name": f"arena_{game_name}_v0", "render_modes": list(RENDER_MODES),
+                         "is_parallelizable": self.face.simultaneous}
         self.render_mode = render_mode
         self.possible_agents = list(self.face.names)
         self.observation_spaces = self.face.observation_spaces
@@ -189,9 +221,10 @@ class _FacedEnv:
 class ArenaAECEnv(_FacedEnv, AECEnv):
     """An Arena game as a PettingZoo AEC env (see the module docstring)."""
 
-    def __init__(self, game_name: str, render_mode: str | None = None, **game_options):
+    def __init__(self, game_name: str, render_mode: str | None = None, observation: str = "fields",
+                 **game_options):
         super().__init__()
-        self._open_face(game_name, render_mode, game_options)
+        self._open_face(game_name, render_mode, game_options, observation)
         self._pending: list[int] = []
         self._joint: list[Any] = [0] * self.face.game.num_players
 
@@ -208,9 +241,13 @@ class ArenaAECEnv(_FacedEnv, AECEnv):
         self._begin_step()
 
     def _begin_step(self) -> None:
-        self._pending = sorted(self.face.acting)
+        face = self.face
+        self._pending = [face.seat[a] for a in self.agents] if face.simultaneous else sorted(face.acting)
         self._joint = [0] * len(self._joint)
-        self.agent_selection = self.face.names[self._pending[0]]
+        self.agent_selection = face.names[self._pending[0]]
+        if face.planes:
+            for agent in self.agents:
+                self.infos[agent] = {"action_mask": face.action_mask(face.seat[agent])}
 
     def observe(self, agent: str) -> dict[str, Any]:
         return self.face.observe(self.face.seat[agent])
@@ -234,6 +271,8 @@ class ArenaAECEnv(_FacedEnv, AECEnv):
         if self.face.done:
             for a in self.agents:
                 self.terminations[a] = True
+                if self.face.planes:
+                    self.infos[a] = {"action_mask": self.face.no_actions.copy()}
             self.agent_selection = self.agents[0]
         else:
             self._begin_step()
@@ -242,15 +281,19 @@ class ArenaAECEnv(_FacedEnv, AECEnv):
 class ArenaParallelEnv(_FacedEnv, ParallelEnv):
     """An Arena game as a PettingZoo Parallel env (see the module docstring)."""
 
-    def __init__(self, game_name: str, render_mode: str | None = None, **game_options):
-        self._open_face(game_name, render_mode, game_options)
+    def __init__(self, game_name: str, render_mode: str | None = None, observation: str = "fields",
+                 **game_options):
+        self._open_face(game_name, render_mode, game_options, observation)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start the game Arena's ``reset(seed)`` starts; (observations, infos)."""
         self.face.reset(seed)
         self.agents = list(self.possible_agents)
-        return ({a: self.face.observe(i) for i, a in enumerate(self.agents)},
-                {a: {} for a in self.agents})
+        return ({a: self.face.observe(i) for i, a in enumerate(self.agents)}, self._infos(self.agents))
+
+    def _infos(self, agents) -> dict:
+        face = self.face
+        return {a: {"action_mask": face.action_mask(face.seat[a])} if face.planes else {} for a in agents}
 
     def step(self, actions: dict[str, Any]):
         """One step with an action per agent (the acting players' are used; a
@@ -267,7 +310,7 @@ class ArenaParallelEnv(_FacedEnv, ParallelEnv):
         step_rewards = {a: float(rewards[face.seat[a]]) for a in agents}
         terminations = {a: done for a in agents}
         truncations = {a: False for a in agents}
-        infos = {a: {} for a in agents}
+        infos = self._infos(agents)
         if done:
             self.agents = []
         return observations, step_rewards, terminations, truncations, infos

@@ -68,15 +68,20 @@ def worker_name() -> str:
 
 class LineupAgents:
     """The agents of a lineup, built through the registry when first seated, each with
-    its budget (the seat's own, else the study's: ``spec.budget_for``).
+    its budget (the seat's own, else the study's: ``spec.budget_for``) and the game config
+    of ``condition`` (``spec.game_config_for``): under ``design.vary`` of an option that
+    changes the game (connect four's ``columns``, XCOM's grid, Pommerman's ruleset) an
+    agent plans on the game its series plays, not on the study's base config. A series
+    lies within one condition (:func:`cluster.spec.plan.plan_study`).
 
     ``agents[i]`` is lineup entry ``i``'s agent (built on first use); :meth:`seated`
     gives a game's agents seat by seat, a separate instance for every further seat of
     one entrant. Learned state given before an agent is built (:meth:`load`) is loaded
     into it when it is built, in the order it was given."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, condition: int = 0):
         self.spec = spec
+        self.game_config = spec.game_config_for(condition)
         self._built: dict[tuple[int, int], object] = {}
         self._learned: list[dict] = []
 
@@ -95,7 +100,7 @@ class LineupAgents:
         agent = self._built.get(key)
         if agent is None:
             seat = self.spec.lineup[index]
-            agent = make_agent(seat.agent, seat.config, self.spec.budget_for(index), self.spec.game_config)
+            agent = make_agent(seat.agent, seat.config, self.spec.budget_for(index), self.game_config)
             for learned in self._learned:
                 arrays = learned.get(seat.label)
                 if arrays:
@@ -127,9 +132,10 @@ class LineupAgents:
         return sorted((index, agent) for (index, copy), agent in self._built.items() if copy == 0)
 
 
-def build_agents(spec) -> LineupAgents:
-    """The lineup's agents (:class:`LineupAgents`: each built when first seated)."""
-    return LineupAgents(spec)
+def build_agents(spec, condition: int = 0) -> LineupAgents:
+    """The lineup's agents for the games of ``condition`` (:class:`LineupAgents`: each
+    built when first seated)."""
+    return LineupAgents(spec, condition)
 
 
 def death_ticks(game) -> list:

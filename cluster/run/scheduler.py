@@ -128,10 +128,11 @@ class GameHost:
     def ready(self) -> str:
         return self.worker
 
-    def _fresh_agents(self) -> list:
+    def _fresh_agents(self, condition: int) -> list:
+        """A series' agents, built for its ``design.vary`` condition (a series lies within one)."""
         from cluster.run.play import build_agents, load_learned
 
-        agents = build_agents(self.spec)
+        agents = build_agents(self.spec, condition)
         load_learned(self.spec, agents, self.populations)
         return agents
 
@@ -153,7 +154,7 @@ class GameHost:
             for i, task in enumerate(piece.tasks):
                 learned = None
                 if agents is None or not piece.carry:
-                    agents = self._fresh_agents()
+                    agents = self._fresh_agents(task.condition)
                     learned = piece.start_state if i == 0 else None
                 t0 = time.perf_counter()
                 rows, learned_after, record = play_recorded_game(self.spec, task, agents, learned,

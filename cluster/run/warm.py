@@ -111,7 +111,8 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     marker says this lineup was warmed with these sources already (``force`` ignores
     it), ``failed`` the lineup labels nobody warmed (their subprocess failed or ran past
     ``timeout`` seconds: their kernels compile on first use), ``entries`` the cache entries
-    merged. Never raises for a failed unit. The timeout is a safety net only: on a machine
+    merged; ``skipped`` too when no lineup agent has kernels to compile (every one declares
+    ``compile_seconds = 0`` and no use of the forward model). Never raises for a failed unit. The timeout is a safety net only: on a machine
     shared with heavy work a unit can take many times its idle minute.
 
     ``share_kernels`` (default) lets each group load the kernels another group compiles,
@@ -140,6 +141,14 @@ def warm_up_parallel(spec, plugins=(), workers: int | None = None, timeout: floa
     agents = {i: spec.lineup[i].agent for i in units}
     costs = {name: float(agent_class(name).compile_seconds) for name in set(agents.values())}
     model_free = {name for name in set(agents.values()) if not agent_class(name).uses_forward_model}
+    if model_free == set(costs) and not any(costs.values()):
+        # Nothing to compile in parallel: no agent has kernels of its own or calls the
+        # game's forward model (OpenSpiel's bots). warm_up's ticks still step the game here.
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        return {"seconds": time.perf_counter() - t0, "units": len(units), "processes": 0,
+                "skipped": True, "failed": [], "entries": 0, "groups": [], "group_cpu_s": [],
+                "forward_model": [], "from_peers": []}
     queue = warm_queue(units, agents, costs, model_free)
     n = max(1, min(len(queue), workers or os.cpu_count() or 1))
     spec_data = spec.to_dict()

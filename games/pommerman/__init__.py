@@ -33,12 +33,13 @@ from ._canonical import step_canonical
 from ._java import step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
 from ._layout import (
-    A_ALIVE, A_COL, A_ROW, A_STATUS, A_VISIBLE, B_COL, B_ROW, BOARD_SIZE, DEFAULT_MAX_STEPS,
-    FLAME_MASK, FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, MAX_FLAME_LIFE, M_RESULT, M_RULESET, M_STEP, MODES, N_ACTIONS, N_AGENTS,
+    A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_ROW, A_STATUS, A_VISIBLE, B_BLAST, B_COL, B_DIR, B_LIFE, B_ROW,
+    BOARD_SIZE, DEFAULT_MAX_STEPS,
+    FLAME_MASK, FULL_VIEW, M_MAX_STEPS, M_N_BOMBS, MAX_FLAME_LIFE, M_RESULT, M_RULESET, M_STEP, MODES, N_ACTIONS, N_AGENTS, N_CELLS,
     RESULT_TIE, RULESET_CANONICAL, RULESET_JAVA, RULESETS, STATUS_LOSS, STATUS_TIE, STATUS_WIN, PommermanState, copy_state,
 )
 
-__all__ = ["Pommerman", "PommermanConfig", "PommermanState", "StateFormatError"]
+__all__ = ["PLANES", "Pommerman", "PommermanConfig", "PommermanState", "StateFormatError", "observation_planes"]
 
 VIEW_RANGES = (0, 1, 2, 3, 4)
 
@@ -185,6 +186,45 @@ def generate(config: PommermanConfig, seed, board_index: int | None = None) -> P
 _STEP = {RULESET_CANONICAL: step_canonical, RULESET_JAVA: step_java}
 
 
+#: The planes of :meth:`Pommerman.observation_tensor`, in order.
+PLANES = ("passage", "rigid", "wood", "bomb", "flames", "fog", "extra_bomb", "incr_range", "kick",
+          "self", "teammates", "enemies", "bomb_blast_strength", "bomb_life", "bomb_moving",
+          "flame_life", "ammo", "blast_strength", "can_kick", "step")
+_CAP = 10.0  # blast strength and ammo above this read as 1
+_BOMB_LIFE = 10.0  # a fresh bomb's life in both rulesets
+
+
+def observation_planes(obs: PommermanState, player: int, teams: list[int]) -> np.ndarray:
+    """:meth:`Pommerman.observation_tensor` of observation ``obs`` (numpy, once per decision)."""
+    planes = np.zeros((len(PLANES), BOARD_SIZE, BOARD_SIZE), dtype=np.float32)
+    flat = planes.reshape(len(PLANES), -1)
+    board = obs.board.astype(np.int64)
+    for code in range(9):  # passage .. kick: the cell codes 0-8
+        flat[code] = board == code
+    agents = obs.agents
+    for other in range(N_AGENTS):
+        if not (agents[other, A_ALIVE] and agents[other, A_VISIBLE]):
+            continue
+        cell = int(agents[other, A_ROW]) * BOARD_SIZE + int(agents[other, A_COL])
+        plane = 9 if other == player else 10 if teams[other] == teams[player] else 11
+        flat[plane, cell] = 1.0
+    n_bombs = int(obs.meta[M_N_BOMBS])
+    for bomb in obs.bombs[:n_bombs]:
+        cell = int(bomb[B_ROW]) * BOARD_SIZE + int(bomb[B_COL])
+        flat[12, cell] = max(flat[12, cell], min(float(bomb[B_BLAST]) / _CAP, 1.0))
+        flat[13, cell] = max(flat[13, cell], float(bomb[B_LIFE]) / _BOMB_LIFE)
+        flat[14, cell] = float(bomb[B_DIR] != 0)
+    counts = obs.flames[:N_CELLS].view(np.uint8).reshape(N_CELLS, 8)  # byte l: flames of life l
+    lives = np.where(counts > 0, np.arange(1, 9), 0).max(axis=1)
+    flat[15] = lives / 8.0
+    me = agents[player]
+    planes[16] = min(float(me[A_AMMO]) / _CAP, 1.0)
+    planes[17] = min(float(me[A_BLAST]) / _CAP, 1.0)
+    planes[18] = float(me[A_KICK] != 0)
+    planes[19] = float(obs.meta[M_STEP]) / max(1, int(obs.meta[M_MAX_STEPS]))
+    return planes
+
+
 class Pommerman(Game):
     """The ergonomic wrapper over the Pommerman kernels (see :class:`games.api.Game`).
     Simultaneous moves; an action out of range is counted and becomes stop, as
@@ -193,6 +233,7 @@ class Pommerman(Game):
     num_players = N_AGENTS
     num_actions = N_ACTIONS
     action_names = ("stop", "up", "down", "left", "right", "bomb")
+    simultaneous = True
     #: mcts_generic searches it in numba, decoupled UCT over the simultaneous moves
     #: (games/pommerman/generic.py).
     generic_kernels = GENERIC_KERNELS
@@ -233,6 +274,14 @@ class Pommerman(Game):
 
     def legal_actions(self, player: int) -> np.ndarray:
         return _kernels.legal_actions(self.state, int(player))
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        """float32[PLANES, 11, 11] (:data:`PLANES` names them): ``player``'s observation as
+        the planes of the playground's featurized observation (board one-hot, bombs' blast
+        strength and life, own position, teammates, enemies, ammo, range, kick), plus the
+        flames' remaining life and the step as a fraction of ``max_steps``; values in
+        [0, 1] (counts and strengths scaled by their caps), fog hides what it hides."""
+        return observation_planes(self.observation(player), int(player), self.teams())
 
     def is_alive(self, player: int) -> bool:
         return bool(self.state.agents[int(player), A_ALIVE])

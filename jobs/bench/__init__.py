@@ -73,6 +73,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            "the adaptive tournament schedule on entrants of known strength: games and ranking accuracy "
            "against the full round robin, wrong orders claimed (200 simulated tournaments per setting; "
            "--quick 20)"),
+    Target("openspiel", "jobs.bench.openspiel",
+           "OpenSpiel's own evaluation loop beside an Arena study on 2 workers, the same bots: "
+           "win rates with their agreement, games per wall- and CPU-hour, Arena's start-up and "
+           "the break-even run length (needs the openspiel extra)", pairable=False),
     Target("java", "jobs.bench.java_sitting",
            "one sitting against the Java framework: its JBench and `arena bench pommerman --json "
            "--ruleset java` interleaved, the ratios of the speed table (needs --java-dir)", pairable=False),

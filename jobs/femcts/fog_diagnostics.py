@@ -376,7 +376,7 @@ def run(spec, view_ranges, boards, games_per_board, sample_every, n_rollouts, se
                  and rotation[t.game_index] < games_per_board]
         if not tasks:
             continue
-        agents = build_agents(spec)
+        agents = build_agents(spec, first.condition)
         load_learned(spec, agents, seeds)
         rep = report.setdefault(str(vr), {"games": 0, "rollouts": {}, "played": {}, "deaths": {},
                                           "results": {}, "seconds": 0.0, "death_ticks": {},

@@ -19,7 +19,14 @@ from games.registry import game_names
 #: One xdist process runs this module: the other-process traces are computed once.
 pytestmark = pytest.mark.xdist_group("agent_contract")
 
-PAIRS = [(agent, game) for agent in agent_names() for game in declared_games(agent)]
+try:
+    import pyspiel  # noqa: F401  (the test extra installs OpenSpiel)
+    #: mcts_generic on OpenSpiel's games (the Python path; OpenSpiel's games are an open
+    #: family outside ``game_names()``): perfect information, and hidden cards.
+    OPENSPIEL_PAIRS = [("mcts_generic", "openspiel:tic_tac_toe"), ("mcts_generic", "openspiel:kuhn_poker")]
+except ImportError:  # pragma: no cover - without the extra
+    OPENSPIEL_PAIRS = []
+PAIRS = [(agent, game) for agent in agent_names() for game in declared_games(agent)] + OPENSPIEL_PAIRS
 CLAUSES = {"config defaults", "begin_game", "legal actions", "iteration budget", "same seed, same moves",
            "another process", "learned state .npz"}
 

@@ -141,9 +141,13 @@ def test_a_seeded_aec_game_is_arenas_game_step_for_step(name):
             assert aec.game.fingerprint() == arena.fingerprint()
             _assert_observations_are_the_games(aec, {a: aec.observe(a) for a in aec.agents}, arena)
         asked.append(seat)
-        joint[seat] = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        mask = obs["action_mask"]  # zeros: a seat of a simultaneous game that does not act (dead)
+        joint[seat] = int(rng.choice(np.flatnonzero(mask))) if mask.any() else 0
         aec.step(joint[seat])
-        if sorted(asked) == sorted(arena.acting_players()):  # the step is complete
+        # the step is complete: every agent asked in a simultaneous game (one cycle, what
+        # aec_to_parallel needs), the acting players in a turn-based one
+        every = range(arena.num_players) if arena.simultaneous else arena.acting_players()
+        if sorted(asked) == sorted(every):
             arena.step(joint)
             joint, asked = [0] * arena.num_players, []
     assert arena.done and not aec.agents and aec.game.fingerprint() == arena.fingerprint()

@@ -5,8 +5,9 @@ Both search the same positions with UCT c = 2, random rollouts to the end (OpenS
 and the same number of simulations per decision (``--simulations``, 10,000 as in
 issue 53). The positions are the first one and those after ``k`` random plies
 (``--positions``), applied to both games column by column. Rounds interleave the two
-searches (and Arena's pure-Python path, with ``--python-simulations`` per decision) so
-that load changes hit them alike; the figure of each is simulations per CPU-second of
+searches (and Arena's pure-Python path, with ``--python-simulations`` per decision, on the
+plugin game and on OpenSpiel's own connect four through the bridge, ``openspiel:connect_four``:
+what ``mcts_generic`` costs on an OpenSpiel game) so that load changes hit them alike; the figure of each is simulations per CPU-second of
 this process (``time.process_time``), the median over rounds, and the ratio
 Arena / OpenSpiel per position. Prints one JSON object.
 
@@ -48,15 +49,16 @@ def positions(count: int, seed: int) -> list[list[int]]:
     return out
 
 
-def arena_timer(columns: list[int], simulations: int, path: str, seed: int):
-    """A function that runs one decision of mcts_generic from the position and returns
-    its CPU seconds (the agent is built, and its search loaded, beforehand)."""
+def arena_timer(columns: list[int], simulations: int, path: str, seed: int, game_name: str = GAME):
+    """A function that runs one decision of mcts_generic on ``game_name`` from the
+    position and returns its CPU seconds (the agent is built, and its search loaded,
+    beforehand)."""
     from agents.api import Budget
     from agents.registry import make_agent
     from games.registry import make_config, make_game
 
-    config = make_config(GAME, {})
-    game = make_game(GAME, config)
+    config = make_config(game_name, {})
+    game = make_game(game_name, config)
     game.reset(0)
     for col in columns:
         actions = [0, 0]
@@ -115,6 +117,8 @@ def main(argv=None) -> int:
                   "openspiel": openspiel_timer(columns, args.simulations, args.seed + i)}
         if args.python_simulations:
             timers["arena_python"] = arena_timer(columns, args.python_simulations, "python", args.seed + i)
+            timers["arena_python_openspiel_game"] = arena_timer(columns, args.python_simulations, "python",
+                                                                args.seed + i, "openspiel:connect_four")
         for run in timers.values():  # warm: compile or load the search, fill caches
             run()
         seconds = {name: [] for name in timers}
@@ -122,12 +126,14 @@ def main(argv=None) -> int:
             for name, run in timers.items():
                 seconds[name].append(run())
         simulations = {"arena": args.simulations, "openspiel": args.simulations,
-                       "arena_python": args.python_simulations}
+                       "arena_python": args.python_simulations,
+                       "arena_python_openspiel_game": args.python_simulations}
         rate = {name: simulations[name] / statistics.median(s) for name, s in seconds.items()}
         row = {"columns": columns, **{f"{name}_per_cpu_s": round(r) for name, r in rate.items()},
                "ratio_arena_openspiel": round(rate["arena"] / rate["openspiel"], 2)}
         if "arena_python" in rate:
             row["ratio_kernels_python"] = round(rate["arena"] / rate["arena_python"], 1)
+            row["ratio_openspiel_python_on_its_game"] = round(rate["openspiel"] / rate["arena_python_openspiel_game"], 1)
         result["positions"].append(row)
     ratios = [row["ratio_arena_openspiel"] for row in result["positions"]]
     result["ratio_arena_openspiel_min"] = min(ratios)
