@@ -29,9 +29,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _outside_tests(names: list[str]) -> list[str]:
     """``names`` less the agents registered by the test suite's own modules (conftest,
-    test_spec, ...), which are in the registry when the whole suite runs in one process."""
+    test_spec, ...) and by the bench wing's synthetic games (``jobs.bench.cluster``'s
+    ``bench-spin``, which plays any game), which are in the registry when the whole suite
+    or the bench tests run in one process."""
     return [n for n in names if not agent_class(n).__module__.split(".")[0] in ("conftest", "tests")
-            and not agent_class(n).__module__.startswith("test_")]
+            and not agent_class(n).__module__.startswith(("test_", "jobs.bench."))]
 
 
 def _out(capsys, *argv) -> str:
