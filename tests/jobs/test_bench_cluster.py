@@ -28,16 +28,19 @@ class ScriptedClock:
         return self.now
 
 
-def test_gaps_and_decile_medians():
+def test_ms_per_game_by_tenth_survives_group_commits():
+    # 20 games: the first tenth (2 games) 1 ms apart, the last tenth 10 ms apart
     recorded = [0.0, 0.001, 0.002, 0.003, 0.005, 0.007, 0.009, 0.011, 0.013, 0.015, 0.017,
-                0.027, 0.037, 0.047, 0.057, 0.067, 0.077, 0.087, 0.097, 0.107, 0.117]
-    gaps = scaling_bench._gaps_ms(recorded)
-    assert gaps.shape == (20,)
-    np.testing.assert_allclose(gaps[:3], [1.0, 1.0, 1.0])
-    first, last = scaling_bench._decile_medians(gaps)
+                0.027, 0.037, 0.047, 0.057, 0.067, 0.077, 0.087, 0.097, 0.107]
+    first, last = scaling_bench._decile_ms_per_game(recorded)
     assert first == pytest.approx(1.0) and last == pytest.approx(10.0)
-    # fewer than ten values: one value per end
-    assert scaling_bench._decile_medians(np.array([2.0, 3.0, 4.0])) == (2.0, 4.0)
+    # group commits: 100 games recorded 10 at a time, 5 ms apart; consecutive gaps are mostly 0
+    batched = [0.005 * (i // 10) for i in range(100)]
+    first, last = scaling_bench._decile_ms_per_game(batched)
+    assert first == pytest.approx(0.0) and last == pytest.approx(0.0)  # a tenth inside one commit
+    batched = [0.005 * (i // 10) for i in range(1000)]  # a tenth spans ten commits
+    first, last = scaling_bench._decile_ms_per_game(batched)
+    assert first == pytest.approx(last) and first == pytest.approx(0.045 / 99 * 1000)
 
 
 def test_throughput_and_overhead_count_from_the_first_recorded_game():
