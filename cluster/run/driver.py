@@ -237,10 +237,13 @@ def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
     """Stage 2: the study's MLflow run (the study directory's run resumed, or a new one),
     its tallies seeded with the stored games; None when MLflow is unavailable (the
     study runs on: the store is the truth)."""
+    # The store is read before MLflow is asked anything: a corrupt part is the store's error
+    # (StoreError naming the file), never reported as MLflow being unavailable.
+    stored_rows = prepared.store.read() if prepared.finished else None
     tracker = StudyTracker(spec, flush_games=flush_games, context=context)
     t_start = time.monotonic()
     try:
-        tracker.start(prepared.store.read() if prepared.finished else None)
+        tracker.start(stored_rows)
     except Exception as exc:  # the store is the truth: run untracked, log on a later run
         reason = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
         log.warning("MLflow unavailable at %s (%s; gave up after %.1f s); running without tracking: "
