@@ -7,6 +7,7 @@ one StoreError (RecordError for records) naming it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -90,29 +91,33 @@ def test_parts_are_named_with_their_digest_and_written_with_page_checksums(tmp_p
 
 
 def _flip_every_kth_bit(tmp_path: Path, source: Path, stride: int) -> tuple[int, int]:
-    """Flip bits of ``source``'s only part file (every ``stride``-th, from a different offset
-    per byte so every bit position is hit), read each flipped copy with a fresh store: it
-    must be refused naming the file, or read back exactly as before. Returns (flips, refused)."""
+    """Flip bits of ``source``'s only part file (every ``stride``-th bit, so every bit position
+    of a byte is hit), in place in a copy of the study, and read each flipped copy with a fresh
+    store: it must be refused naming the file, or read back exactly as before. Returns (flips,
+    refusals)."""
     (part,) = (source / "results").glob("part-*.parquet")
-    data = bytearray(part.read_bytes())
+    data = part.read_bytes()
     baseline = ResultStore(source).read()
     study = tmp_path / "flipped"
     shutil.rmtree(study, ignore_errors=True)
     shutil.copytree(source, study)
-    target = study / "results" / part.name
     flips = refusals = 0
-    for bit in range(0, 8 * len(data), stride):
-        flipped = bytearray(data)
-        flipped[bit // 8] ^= 1 << (bit % 8)
-        target.write_bytes(flipped)
-        flips += 1
-        try:
-            df = ResultStore(study).read()
-        except StoreError as exc:
-            assert part.name in str(exc) and "\n" not in str(exc)
-            refusals += 1
-            continue
-        pd.testing.assert_frame_equal(df, baseline)  # pragma: no cover - every flip is refused
+    fd = os.open(study / "results" / part.name, os.O_RDWR)  # one byte rewritten, not the file
+    try:
+        for bit in range(0, 8 * len(data), stride):
+            at = bit // 8
+            os.pwrite(fd, bytes([data[at] ^ (1 << (bit % 8))]), at)
+            flips += 1
+            try:
+                df = ResultStore(study).read()
+            except StoreError as exc:
+                assert part.name in str(exc) and "\n" not in str(exc)
+                refusals += 1
+            else:
+                pd.testing.assert_frame_equal(df, baseline)
+            os.pwrite(fd, data[at:at + 1], at)
+    finally:
+        os.close(fd)
     return flips, refusals
 
 
