@@ -64,7 +64,7 @@ def test_every_reader_refuses_a_corrupt_part_in_one_line_naming_it(tmp_path, cap
     else:
         bad = _rows(range(8, 9), result="moss") if case == "moss" else _rows(range(8, 9)) + _rows(range(8, 9))
         study, part = _study(tmp_path, case, bad)
-        needle = "corrupt results file (" + ("row 1: result 'moss'" if case == "moss" else "game 8: two rows")
+        needle = "corrupt results file (" + ("row 0: result 'moss'" if case == "moss" else "game 8: two rows")
     extra = {"rate": ("--no-tracking", "--out", tmp_path / "out"), "compare": ("--out", tmp_path / "out")}
     code, err = arena(capsys, command, study, *extra.get(command, ()))
     assert code == INVALID, err
