@@ -204,21 +204,29 @@ def _as_ints(column: pa.ChunkedArray, name: str) -> np.ndarray:
         raise _Problem(f"{name}: not integers ({exc})") from None
 
 
-def _as_codes(column: pa.ChunkedArray) -> np.ndarray:
+def _text_codes(column: pa.ChunkedArray, name: str) -> tuple[np.ndarray, list]:
+    """``(codes, values)`` of a text column: one int64 per row (-1: null), equal where the
+    texts are equal, and the distinct texts they index. A column read as a dictionary (as
+    :meth:`ResultStore._read_part` reads them: Parquet stores them so) costs no hashing."""
+    if not pa.types.is_dictionary(column.type):
+        try:
+            column = pc.cast(column, pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise _Problem(f"{name}: not text ({exc})") from None
+        column = pc.dictionary_encode(column)
+    column = column.unify_dictionaries()
+    if not column.num_chunks:
+        return np.zeros(0, dtype=np.int64), []
+    codes = np.concatenate([pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+                            for chunk in column.chunks])
+    return codes, column.chunk(0).dictionary.to_pylist()
+
+
+def _as_codes(column: pa.ChunkedArray, name: str = "column") -> np.ndarray:
     """One integer per row, equal where the values are equal (nulls a value of their own)."""
     if pa.types.is_integer(column.type):
         return pc.fill_null(pc.cast(column, pa.int64()), -(2 ** 62)).to_numpy()
-    if pa.types.is_dictionary(column.type):
-        column = pc.cast(column, column.type.value_type)
-    encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()
-    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-
-
-def _as_text(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
-    try:
-        return pc.cast(column, pa.string())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise _Problem(f"{name}: not text ({exc})") from None
+    return _text_codes(column, name)[0]
 
 
 class _Problem(Exception):
@@ -228,9 +236,10 @@ class _Problem(Exception):
 def check_rows(table: pa.Table, expected: Expected | None = None) -> str | None:
     """What is wrong with the rows of one part file, in a few words (None: nothing).
 
-    Vectorized (a few passes over the columns, no Python per row); looks only at the
-    columns the table has (:data:`_CHECKED`), so extra columns are welcome and a part
-    written by hand without, say, ``seat`` is checked for the rest."""
+    Vectorized (a few passes over the columns, one sort, no Python per row); looks only at
+    the columns the table has (:data:`_CHECKED`; :data:`_CORE` must be there), so extra
+    columns are welcome and a part written by hand without, say, ``series_id`` is checked
+    for the rest."""
     try:
         _check_rows(table, expected or Expected())
     except _Problem as exc:
@@ -255,20 +264,19 @@ def _check_rows(table: pa.Table, expected: Expected) -> None:
             row = _first(pc.is_null(table.column(name)).to_numpy(zero_copy_only=False))
             raise _Problem(f"row {row}: {name} is missing")
     for name, allowed in (("result", RESULTS), ("label", expected.labels)):
-        if name not in names or allowed is None:
+        if allowed is None:
             continue
-        values = _as_text(table.column(name), name)
-        ok = pc.is_in(values, value_set=pa.array(sorted(allowed), pa.string())).to_numpy(zero_copy_only=False)
-        if not ok.all():
-            row = _first(~ok)
+        codes, values = _text_codes(table.column(name), name)
+        unknown = np.asarray([value not in allowed for value in values] + [False])  # [-1]: null, checked above
+        bad = unknown[codes]
+        if bad.any():
+            row = _first(bad)
             what = "one of" if name == "result" else "among the lineup's labels"
-            raise _Problem(f"row {row}: {name} {values[row].as_py()!r} is not {what} {sorted(allowed)}")
-    games = _as_ints(table.column("game_index"), "game_index") if "game_index" in names else None
-    seats = _as_ints(table.column("seat"), "seat") if "seat" in names else None
+            raise _Problem(f"row {row}: {name} {values[codes[row]]!r} is not {what} {sorted(allowed)}")
+    games = _as_ints(table.column("game_index"), "game_index")
+    seats = _as_ints(table.column("seat"), "seat")
     for name, values, top, what in (("game_index", games, expected.games, "the plan's games"),
                                     ("seat", seats, expected.seats, "the game's seats")):
-        if values is None:
-            continue
         bad = values < 0 if top is None else (values < 0) | (values >= top)
         if bad.any():
             row = _first(bad)
@@ -279,16 +287,15 @@ def _check_rows(table: pa.Table, expected: Expected) -> None:
         if (position < 0).any():
             row = _first(position < 0)
             raise _Problem(f"row {row}: index_in_series {int(position[row])} must be >= 0")
-    if games is None or seats is None:
-        return
-    # One row per seat per game, seats 0 .. k - 1: sorted by (game, seat), the seat of each
-    # row is its rank within its game.
-    order = np.lexsort((seats, games))
-    game_sorted, seat_sorted = games[order], seats[order]
-    starts = np.flatnonzero(np.r_[True, game_sorted[1:] != game_sorted[:-1]])
-    counts = np.diff(np.r_[starts, n])
-    first_row = np.repeat(starts, counts)
-    bad = seat_sorted != np.arange(n) - first_row
+    # One row per seat per game, seats 0 .. k - 1: sorted by (game, seat), each game starts
+    # at seat 0 and its seats count up by one. Parts are mostly in game order already: one
+    # key, and no sort (nor gather) at all when it is increasing.
+    key = games * (int(seats.max()) + 1) + seats
+    order = None if bool((key[1:] > key[:-1]).all()) else np.argsort(key, kind="stable")
+    game_sorted, seat_sorted = (games, seats) if order is None else (games[order], seats[order])
+    inner = game_sorted[1:] == game_sorted[:-1]  # row i + 1 is of the same game as row i
+    starts = np.flatnonzero(np.r_[True, ~inner])
+    bad = np.r_[seat_sorted[0] != 0, np.where(inner, seat_sorted[1:] != seat_sorted[:-1] + 1, seat_sorted[1:] != 0)]
     if bad.any():
         i = _first(bad)
         game = int(game_sorted[i])
@@ -296,6 +303,7 @@ def _check_rows(table: pa.Table, expected: Expected) -> None:
         if len(set(held)) < len(held):
             raise _Problem(f"game {game}: two rows for one seat (seats {held})")
         raise _Problem(f"game {game}: rows for seats {held}; a game has one row per seat from seat 0")
+    counts = np.diff(np.r_[starts, n])
     rows_per_game = expected.seats if expected.seats is not None else int(counts[0])
     bad = counts != rows_per_game
     if bad.any():
@@ -305,16 +313,20 @@ def _check_rows(table: pa.Table, expected: Expected) -> None:
     for name in _PER_GAME:
         if name not in names:
             continue
-        codes = _as_codes(table.column(name))[order]
-        differs = codes != codes[first_row]
+        codes = _as_codes(table.column(name), name)
+        if order is not None:
+            codes = codes[order]
+        differs = inner & (codes[1:] != codes[:-1])
         if differs.any():
-            raise _Problem(f"game {int(game_sorted[_first(differs)])}: {name} differs between its seats")
+            raise _Problem(f"game {int(game_sorted[_first(differs) + 1])}: {name} differs between its seats")
     if "series_id" in names and "index_in_series" in names:
-        heads = order[starts]  # one row per game
+        heads = starts if order is None else order[starts]  # one row per game
         series = _as_ints(table.column("series_id"), "series_id")[heads]
         position = _as_ints(table.column("index_in_series"), "index_in_series")[heads]
-        by_place = np.lexsort((position, series))
-        same = (series[by_place][1:] == series[by_place][:-1]) & (position[by_place][1:] == position[by_place][:-1])
+        place = series * (int(position.max()) + 1) + position
+        increasing = bool((place[1:] > place[:-1]).all())
+        by_place = np.arange(len(place)) if increasing else np.argsort(place, kind="stable")
+        same = place[by_place][1:] == place[by_place][:-1]
         if same.any():
             k = _first(same)
             a, b = sorted(int(game_sorted[starts[by_place[k + m]]]) for m in (0, 1))
@@ -559,11 +571,14 @@ class ResultStore:
             raise StoreError(f"{path}: unreadable results file (its bytes do not match the sha256 in its "
                              f"name: corrupt or truncated); move it away or restore it to continue")
         try:
-            parquet = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True)
-            present = parquet.schema_arrow.names
+            schema = pq.read_schema(pa.BufferReader(data))
+            # the checked text columns as dictionaries (as Parquet stores them): the checks
+            # compare codes, and columns not asked for are never materialized as strings
+            text = [] if checked else [c for c in _CHECKED if c in schema.names and schema.field(c).type == pa.string()]
+            parquet = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True, read_dictionary=text)
             wanted = None if columns is None else list(columns)
             if not checked and wanted is not None:
-                wanted += [c for c in _CHECKED if c in present and c not in wanted]
+                wanted += [c for c in _CHECKED if c in schema.names and c not in wanted]
             table = parquet.read(columns=wanted)
         except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
             raise StoreError(f"{path}: unreadable results file ({type(exc).__name__}: {exc}); "
@@ -574,7 +589,12 @@ class ResultStore:
                 raise StoreError(f"{path}: corrupt results file ({problem}); it is not read as data: "
                                  f"move it away or restore it to continue")
             self._checked[path.name] = key
-        return table if columns is None else table.select(list(columns))
+        if columns is not None:
+            table = table.select(list(columns))
+        for name in text:  # back to plain strings, as the file declares them
+            if name in table.column_names:
+                table = table.set_column(table.column_names.index(name), name, pc.cast(table.column(name), pa.string()))
+        return table
 
     def finished_games(self) -> set[int]:
         """``game_index`` of every game with rows in the store (errored games included)."""

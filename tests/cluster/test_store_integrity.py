@@ -179,6 +179,11 @@ def test_check_rows_tolerates_extra_columns_and_reports_nothing_for_good_rows():
                                   for g in range(4) for r in game_rows(g)])
     assert check_rows(table, Expected(seats=2, games=4, labels=frozenset("AB"))) is None
     assert check_rows(table, Expected(seats=2, games=3)) == "row 6: game_index 3 is outside the plan's games (0 .. 2)"
+    shuffled = table.take(np.random.default_rng(0).permutation(table.num_rows))  # as batches arrive
+    assert check_rows(shuffled, Expected(seats=2, games=4, labels=frozenset("AB"))) is None
+    broken = shuffled.set_column(shuffled.column_names.index("board_seed"), "board_seed",
+                                 pa.array(np.arange(shuffled.num_rows)))
+    assert check_rows(broken, Expected(seats=2)).endswith(": board_seed differs between its seats")
 
 
 def test_an_old_part_without_a_digest_still_reads_and_its_values_are_checked(tmp_path):
