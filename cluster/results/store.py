@@ -519,6 +519,16 @@ def _check_copies(tables: list[pa.Table], parts: list[Path]) -> None:
                              f"{parts[a].name}; one of the two is corrupt); move the bad one away to continue")
 
 
+def _to_frame(table: pa.Table, path: Path) -> pd.DataFrame:
+    """A part's rows as a DataFrame; a part whose schema pandas cannot take (e.g. a flipped
+    time zone name in a part without a digest) raises StoreError naming it."""
+    try:
+        return table.to_pandas()
+    except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
+        raise StoreError(f"{path}: unreadable results file ({type(exc).__name__}: {exc}); "
+                         f"move it away to continue") from None
+
+
 def _first_copies(table: pa.Table) -> pa.Table:
     """``table`` without repeated (game_index, seat) rows (the first copy kept, in order)."""
     if not {"game_index", "seat"} <= set(table.column_names) or not table.num_rows:
@@ -580,20 +590,25 @@ class ResultStore:
             if not checked and wanted is not None:
                 wanted += [c for c in _CHECKED if c in schema.names and c not in wanted]
             table = parquet.read(columns=wanted)
+            if not checked and want is None:
+                # without a digest the bytes may be anything Parquet decodes: out-of-range
+                # dictionary indices, offsets or invalid UTF-8 are caught here, not later
+                table.validate(full=True)
+            problem = None if checked else check_rows(table, self.expected())
+            if columns is not None:
+                table = table.select(list(columns))
+            for name in text:  # back to plain strings, as the file declares them
+                if name in table.column_names:
+                    table = table.set_column(table.column_names.index(name), name,
+                                             pc.cast(table.column(name), pa.string()))
         except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
             raise StoreError(f"{path}: unreadable results file ({type(exc).__name__}: {exc}); "
                              f"move it away to continue") from None
+        if problem is not None:
+            raise StoreError(f"{path}: corrupt results file ({problem}); it is not read as data: "
+                             f"move it away or restore it to continue")
         if not checked:
-            problem = check_rows(table, self.expected())
-            if problem is not None:
-                raise StoreError(f"{path}: corrupt results file ({problem}); it is not read as data: "
-                                 f"move it away or restore it to continue")
             self._checked[path.name] = key
-        if columns is not None:
-            table = table.select(list(columns))
-        for name in text:  # back to plain strings, as the file declares them
-            if name in table.column_names:
-                table = table.set_column(table.column_names.index(name), name, pc.cast(table.column(name), pa.string()))
         return table
 
     def finished_games(self) -> set[int]:
@@ -688,7 +703,7 @@ class ResultStore:
         if not tables:
             return SCHEMA.empty_table().to_pandas()
         _check_copies(tables, parts)
-        frames = [t.to_pandas() for t in tables]
+        frames = [_to_frame(table, part) for table, part in zip(tables, parts)]
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         df = df.drop_duplicates(subset=["game_index", "seat"], keep="first")
         return df.sort_values(["game_index", "seat"], kind="stable").reset_index(drop=True)
