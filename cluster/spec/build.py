@@ -35,8 +35,8 @@ from agents.api import Budget
 from agents.registry import agent_class, agent_names, make_agent_config
 from cluster.spec.design import default_seeds, is_runs_design
 from cluster.spec.edits import scale_study
-from cluster.spec.fields import (Flag, Label, Name, NonNegativeInt, PositiveInt, SpecError, Text, config_class, rule,
-                                 section, table)
+from cluster.spec.fields import (LABEL_RULE, Flag, Label, Name, NonNegativeInt, PositiveInt, SpecError, Text,
+                                 config_class, is_label, rule, section, table)
 from cluster.spec.limits import DEFAULT_LIMITS, Limits, check_count
 from cluster.spec.seed_populations import check_population_fits, resolve_population
 from cluster.spec.study import SECTIONS, DesignSpec, RankingSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec
@@ -318,6 +318,10 @@ def build_lineup(raw, num_players: int, game: str, base_dir: Path,
         entries.append(dict(agent=agent, label=seat.label, params=params, config=config,
                             seed_population=population, budget=budget))
     labels = _assign_labels([entry["agent"] for entry in entries], [entry["label"] for entry in entries])
+    for i, (entry, label) in enumerate(zip(entries, labels)):
+        if entry["label"] is None and not is_label(label):  # e.g. a long import path, an odd plugin name
+            raise SpecError(f"lineup[{i}].label: required: the agent's name {label!r} is no label ({LABEL_RULE}); "
+                            f"give one, e.g. label = \"A\"")
     _check_metric_keys(labels)
     return tuple(SeatSpec(**{**entry, "label": label}) for entry, label in zip(entries, labels))
 

@@ -90,8 +90,10 @@ def is_label(value) -> bool:
 
 Name = Annotated[Any, rule(is_name, f"use letters, digits, '.', '_' and '-', starting with a letter or a "
                                     f"digit, at most {NAME_MAX} characters (it names a directory)")]
-Label = Annotated[Any, rule(is_label, f"use letters, digits, spaces and . _ - + = : , ( ) @ #, at most "
-                                      f"{LABEL_MAX} characters, no space at either end")]
+#: What :data:`Label` says of a label it refuses.
+LABEL_RULE = (f"use letters, digits, spaces and . _ - + = : , ( ) @ #, at most {LABEL_MAX} characters, no space "
+              f"at either end")
+Label = Annotated[Any, rule(is_label, LABEL_RULE)]
 
 
 def _finite(value) -> bool:

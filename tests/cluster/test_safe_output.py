@@ -24,7 +24,7 @@ from games.birds import Birds, BirdsConfig
 
 SCRIPT = "</script><script>document.title='owned'</script>"
 COMMENT = "<!--<script>"
-HOSTILE_LABELS = [SCRIPT, COMMENT + " __FRAMES__", "A&amp;B \u2028 <img src=x onerror=alert(1)>"]
+HOSTILE_LABELS = [SCRIPT + " <img src=x onerror=alert(1)>", COMMENT + " __FRAMES__ A&amp;B \u2028\u2029"]
 HOSTILE_GAME = "birds</title><script>alert('game')</script>"
 HOSTILE_STATUS = "status </SCRIPT ><svg onload=alert('status')>"
 HOSTILE_ACTION = "act</script><b>bold</b>"
@@ -104,8 +104,9 @@ def test_replay_page_keeps_hostile_strings_as_data(title, monkeypatch, tmp_path)
     assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "h3", "img", "div", "button",
                               "input", "span", "table", "thead", "tbody", "tr", "th", "script"}
     assert not [name for name, _ in page.attributes if name.startswith("on")]
-    for hostile in [*HOSTILE_LABELS, HOSTILE_GAME, HOSTILE_STATUS, HOSTILE_ACTION, "</script", "<!--<"]:
+    for hostile in [*HOSTILE_LABELS, HOSTILE_GAME, HOSTILE_STATUS, HOSTILE_ACTION, "<!--<", "<svg"]:
         assert hostile not in text
+    assert text.lower().count("</script") == 1  # the page's own
     # The strings are still there as data: the title as text, the details as JSON.
     expected = title or f"{HOSTILE_GAME} replay: {', '.join(labels[:record.num_players])}"
     assert page.title == expected

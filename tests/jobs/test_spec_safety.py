@@ -104,6 +104,17 @@ def test_a_plugin_import_path_is_still_a_default_label():
     assert spec.labels[0] == "agents.simple:RandomAgent"
 
 
+def test_an_agent_name_that_is_no_label_needs_a_label(tmp_path, monkeypatch):
+    module = "arena_plugin_with_a_module_name_long_enough_to_pass_the_label_limit"
+    (tmp_path / f"{module}.py").write_text("from agents.simple import RandomAgent\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = _data()
+    data["lineup"][0] = {"agent": f"{module}:RandomAgent"}
+    _refused(data, f"lineup[0].label: required: the agent's name '{module}:RandomAgent' is no label (use letters")
+    data["lineup"][0]["label"] = "Plugin"
+    assert build_spec(data).labels == ("Plugin", "B")
+
+
 # --- sizes: limits, and how a spec raises them ---------------------------------------------------
 @pytest.mark.parametrize("sections, message", [
     ({"budget": {"iterations": HUGE}},
