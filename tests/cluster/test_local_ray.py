@@ -61,12 +61,14 @@ def _is_loopback(address: str) -> bool:
     return ipaddress.ip_address(address.split("%")[0]).is_loopback
 
 
-def test_every_listener_of_the_embedded_ray_is_on_the_loopback():
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER], cwd=REPO, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def test_every_listener_of_the_embedded_ray_is_on_the_loopback(tmp_path):
+    log = tmp_path / "driver.err"
+    with open(log, "w") as err:
+        driver = subprocess.Popen([sys.executable, "-c", DRIVER], cwd=REPO, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=err, text=True)
     try:
-        line = driver.stdout.readline()
-        assert line.strip() == "ready", driver.stderr.read() if driver.poll() is not None else line
+        lines = iter(driver.stdout.readline, "")
+        assert any(line.strip() == "ready" for line in lines), log.read_text()[-3000:]
         root = psutil.Process(driver.pid)
         seen: set[tuple[str, str, int]] = set()
         last_change, start = time.monotonic(), time.monotonic()

@@ -69,7 +69,7 @@ class _Page(HTMLParser):
 
 
 def _hostile_record(monkeypatch, labels):
-    """A short birds game recorded under a hostile game name with hostile labels."""
+    """A birds game recorded under a hostile game name with hostile labels."""
     monkeypatch.setitem(registry._GAMES, HOSTILE_GAME, (BirdsConfig, _HostileBirds))
     game = registry.make_game(HOSTILE_GAME, BirdsConfig())
     board_seed = np.random.SeedSequence(4, spawn_key=(0,))
@@ -81,7 +81,7 @@ def _hostile_record(monkeypatch, labels):
     recorder.start(game)
     from cluster.run.play import acting_players
 
-    while not game.done and game.step_count < 4:
+    while not game.done:  # a page replays the whole game
         actions = [0] * game.num_players
         for seat in acting_players(game):
             actions[seat] = players[seat].act(game.observation(seat))

@@ -128,7 +128,7 @@ def test_an_agent_name_that_is_no_label_needs_a_label(tmp_path, monkeypatch):
     ({"design": {"seeds": 3, "runs": 2000, "rounds": 1000, "series_by": "run"}},
      "design.runs: 2000 runs x 1000 rounds = 2000000 games, over the limit of 1000000 games per study"),
     ({"design": {"seeds": 1000, "games_per_seed": 100, "vary": {"start_food": list(range(21))}}},
-     "design.games_per_seed: 1000 board seeds x 100 games x 21 conditions = 2100000 games, over the limit"),
+     "design.seeds: 1000 board seeds x 100 games x 21 conditions = 2100000 games, over the limit"),
     ({"design": {"seeds": 500_000, "games_per_seed": 2, "stop": {"sprt": {"elo0": 0, "elo1": 20},
                                                                  "between": ["A", "B"], "max_games": 2_000_000}}},
      "design.stop.max_games: 2000000, over the limit of 1000000 games per study"),
