@@ -58,7 +58,10 @@ def _listeners(root: psutil.Process) -> set[tuple[str, str, int]]:
 
 
 def _is_loopback(address: str) -> bool:
-    return ipaddress.ip_address(address.split("%")[0]).is_loopback
+    """127.0.0.0/8, ::1, or an IPv4 loopback address mapped into IPv6 (``::ffff:127.0.0.1``)."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def test_every_listener_of_the_embedded_ray_is_on_the_loopback(tmp_path):
