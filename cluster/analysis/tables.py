@@ -34,7 +34,7 @@ def markdown_cell(value) -> str:
     renderer such as MLflow's run description shows them as written, never as markup) and
     ``|`` escaped (it would end the cell).
 
-    >>> markdown_cell("a|<b>")
-    'a\\|&lt;b&gt;'
+    >>> print(markdown_cell("a|<b>"))
+    a\\|&lt;b&gt;
     """
     return html.escape(str(value), quote=False).replace("|", "\\|")
