@@ -77,18 +77,18 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _is_import_machinery(filename: str) -> bool:
-    return filename.startswith("<frozen ") or filename in (__file__, importlib.__file__)
-
-
 def raised_at(exc: BaseException) -> str | None:
     """``file:line`` of the code that raised ``exc`` while a module was imported: where a
-    :class:`SyntaxError` is, else the innermost frame that is not the import machinery
-    (None when only the machinery ran, e.g. a module that is not there)."""
+    :class:`SyntaxError` is, else the innermost frame below ``importlib.import_module`` that
+    is not the import machinery itself (None when only the machinery ran, e.g. a module
+    that is not there)."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{exc.filename}:{exc.lineno}"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _is_import_machinery(f.filename)]
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+    frames = traceback.extract_tb(exc.__traceback__)
+    calls = [i for i, f in enumerate(frames) if f.filename == importlib.__file__]
+    below = frames[calls[-1] + 1:] if calls else frames
+    code = [f for f in below if not f.filename.startswith("<frozen ")]
+    return f"{code[-1].filename}:{code[-1].lineno}" if code else None
 
 
 def describe_import_error(exc: BaseException) -> str:

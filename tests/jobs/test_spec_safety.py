@@ -258,3 +258,15 @@ def test_with_debug_the_plugin_traceback_is_shown(tmp_path, monkeypatch):
     assert f'File "{path}", line 5' in shown and f'File "{path}", line 2' in shown
     assert "return {}['missing']" in shown
 
+
+
+def test_the_per_node_plugin_check_names_the_file_and_line(tmp_path, monkeypatch):
+    from cluster.run.plugin_nodes import import_failures
+
+    (tmp_path / "arena_bad_plugin_node.py").write_text("X = 1\nY = undefined_name\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    missing = "arena_plugin_not_installed_here"
+    assert import_failures({"lineup[0].agent": ("arena_bad_plugin_node", missing)}) == [
+        ("lineup[0].agent", "arena_bad_plugin_node",
+         f"{tmp_path / 'arena_bad_plugin_node.py'}:2: NameError: name 'undefined_name' is not defined"),
+        ("lineup[0].agent", missing, f"ModuleNotFoundError: No module named '{missing}'")]
