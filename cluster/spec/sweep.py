@@ -326,8 +326,8 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
     sweep = _section(_SweepTable, data, "sweep")
     name, seed = sweep.name, sweep.seed
     if len(name) > SWEEP_NAME_MAX:
-        raise SweepError(f"sweep.name: at most {SWEEP_NAME_MAX} characters (its trials' study ids add "
-                         f"{NAME_MAX - SWEEP_NAME_MAX}), got {len(name)}")
+        raise SweepError(f"sweep.name: at most {SWEEP_NAME_MAX} characters (its trials' study ids, "
+                         f"<name>-reeval-<10 hex digits>, are study ids of at most {NAME_MAX}), got {len(name)}")
     base = data.get("base")
     if not base:
         raise SweepError("base: a base study is needed: sweep.base = 'study.toml' or inline [base] tables")
