@@ -139,3 +139,11 @@ def test_run_description_fences_hold_backticks():
     assert _fence(command) == "````"
     assert _code_span("/tmp/a`b") == "``/tmp/a`b``"
     assert _code_span("`x") == "`` `x ``"
+
+
+@pytest.mark.parametrize("experiment, directory", [("..", "experiment"), (".", "experiment"),
+                                                   ("../../etc", "_.._etc"), (".hidden run", "hidden_run")])
+def test_an_experiment_name_is_one_directory_under_mlartifacts(experiment, directory):
+    from cluster.tracking import artifact_location
+
+    assert artifact_location("sqlite:////data/m.db", experiment) == f"/data/mlartifacts/{directory}"
