@@ -607,7 +607,7 @@ class HostPool:
         past it with the learned state it had before it."""
         task = run.task
         reason = (f"hung: game {task.game_index} (series {task.series_id}) ran past its host's time "
-                  f"allowance {abandons} times, alone on a fresh host each time (study.hang_factor = "
+                  f"allowance {abandons} times, alone in its call each time (study.hang_factor = "
                   f"{self.hang.factor:g}, hang_floor_seconds = {self.hang.floor_seconds:g}, hang_abandons = "
                   f"{self.hang.abandons}); its host was killed each time")
         if self._error_rows is None:

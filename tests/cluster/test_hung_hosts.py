@@ -112,12 +112,13 @@ def test_hang_allowance_scales_with_the_games_and_doubles_per_abandon():
 
 # --- conduct, counted per seat (no Ray) ---------------------------------------------------
 def test_overruns_and_invalid_actions_are_counted_per_seat(tmp_path):
-    # A plays an invalid action at every 2nd decision; B sleeps 250 ms at every 3rd, under a
-    # 50 ms budget whose tolerance (1.0) puts the limit at 100 ms: 6 decisions a game.
-    spec = make_spec(tmp_path, budget={"ms": 50, "overrun_tolerance": 1.0}, design={"seeds": 1, "games_per_seed": 2},
+    # A plays an invalid action at every 2nd decision; B sleeps 400 ms at every 3rd, under a
+    # 100 ms budget whose tolerance (1.0) puts the limit at 200 ms (the others take microseconds,
+    # far from it even on a loaded machine): 6 decisions a game.
+    spec = make_spec(tmp_path, budget={"ms": 100, "overrun_tolerance": 1.0}, design={"seeds": 1, "games_per_seed": 2},
                      lineup=[{"agent": "fake_misbehaving", "label": "A", "params": {"invalid_every": 2}},
                              {"agent": "fake_misbehaving", "label": "B",
-                              "params": {"slow_every": 3, "slow_ms": 250}}])
+                              "params": {"slow_every": 3, "slow_ms": 400}}])
     df = play_all(spec)
     assert (df["result"] != "error").all() and (df["length"] == 6).all()
     a, b = seat_rows(df, "A"), seat_rows(df, "B")
@@ -155,18 +156,18 @@ def test_a_clean_study_shows_no_conduct_columns_and_iteration_budgets_never_over
 
 
 def test_the_forfeit_policy_loses_the_game_on_time(tmp_path):
-    # B's 3rd decision takes 250 ms under a 50 ms budget (limit 75 ms): B loses at step 3.
-    spec = make_spec(tmp_path, budget={"ms": 50, "overrun_policy": "forfeit"}, design={"seeds": 1, "games_per_seed": 2},
+    # B's 3rd decision takes 600 ms under a 200 ms budget (limit 300 ms): B loses at step 3.
+    spec = make_spec(tmp_path, budget={"ms": 200, "overrun_policy": "forfeit"}, design={"seeds": 1, "games_per_seed": 2},
                      lineup=[{"agent": "fake", "label": "A"},
-                             {"agent": "fake_misbehaving", "label": "B", "params": {"slow_every": 3, "slow_ms": 250}}])
+                             {"agent": "fake_misbehaving", "label": "B", "params": {"slow_every": 3, "slow_ms": 600}}])
     df = play_all(spec)
     a, b = seat_rows(df, "A"), seat_rows(df, "B")
     assert a["result"].tolist() == ["win", "win"] and b["result"].tolist() == ["loss", "loss"]
     assert a["reward"].tolist() == [1.0, 1.0] and b["reward"].tolist() == [-1.0, -1.0]
     assert (df["length"] == 2).all()  # the step of the overrun is not played
     assert b["overruns"].tolist() == [1, 1] and a["forfeit"].isna().all()
-    assert b["forfeit"].str.match(r"lost on time: decision 3 took \d+\.\d ms, over its 50 ms budget \+ 50% "
-                                  r"tolerance \(75 ms\)").all()
+    assert b["forfeit"].str.match(r"lost on time: decision 3 took \d+\.\d ms, over its 200 ms budget \+ 50% "
+                                  r"tolerance \(300 ms\)").all()
     assert (df["error"].isna()).all()
     text = to_markdown(result_table(df))
     assert "| Overruns | Forfeits |" in text.splitlines()[0] and text.splitlines()[3].endswith("| 2 | 2 |")
