@@ -140,6 +140,27 @@ def test_overruns_and_invalid_actions_are_counted_per_seat(tmp_path):
     assert "overruns/A" not in metrics and "invalid_actions/B" not in metrics  # logged once nonzero
 
 
+def test_conduct_reaches_mlflow_as_per_entrant_metrics(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    from cluster.run.tracker import StudyTracker
+
+    spec = build_spec({
+        "study": {"name": "conduct-mlflow", "seed": 3, "results_dir": str(tmp_path / "studies")},
+        "game": {"name": "count", "max_steps": 4}, "budget": {"iterations": 2},
+        "design": {"seeds": 1, "games_per_seed": 2},
+        "lineup": [{"agent": "fake_misbehaving", "label": "A", "params": {"invalid_every": 1}},
+                   {"agent": "fake", "label": "B"}],
+        "tracking": {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "experiment": "conduct"}})
+    tracker = StudyTracker(spec)
+    run_id = tracker.start()
+    tracker.add(play_all(spec).to_dict("records"))
+    tracker.finish()
+    metrics = MlflowClient(tracking_uri=spec.tracking.uri).get_run(run_id).data.metrics
+    assert metrics["invalid_actions/A"] == 8  # every decision of its two games
+    assert "invalid_actions/B" not in metrics and "overruns/A" not in metrics
+
+
 def test_a_clean_study_shows_no_conduct_columns_and_iteration_budgets_never_overrun(tmp_path):
     # B is as slow as above, but under an iteration budget: no time limit, nothing counted,
     # and the forfeit policy changes no move (a game stays a pure function of its seeds).
