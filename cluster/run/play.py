@@ -272,9 +272,8 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             game.step(actions)
             if recorder is not None:
                 recorder.step(game, actions)
-        teams = _teams(game, n)
         if any(forfeit):
-            outcomes = forfeit_outcomes(teams, [s for s in range(n) if forfeit[s]])
+            outcomes = forfeit_outcomes(_teams(game, n), [s for s in range(n) if forfeit[s]])
             returns = forfeit_rewards(outcomes)
             scores = None  # the game did not reach its end
         else:
@@ -305,29 +304,46 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         learned_after = {}
 
     invalid = np.asarray(game.invalid_actions, dtype=np.int64)
-    seat_rows = [dict(result=outcomes[seat], reward=float(returns[seat]), died_at=died_at[seat],
-                      mean_iterations=float(agent.mean_iterations), mean_ms=float(agent.mean_ms),
-                      invalid_actions=int(invalid[seat]) if seat < len(invalid) else 0,
-                      overruns=overruns[seat], forfeit=forfeit[seat], **metrics[seat], **extras[seat])
-                 for seat, agent in enumerate(seats)]
-    rows = game_rows(spec, task, columns, seat_rows, teams=_teams(game, n), length=_safe_step_count(game),
+    seat_results = [SeatResult(outcomes[seat], float(returns[seat]), died_at[seat], float(agent.mean_iterations),
+                               float(agent.mean_ms), int(invalid[seat]) if seat < len(invalid) else 0,
+                               overruns[seat], forfeit[seat], {**metrics[seat], **extras[seat]})
+                    for seat, agent in enumerate(seats)]
+    rows = game_rows(spec, task, columns, seat_results, teams=_teams(game, n), length=_safe_step_count(game),
                      error=error, worker=worker, scores=scores)
     return rows, learned_after, (recorder.finish() if recorder is not None else None)
 
 
-def game_rows(spec, task, columns: LineupColumns, seat_rows: list[dict], teams, length: int,
+class SeatResult(NamedTuple):
+    """How one seat's game went: the columns of its row that are its own."""
+
+    result: str
+    reward: float = 0.0
+    died_at: int | None = None
+    mean_iterations: float = 0.0
+    mean_ms: float = 0.0
+    invalid_actions: int = 0
+    """Actions the game refused and replaced (``Game.invalid_actions``)."""
+    overruns: int = 0
+    """Decisions over the time budget's tolerance (:mod:`cluster.run.conduct`)."""
+    forfeit: str | None = None
+    """Why the seat lost on time (``overrun_policy = "forfeit"``), else None."""
+    extra: dict = {}
+    """Extra columns: the agent's figures (``metric.<name>``) and its own row fields."""
+
+
+def game_rows(spec, task, columns: LineupColumns, seat_results: list[SeatResult], teams, length: int,
               error: str | None, worker: str, scores=None) -> list[dict]:
     """The result rows of one game, one per seat: the columns every row has (the study, the
     game's indices and seeds, the seat's entrant, ``length``, ``error``, the time, the
-    worker, the condition) and each seat's own (``seat_rows[seat]``: its result, reward and
-    conduct, its figures); with ``scores``, ``score`` and ``score_margin``."""
+    worker, the condition) and each seat's own (``seat_results[seat]``); with ``scores``,
+    ``score`` and ``score_margin``."""
     finished_at = datetime.now(timezone.utc)
     entropy = f"{spec.seed}/{','.join(str(k) for k in task.spawn_key)}"
     condition = int(task.condition)
     condition_label = spec.condition_label(condition)
     varied = {f"vary.{k}": v for k, v in spec.design.conditions[condition].items()}
     rows = []
-    for seat, own in enumerate(seat_rows):
+    for seat, own in enumerate(seat_results):
         entry = task.seat_lineup[seat]
         row = {
             "study_id": spec.study_id,
@@ -341,22 +357,22 @@ def game_rows(spec, task, columns: LineupColumns, seat_rows: list[dict], teams, 
             "agent": columns.agent[entry],
             "config_hash": columns.config_hash[entry],
             "team": int(teams[seat]),
-            "result": own.get("result"),
-            "reward": own.get("reward", 0.0),
+            "result": own.result,
+            "reward": own.reward,
             "length": length,
-            "died_at": own.get("died_at"),
-            "mean_iterations": own.get("mean_iterations", 0.0),
-            "mean_ms": own.get("mean_ms", 0.0),
-            "invalid_actions": own.get("invalid_actions", 0),
-            "overruns": own.get("overruns", 0),
-            "forfeit": own.get("forfeit"),
+            "died_at": own.died_at,
+            "mean_iterations": own.mean_iterations,
+            "mean_ms": own.mean_ms,
+            "invalid_actions": own.invalid_actions,
+            "overruns": own.overruns,
+            "forfeit": own.forfeit,
             "budget": columns.budget[entry],
             "error": error,
             "finished_at": finished_at,
             "worker": worker,
             "condition": condition_label,
             **varied,
-            **{k: v for k, v in own.items() if k not in _SEAT_COLUMNS},
+            **own.extra,
         }
         if scores is not None:
             others = [x for i, x in enumerate(scores) if i != seat]
@@ -366,11 +382,6 @@ def game_rows(spec, task, columns: LineupColumns, seat_rows: list[dict], teams, 
     return rows
 
 
-#: The schema columns :func:`game_rows` takes from a seat's own dict (the rest of it are extra columns).
-_SEAT_COLUMNS = frozenset({"result", "reward", "died_at", "mean_iterations", "mean_ms", "invalid_actions",
-                           "overruns", "forfeit"})
-
-
 def abandoned_game_rows(spec, task, reason: str, worker: str = "", columns: LineupColumns | None = None) -> list[dict]:
     """The ``result == "error"`` rows of a game that never finished because its host hung
     (:class:`cluster.run.scheduler.HostPool` abandoned it ``study.hang_abandons`` times),
@@ -378,8 +389,7 @@ def abandoned_game_rows(spec, task, reason: str, worker: str = "", columns: Line
     columns = columns or lineup_columns(spec)
     n = len(task.seat_lineup)
     teams = spec.seat_teams if len(spec.seat_teams) == n else tuple(range(n))
-    seat_rows = [dict(result=ERROR, reward=0.0) for _ in range(n)]
-    return game_rows(spec, task, columns, seat_rows, teams=teams, length=0,
+    return game_rows(spec, task, columns, [SeatResult(ERROR)] * n, teams=teams, length=0,
                      error=reason[:MAX_ERROR_CHARS], worker=worker)
 
 
