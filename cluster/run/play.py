@@ -219,8 +219,8 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
 def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
                        worker: str | None = None, record: bool = True, columns: LineupColumns | None = None):
     """:func:`play_game` that also returns the game's record
-    (:class:`cluster.replay.records.GameRecord`, or None if ``record`` is false or the
-    game failed): ``(rows, learned_after, record)``. ``columns``: the lineup's
+    (:class:`cluster.replay.records.GameRecord`, or None if ``record`` is false, the
+    game failed or was lost on time): ``(rows, learned_after, record)``. ``columns``: the lineup's
     :class:`LineupColumns` when the caller plays many games (computed here otherwise)."""
     worker = worker or worker_name()
     columns = columns or lineup_columns(spec)
@@ -276,6 +276,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             outcomes = forfeit_outcomes(_teams(game, n), [s for s in range(n) if forfeit[s]])
             returns = forfeit_rewards(outcomes)
             scores = None  # the game did not reach its end
+            recorder = None  # nor would its record (a replay checks that a record ends with its game)
         else:
             returns = np.asarray(game.returns(), dtype=np.float64)
             outcomes = list(game.outcomes())

@@ -23,7 +23,7 @@ import pytest
 from cluster.analysis.report import report_study, result_table, to_markdown
 from cluster.results.store import SCHEMA, ResultStore
 from cluster.run.driver import Recorder, plan_and_resume, run_study
-from cluster.run.play import build_agents, play_game
+from cluster.run.play import build_agents, play_game, play_recorded_game
 from cluster.run.scheduler import HangRule
 from cluster.run.tracker import Tally
 from cluster.spec.build import build_spec
@@ -184,6 +184,8 @@ def test_the_forfeit_policy_loses_the_game_on_time(tmp_path):
     df = play_all(spec)
     a, b = seat_rows(df, "A"), seat_rows(df, "B")
     assert a["result"].tolist() == ["win", "win"] and b["result"].tolist() == ["loss", "loss"]
+    task = plan_study(spec)[0].games[0]  # no record: it would end before its game does (replays check that)
+    assert play_recorded_game(spec, task, build_agents(spec))[2] is None
     assert a["reward"].tolist() == [1.0, 1.0] and b["reward"].tolist() == [-1.0, -1.0]
     assert (df["length"] == 2).all()  # the step of the overrun is not played
     assert b["overruns"].tolist() == [1, 1] and a["forfeit"].isna().all()
