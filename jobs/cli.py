@@ -114,6 +114,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = argv + (["--", *passthrough] if passthrough else [])
     args.passthrough = passthrough
+    args.debug = debug
     if passthrough and args.command not in PASSTHROUGH_COMMANDS:
         print(f"arena {args.command}: unexpected arguments after '--': {' '.join(passthrough)} (only "
               f"`arena bench --against REV --script PROBE -- ...` passes options on)", file=sys.stderr)

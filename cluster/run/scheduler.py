@@ -55,6 +55,8 @@ try:  # ray >= 2.10
 except ImportError:  # pragma: no cover
     ActorUnavailableError = RayActorError
 
+from cluster.run.local_ray import init_local_ray
+
 log = logging.getLogger(__name__)
 
 #: Exceptions meaning "this actor is gone (or unreachable, or its result was lost
@@ -763,8 +765,6 @@ def start_ray(address: str | None, num_workers: int | None) -> bool:
     address = address or os.environ.get("RAY_ADDRESS") or None  # set by `ray job submit`
     if address:
         ray.init(address=address, log_to_driver=False)
-    else:
-        # "local": a fresh embedded Ray even if a `ray start` cluster runs on this machine
-        ray.init(address="local", num_cpus=num_workers or os.cpu_count(), include_dashboard=False,
-                 log_to_driver=False, dashboard_host="127.0.0.1")
+    else:  # a fresh embedded Ray, every listener on 127.0.0.1
+        init_local_ray(num_workers)
     return True

@@ -69,6 +69,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -433,8 +434,9 @@ class StudyTracker:
         if note:
             lines += [note, ""]
         if self.context.command:
-            lines += ["Command:", "", "```", self.context.command, "```", ""]
-        lines += [f"Study directory: `{Path(spec.study_dir).resolve()}`"]
+            fence = _fence(self.context.command)
+            lines += ["Command:", "", fence, self.context.command, fence, ""]
+        lines += [f"Study directory: {_code_span(str(Path(spec.study_dir).resolve()))}"]
         t0 = time.monotonic()
         try:
             self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
@@ -526,6 +528,19 @@ def counts_text(counts: dict[str, int]) -> str:
     if counts.get("abandoned"):
         text += f", {counts['abandoned']} host call{'s' * (counts['abandoned'] != 1)} abandoned as hung"
     return text
+
+
+def _fence(text: str, shortest: int = 3) -> str:
+    """A run of backticks longer than any in ``text`` (at least ``shortest``), so that a
+    command or a path with backticks stays inside its Markdown code span or block."""
+    return "`" * max(shortest, max(map(len, re.findall("`+", text)), default=0) + 1)
+
+
+def _code_span(text: str) -> str:
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    fence = _fence(text, 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _budget_text(budget) -> str:

@@ -28,8 +28,17 @@ whose message starts with the dotted name of the offending field::
     study.bogus: unknown key; known: [...]
 
 The TOML shape (sections ``study``, ``game``, ``budget``, ``design``,
-``lineup`` (an array of tables) and ``tracking``) is shown in
+``lineup`` (an array of tables), ``tracking`` and ``limits``) is shown in
 ``jobs/pommerman_ffa_demo.toml``.
+
+Names and sizes: ``study.name`` and ``study.id`` name a directory (letters, digits, ``.``,
+``_``, ``-``, the first a letter or a digit); lineup labels take letters, digits, spaces and
+``. _ - + = : , ( ) @ #`` (:data:`cluster.spec.fields.LABEL_CHARS`). Games per study,
+iterations per decision and lineup entries have limits (1,000,000, 1,000,000 and 256),
+which a cluster's spec raises in its ``[limits]`` table (:mod:`cluster.spec.limits`)::
+
+    budget.iterations: 9223372036854775807, over the limit of 1000000 iterations per decision
+    (raise it with [limits] iterations = 9223372036854775807 or more)
 
 Budgets: ``[budget]`` (``ms`` or ``iterations`` per decision) is every seat's
 budget unless a lineup entry has its own, ``budget = { iterations = N }`` or
@@ -94,12 +103,13 @@ from agents.registry import agent_class
 from cluster.spec.design import (LINEUP_FORMAT, TOURNAMENT_FORMATS, games_per_group, group_key, group_name,
                                  is_runs_design)
 from cluster.spec.fields import Flag, Number, PositiveInt, SpecError, Text, config_class, one_of
+from cluster.spec.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "RankingSpec", "TrackingSpec",
            "StudySpec", "OVERRUN_POLICIES"]
 
 #: The sections of a study's TOML.
-SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
+SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking", "limits")
 #: Values of ``[budget] overrun_policy`` (:mod:`cluster.run.conduct`).
 OVERRUN_POLICIES = ("count", "forfeit")
 DEFAULT_OVERRUN_TOLERANCE = 0.5
@@ -225,7 +235,10 @@ class SeatSpec:
     """One entry of the lineup: an agent with its parameters."""
 
     label: str
-    """Unique display name in tables and rows (default: the agent name, made unique)."""
+    """Unique display name in tables and rows (default: the agent name, made unique): letters,
+    digits, spaces and ``. _ - + = : , ( ) @ #``, at most 64 characters, no space at either
+    end; two labels may not differ only in characters MLflow keys lack (``MCTS+R`` and
+    ``MCTS_R`` would share the metrics ``W/MCTS_R``)."""
     agent: str
     """Registry name of the agent (``agents.registry.agent_names()``: built-ins and installed
     plugins) or its import path ``package.module:ClassName``."""
@@ -482,7 +495,8 @@ class StudySpec:
     """A whole study: the game, the lineup, the budget, the design and tracking."""
 
     name: str
-    """Study name (letters, digits, ``.``, ``_``, ``-``)."""
+    """Study name: letters, digits, ``.``, ``_``, ``-``, the first a letter or a digit, at most
+    100 characters (it names the study's directory: never ``.`` or ``..``)."""
     seed: int
     """Study seed: every board and agent seed derives from it and a game index."""
     results_dir: str
@@ -534,6 +548,8 @@ class StudySpec:
     """``[study] hang_abandons``: a game whose host is abandoned this many times while it plays
     that game alone is recorded as an error (``result = "error"``, the reason in ``error``)
     and the study goes on."""
+    limits: Limits = DEFAULT_LIMITS
+    """``[limits]``: the largest sizes this spec may set (:mod:`cluster.spec.limits`)."""
 
     def budget_for(self, lineup_index: int) -> Budget:
         """The budget of lineup entry ``lineup_index``: its own (unless
@@ -613,6 +629,7 @@ class StudySpec:
             "design": design,
             "lineup": lineup,
             "tracking": asdict(self.tracking),
+            **({"limits": self.limits.non_default()} if self.limits.non_default() else {}),
             "source": self.source,
         }
 
@@ -658,6 +675,8 @@ class StudySpec:
                 put(f"lineup.{i}.params.{key}", value)  # e.g. profile "auto" as resolved for this game
         for key, value in asdict(self.tracking).items():
             put(f"tracking.{key}", value)
+        for key, value in self.limits.non_default().items():
+            put(f"limits.{key}", value)
         return flat
 
 

@@ -290,7 +290,9 @@ def bench_cluster(quick: bool = False) -> dict:
 
     started = False
     if not ray.is_initialized():
-        ray.init(address="local", num_cpus=max(2, min(2, os.cpu_count() or 2)), include_dashboard=False, log_to_driver=False)
+        from cluster.run.local_ray import init_local_ray
+
+        init_local_ray(2)  # every listener on 127.0.0.1
         started = True
     out: dict = {}
     try:

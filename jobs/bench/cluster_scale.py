@@ -318,7 +318,9 @@ def bench_scale(quick: bool = False, multi_node: bool = True) -> dict:
         root = Path(tmp)
         started = not ray.is_initialized()
         if started:
-            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+            from cluster.run.local_ray import init_local_ray
+
+            init_local_ray(2)  # every listener on 127.0.0.1
         try:
             costs, _ = measure_driver_costs(root, games=games)
             costs = DriverCosts(costs.per_game, costs.per_batch, costs.per_commit, commit_cpu=costs.commit_cpu,
