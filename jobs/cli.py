@@ -107,8 +107,11 @@ def _infrastructure_error(exc: BaseException) -> bool:
 
 
 def _one_line(exc: BaseException) -> str:
+    """The error's first line; an OSError as ``FILE: reason`` (every file error names its file)."""
     text = str(exc).strip() or type(exc).__name__
-    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    elif isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
         text = f"{exc.filename}: {text}"
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[0] + (" (...)" if len(lines) > 1 else "")
