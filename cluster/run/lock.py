@@ -129,13 +129,16 @@ class StudyLock:
         if self._fd is not None:
             raise RuntimeError(f"{self.path}: already held by this StudyLock")
         self.directory.mkdir(parents=True, exist_ok=True)
-        for _ in range(5):  # a stale lock replaced, or a race with another taker: try again
+        for _ in range(5):  # a stale lock replaced, a holder leaving, a race with another taker: again
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = self._holder(fd)
-                if holder is not None and holder.here and not holder.alive():
+                if holder is None:  # no record: a holder just starting or just leaving
+                    os.close(fd)
+                    continue
+                if holder.here and not holder.alive():
                     log.warning("%s: the driver that took it (%s) is gone; a process it started still "
                                 "holds the lock: replacing the stale lock", self.path, holder.describe())
                     self._unlink_if_same(fd)
@@ -178,7 +181,7 @@ class StudyLock:
 
     # --- helpers -----------------------------------------------------------------------------
     def _holder(self, fd: int) -> Holder | None:
-        for _ in range(20):  # the holder writes its record right after it locks
+        for _ in range(10):  # the holder writes its record right after it locks
             try:
                 text = os.pread(fd, 4096, 0).decode("utf-8", "replace")
             except OSError:

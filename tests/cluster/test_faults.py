@@ -398,11 +398,16 @@ def arena_lines(stderr: str) -> list[str]:
 
 
 def test_a_second_driver_on_a_study_refuses_naming_the_first(tmp_path):
-    spec_file = write_toml_spec(tmp_path, "dual")
+    from cluster.run.lock import LOCK_FILE, Holder
+
+    spec_file = write_toml_spec(tmp_path, "dual", seeds=12)
     study_dir = tmp_path / "studies" / "dual"
     first = start_arena(spec_file)
     try:
-        wait_for_games(first, study_dir, 1)
+        deadline = time.monotonic() + 60
+        while not (study_dir / LOCK_FILE).is_file() or Holder.parse((study_dir / LOCK_FILE).read_text()) is None:
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()[1][-3000:]
+            time.sleep(0.02)
         second = start_arena(spec_file)
         _, err = second.communicate(timeout=120)
         assert second.returncode == 4, err[-3000:]
@@ -415,9 +420,9 @@ def test_a_second_driver_on_a_study_refuses_naming_the_first(tmp_path):
         if first.poll() is None:
             first.kill()
     assert first.returncode == 0, err[-3000:]
-    assert "16 played, 0 skipped" in out
+    assert "24 played, 0 skipped" in out
     rows = ResultStore(study_dir).read()
-    assert len(rows) == 16 * 2 and not rows.duplicated(["game_index", "seat"]).any()
+    assert len(rows) == 24 * 2 and not rows.duplicated(["game_index", "seat"]).any()
     assert study_run_status(tmp_path, "dual") == "FINISHED"  # one run: the second never opened one
 
 
