@@ -241,18 +241,22 @@ def _quiet_shutdown() -> None:
 
 
 def _terminate(processes) -> None:
-    """SIGTERM to those of ``processes`` still running, SIGKILL to the survivors after a grace."""
+    """SIGTERM to those of ``processes`` still running, SIGKILL to the survivors after a grace
+    (a zombie has ended: its parent reaps it)."""
     import psutil
 
     alive = []
     for proc in processes:
         try:
-            if proc.is_running():
+            if _running(proc):
                 proc.terminate()
                 alive.append(proc)
         except psutil.Error:
             continue
-    _, alive = psutil.wait_procs(alive, timeout=TERMINATE_GRACE)
+    deadline = time.monotonic() + TERMINATE_GRACE
+    while alive and time.monotonic() < deadline:
+        psutil.wait_procs(alive, timeout=0.1)
+        alive = [p for p in alive if _running(p)]
     for proc in alive:
         try:
             proc.kill()
