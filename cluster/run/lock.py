@@ -48,6 +48,16 @@ LOCK_FILE = "driver.lock"
 NO_FLOCK = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)
 
 
+def _psutil():
+    """psutil: installed, or the copy Ray ships (``import ray`` puts it on the path)."""
+    try:
+        import psutil
+    except ImportError:
+        import ray  # noqa: F401 - adds ray/thirdparty_files (its psutil) to sys.path
+        import psutil
+    return psutil
+
+
 @dataclass(frozen=True)
 class Holder:
     """Who holds a study's lock, as its lock file says."""
@@ -62,7 +72,7 @@ class Holder:
 
     @classmethod
     def me(cls) -> "Holder":
-        import psutil
+        psutil = _psutil()
 
         return cls(host=socket.gethostname(), pid=os.getpid(),
                    since=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
@@ -90,7 +100,7 @@ class Holder:
 
     def alive(self) -> bool:
         """Whether the holder process still runs (on this host: its pid, started when recorded)."""
-        import psutil
+        psutil = _psutil()
 
         try:
             started = psutil.Process(self.pid).create_time()

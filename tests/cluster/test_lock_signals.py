@@ -91,6 +91,10 @@ def test_without_flock_the_record_guards_the_study(tmp_path, monkeypatch, caplog
 
 @pytest.fixture
 def arena_signals():
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are installed from the main thread only")
     install_signal_handlers()
     yield
     restore_signal_handlers()
