@@ -20,7 +20,8 @@
   that is still there: the GCS, the raylet and what they started (workers, the dashboard and
   runtime-env agents), found with psutil from the processes that appeared as the driver's
   children during ``ray.init``. A lost cluster is not asked to kill its actors (that would wait
-  on the lost GCS); ``ray.shutdown`` gets 10 s.
+  on the lost GCS): its processes are ended first (SIGKILL after 1 s), then ``ray.shutdown``
+  gets 10 s.
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ PING_SECONDS, PING_TIMEOUT = 1.0, 2.0
 NOTICE_SECONDS = 2.0
 #: Seconds processes get between SIGTERM and SIGKILL, and ``ray.shutdown`` on a lost cluster.
 TERMINATE_GRACE, SHUTDOWN_SECONDS = 3.0, 10.0
+#: Seconds the processes of a lost cluster get between SIGTERM and SIGKILL.
+LOST_GRACE = 1.0
 #: Seconds between two looks for the processes Ray started (workers come and go).
 REFRESH_SECONDS = 5.0
 
@@ -200,13 +203,14 @@ class RaySession:
         self.started = False
         self._refresh()
         processes = [p for p in self._known.values() if _running(p)]
-        if self.lost:  # ray.shutdown talks to the lost GCS: bounded
+        if self.lost:  # a lost cluster has nothing to wind down: end its processes, then disconnect (bounded)
+            _terminate(processes, grace=LOST_GRACE)
             done = threading.Thread(target=_quiet_shutdown, name="arena-ray-shutdown", daemon=True)
             done.start()
             done.join(SHUTDOWN_SECONDS)
         else:
             _quiet_shutdown()
-        _terminate(processes)
+            _terminate(processes)
 
     def _refresh(self) -> None:
         """Remember every process under the roots now (a process whose parent died is
@@ -240,7 +244,7 @@ def _quiet_shutdown() -> None:
         log.debug("ray.shutdown failed: %s", exc)
 
 
-def _terminate(processes) -> None:
+def _terminate(processes, grace: float = TERMINATE_GRACE) -> None:
     """SIGTERM to those of ``processes`` still running, SIGKILL to the survivors after a grace
     (a zombie has ended: its parent reaps it)."""
     import psutil
@@ -253,7 +257,7 @@ def _terminate(processes) -> None:
                 alive.append(proc)
         except psutil.Error:
             continue
-    deadline = time.monotonic() + TERMINATE_GRACE
+    deadline = time.monotonic() + grace
     while alive and time.monotonic() < deadline:
         psutil.wait_procs(alive, timeout=0.1)
         alive = [p for p in alive if _running(p)]

@@ -477,7 +477,9 @@ def test_a_lost_gcs_ends_the_driver_with_exit_5_and_leaves_no_process(tmp_path):
     assert proc.returncode == 5, err[-3000:]
     [line] = arena_lines(err)
     assert "the Ray cluster is lost" in line and "ARENA_GCS_TIMEOUT=5" in line and "Traceback" not in err
-    assert seconds < timeout + 20
+    # Noticed after ARENA_GCS_TIMEOUT, then the way out (processes ended, store compacted, run
+    # closed): well before Ray's own 60 s, after which Ray would end the driver with none of it.
+    assert seconds < 45
     assert study_run_status(tmp_path, "gcs") == "FAILED"
     assert_compacted(study_dir)
     left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
