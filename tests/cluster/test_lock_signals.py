@@ -137,3 +137,27 @@ def test_restored_handlers_are_the_ones_before():
     restore_signal_handlers()
     assert signal.getsignal(signal.SIGTERM) is before
     assert not raise_in_main_thread(RuntimeError("nobody listens"))
+
+
+def test_a_sweep_holds_its_directory_and_a_second_sweep_driver_refuses_before_ray(tmp_path):
+    import conftest  # noqa: F401  (the count game and the fake agent)
+    import ray
+
+    from cluster.spec.sweep import build_sweep
+    from cluster.sweep.driver import run_sweep
+
+    sweep = build_sweep({
+        "sweep": {"name": "held", "seed": 3, "games_per_trial": 2},
+        "base": {"study": {"name": "base", "seed": 1, "results_dir": str(tmp_path / "studies")},
+                 "game": {"name": "count", "max_steps": 4}, "budget": {"iterations": 1},
+                 "design": {"seeds": 1, "games_per_seed": 2},
+                 "lineup": [{"agent": "fake", "label": "A"}, {"agent": "fake", "label": "B"}],
+                 "tracking": {"enabled": False}},
+        "objective": {"label": "A", "metric": "win_rate"},
+        "search": {"lineup.0.params.sleep_ms": {"grid": [0.0, 1.0], "alias": "sleep"}},
+    })
+    started = ray.is_initialized()
+    with StudyLock(sweep.sweep_dir):
+        with pytest.raises(StudyBusyError, match=f"pid {os.getpid()},"):
+            run_sweep(sweep, progress=False, tracking=False)
+    assert ray.is_initialized() == started  # refused before Ray
