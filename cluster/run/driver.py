@@ -68,10 +68,11 @@ from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import GameSet, ResultStore
 from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.policy import dispatch_policy
+from cluster.run.conduct import ConductWatch
 from cluster.run.faults import StudyWriteError, deferred_signals
 from cluster.run.lock import StudyLock
 from cluster.run.ray_session import RaySession, gcs_timeout
-from cluster.run.scheduler import BatchSizer, GameHost, HostPool, SeriesRun, import_plugins, warm_up_nodes
+from cluster.run.scheduler import BatchSizer, GameHost, HangRule, HostPool, SeriesRun, import_plugins, warm_up_nodes
 from cluster.run.standings import LiveStandings
 from cluster.run.tracker import RunContext, StudyTracker, Tally
 from cluster.spec.plan import plan_study
@@ -101,7 +102,9 @@ class StudyResult:
     """Finished games re-played only to rebuild learned state (not recorded again)."""
     error_games: int = 0
     host_retries: int = 0
-    """Games re-submitted because their host died."""
+    """Games re-submitted because their host died or their call was abandoned as hung."""
+    host_abandons: int = 0
+    """Host calls abandoned as hung (:class:`cluster.run.scheduler.HangRule`)."""
     workers: int = 0
     seconds: float = 0.0
     """Wall time of the scheduling phase (Ray start-up excluded)."""
@@ -133,10 +136,14 @@ class StudyResult:
     @property
     def counts(self) -> dict[str, int]:
         """What this invocation did: games played, skipped (already in the store),
-        retried after a lost host, errored (and replayed to rebuild learned state)."""
-        return {"played": self.games_played, "skipped": self.games_skipped,
-                "retried": self.host_retries, "errored": self.error_games,
-                "replayed": self.games_replayed}
+        retried after a lost host, errored (and replayed to rebuild learned state), and
+        ``abandoned``, the host calls abandoned as hung, when there were any."""
+        counts = {"played": self.games_played, "skipped": self.games_skipped,
+                  "retried": self.host_retries, "errored": self.error_games,
+                  "replayed": self.games_replayed}
+        if self.host_abandons:  # host calls abandoned as hung
+            counts["abandoned"] = self.host_abandons
+        return counts
 
 
 @dataclass
@@ -307,7 +314,11 @@ class Recorder:
         self.workers = 0
         """Game hosts of this invocation (0: nothing was left to play)."""
         self.retries = 0
-        """Games re-submitted because their host died."""
+        """Games re-submitted because their host died or their call was abandoned."""
+        self.abandoned = 0
+        """Host calls abandoned as hung."""
+        self.conduct = ConductWatch()
+        """Warns once per label when its rows first show overruns, invalid actions or a forfeit."""
         self.batches = 0
         """Host calls of this invocation."""
         self.flushes = 0
@@ -403,6 +414,7 @@ class Recorder:
                 self.errors += 1
                 log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])
             self.tally.add(rows)
+            self.conduct.add(rows)
         if self.tracker is not None:
             self.tracker.add_games([item[2] for item in fresh])
         if self.standings is not None:
@@ -513,9 +525,12 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
         sizer = batch_sizer or BatchSizer.for_hosts(workers)
         policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor,
                                  more=(lambda: next_round_runs(spec, prepared)) if prepared.schedule else None)
+        from cluster.run.play import abandoned_game_rows  # (after the plugins, like the hosts)
+
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
-                        max_in_flight=policy.max_in_flight, sizer=sizer)
+                        max_in_flight=policy.max_in_flight, sizer=sizer, hang=HangRule.of(spec),
+                        error_rows=lambda task, reason: abandoned_game_rows(spec, task, reason, worker="driver"))
         pool.run(policy.runs, stop_when=policy.stop_when, admit=policy.admit, more=policy.more,
                  on_batch=session.watched(recorder.on_batch), on_idle=session.watched(recorder.flush),
                  wait_seconds=recorder.flush_seconds)
@@ -526,6 +541,7 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
             recorder.seconds = time.perf_counter() - t0
             if pool is not None:
                 recorder.retries = pool.retries
+                recorder.abandoned = pool.abandoned
                 if not session.lost:  # killing actors asks the GCS: a lost one would keep us waiting
                     pool.shutdown()
             if recorder.bar is not None:
@@ -568,6 +584,8 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         sdir = Path(spec.study_dir)
         counts = {"played": recorder.played, "skipped": prepared.skipped, "retried": recorder.retries,
                   "errored": recorder.errors, "replayed": recorder.replayed}
+        if recorder.abandoned:
+            counts["abandoned"] = recorder.abandoned
         table_markdown = _tables_markdown(rows)
         if sequential is not None:
             tracker.log_sequential(sequential)
@@ -604,7 +622,8 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         mlflow_run_id=tracker.run_id if tracker is not None else None,
         games_total=prepared.total, games_done=len(prepared.store.finished_set()),
         games_played=recorder.played, games_skipped=prepared.skipped, games_replayed=recorder.replayed,
-        error_games=recorder.errors, host_retries=recorder.retries, workers=recorder.workers,
+        error_games=recorder.errors, host_retries=recorder.retries, host_abandons=recorder.abandoned,
+        workers=recorder.workers,
         seconds=recorder.seconds, game_seconds=recorder.game_seconds, warm_up=recorder.warm_up,
         game_times=recorder.game_times, recorded_at=recorder.recorded_at,
         batches=recorder.batches, flushes=recorder.flushes, commits=recorder.commits,

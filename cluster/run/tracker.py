@@ -39,7 +39,10 @@ thousands of games a second makes a few requests a second. Per-game rows go to M
   ``died_at``), ``score/<label>`` (mean result, win 1, tie 0.5) and, in games with
   scores (rows with ``score_margin``), ``margin/<label>`` (mean score margin),
   ``metric.<name>/<label>`` (the mean of an agent's per-game figure, rows'
-  ``metric.<name>``, over the label's games without error), then
+  ``metric.<name>``, over the label's games without error), ``overruns/<label>``,
+  ``invalid_actions/<label>`` and ``forfeits/<label>`` (totals over all the label's
+  rows, logged once nonzero: decisions over the time budget's tolerance, actions the
+  game replaced, games lost on time), then
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``; a tournament adds its leaderboard
@@ -171,7 +174,8 @@ class Tally:
         """W/T/L rates over the games that ended without error (as in the report table),
         the win rate's 95% Wilson bounds, ``error_rate`` over all of the label's games,
         ``death_rate``, ``score``, ``margin`` (games with scores), the agents' figures
-        and ``games/done``; 0 where a label has no game yet (MLflow charts no NaN)."""
+        and ``games/done``; 0 where a label has no game yet (MLflow charts no NaN); the
+        conduct totals (``overruns``, ``invalid_actions``, ``forfeits``) once nonzero."""
         out = {"games/done": float(len(self.games))}
         for label, summary in self.labels.items():
             played = summary.games > 0
@@ -187,6 +191,9 @@ class Tally:
                 out[metric_key("margin", label)] = summary.margin.mean
             for key, figure in summary.figures.items():
                 out[metric_key(key, label)] = figure.mean
+            for key in ("overruns", "invalid_actions", "forfeits"):  # once it happened: totals so far
+                if getattr(summary, key):
+                    out[metric_key(key, label)] = float(getattr(summary, key))
         return dict(sorted(out.items()))
 
     def wtl(self, label: str) -> str:
@@ -518,6 +525,8 @@ def counts_text(counts: dict[str, int]) -> str:
             f"{counts.get('retried', 0)} retried after a lost host, {counts.get('errored', 0)} errored")
     if counts.get("replayed"):
         text += f", {counts['replayed']} replayed to rebuild learned state"
+    if counts.get("abandoned"):
+        text += f", {counts['abandoned']} host call{'s' * (counts['abandoned'] != 1)} abandoned as hung"
     return text
 
 

@@ -24,6 +24,7 @@ here and a field of the model; a rule over two sections goes to step 5.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Mapping
@@ -32,10 +33,12 @@ from agents.api import Budget
 from agents.registry import agent_class, agent_names, make_agent_config
 from cluster.spec.design import default_seeds, is_runs_design
 from cluster.spec.edits import scale_study
-from cluster.spec.fields import (Flag, Name, NonNegativeInt, PositiveInt, SpecError, Text, config_class, rule, section,
-                                 table)
+from cluster.spec.fields import (Flag, Name, NonNegativeInt, PositiveInt, SpecError, Text, config_class, one_of, rule,
+                                 section, table)
 from cluster.spec.seed_populations import check_population_fits, resolve_population
-from cluster.spec.study import SECTIONS, DesignSpec, RankingSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec
+from cluster.spec.study import (DEFAULT_HANG_ABANDONS, DEFAULT_HANG_FACTOR, DEFAULT_HANG_FLOOR_SECONDS,
+                                DEFAULT_OVERRUN_POLICY, DEFAULT_OVERRUN_TOLERANCE, OVERRUN_POLICIES, SECTIONS,
+                                DesignSpec, RankingSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec)
 from games.registry import check_game, game_names, make_config, make_game
 
 __all__ = ["build_spec", "spec_from_dict", "build_game", "build_budget", "build_design", "build_stop",
@@ -44,6 +47,16 @@ __all__ = ["build_spec", "spec_from_dict", "build_game", "build_budget", "build_
 
 
 # --- the raw tables that are not model objects themselves --------------------------
+HangFactor = Annotated[Any, rule(lambda v: _finite(v) and 1 <= v <= 1000, "must be a number in [1, 1000]")]
+Seconds = Annotated[Any, rule(lambda v: _finite(v) and 0 < v <= 86400, "must be a number of seconds in (0, 86400]")]
+Tolerance = Annotated[Any, rule(lambda v: _finite(v) and 0 <= v <= 1000,
+                                "must be a number in [0, 1000] (0.5: a decision over 1.5 x ms counts)")]
+
+
+def _finite(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
 @config_class
 class _StudyTable:
     """``[study]``."""
@@ -53,6 +66,9 @@ class _StudyTable:
     results_dir: Text = "arena-studies"
     id: Name | None = None
     max_in_flight: PositiveInt | None = None
+    hang_factor: HangFactor = DEFAULT_HANG_FACTOR
+    hang_floor_seconds: Seconds = DEFAULT_HANG_FLOOR_SECONDS
+    hang_abandons: PositiveInt = DEFAULT_HANG_ABANDONS
 
 
 Milliseconds = Annotated[Any, rule(lambda v: not isinstance(v, bool) and isinstance(v, (int, float)),
@@ -72,6 +88,8 @@ class _BudgetTable(_SeatBudgetTable):
     """``[budget]``."""
 
     per_seat: Flag = True
+    overrun_tolerance: Tolerance = DEFAULT_OVERRUN_TOLERANCE
+    overrun_policy: one_of(*OVERRUN_POLICIES) = DEFAULT_OVERRUN_POLICY
 
 
 @config_class
@@ -109,6 +127,7 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True,
     game, game_config, seat_teams = build_game(data["game"])
     num_players = len(seat_teams)
     budget, seat_budgets = build_budget(data.get("budget", {}))
+    conduct = section(_BudgetTable, data.get("budget", {}), "budget")
     if "design" not in data:
         raise SpecError("design: required section is missing (design.seeds at least)")
     design = build_design(data["design"])
@@ -129,7 +148,10 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=study.max_in_flight, source=str(source),
                      id=study.id, condition_configs=condition_configs,
-                     seat_budgets=seat_budgets, seat_teams=seat_teams)
+                     seat_budgets=seat_budgets, seat_teams=seat_teams,
+                     overrun_tolerance=float(conduct.overrun_tolerance), overrun_policy=conduct.overrun_policy,
+                     hang_factor=float(study.hang_factor), hang_floor_seconds=float(study.hang_floor_seconds),
+                     hang_abandons=study.hang_abandons)
     if design.tournament:
         from cluster.spec.tournament import check_tournament
 

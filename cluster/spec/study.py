@@ -37,6 +37,11 @@ budget unless a lineup entry has its own, ``budget = { iterations = N }`` or
 seat's budget reaches its agent, its ``config_hash`` and the ``budget`` column
 of its rows. ``[budget] per_seat = false`` ignores the seats' own budgets (one
 budget for all, e.g. ``--set budget.ms=40 --set budget.per_seat=false``).
+``[budget] overrun_tolerance`` (0.5) and ``overrun_policy`` (``"count"`` or
+``"forfeit"``) say when a decision overran its ``ms`` budget and what that costs
+(:mod:`cluster.run.conduct`); ``[study] hang_factor`` (4), ``hang_floor_seconds`` (5) and
+``hang_abandons`` (2) when a host call counts as hung and when its game becomes an error
+(:class:`cluster.run.scheduler.HostPool`).
 
 Designs (see :class:`DesignSpec`):
 
@@ -91,10 +96,17 @@ from cluster.spec.design import (LINEUP_FORMAT, TOURNAMENT_FORMATS, games_per_gr
 from cluster.spec.fields import Flag, Number, PositiveInt, SpecError, Text, config_class, one_of
 
 __all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "RankingSpec", "TrackingSpec",
-           "StudySpec"]
+           "StudySpec", "OVERRUN_POLICIES"]
 
 #: The sections of a study's TOML.
 SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
+#: Values of ``[budget] overrun_policy`` (:mod:`cluster.run.conduct`).
+OVERRUN_POLICIES = ("count", "forfeit")
+DEFAULT_OVERRUN_TOLERANCE = 0.5
+DEFAULT_OVERRUN_POLICY = "count"
+DEFAULT_HANG_FACTOR = 4.0
+DEFAULT_HANG_FLOOR_SECONDS = 5.0
+DEFAULT_HANG_ABANDONS = 2
 STOP_SCORING = ("pairs", "blocks", "games")
 SERIES_BY = ("seed", "set", "run", "game")
 
@@ -502,6 +514,26 @@ class StudySpec:
     """The game's team of each seat (``Game.teams()``; FFA: every seat its own), taken from
     the game when the spec is built (not stored: the game says it); a tournament seats one
     entrant per team."""
+    overrun_tolerance: float = DEFAULT_OVERRUN_TOLERANCE
+    """``[budget] overrun_tolerance``: a decision of a seat with an ``ms`` budget that takes
+    longer than ``ms x (1 + overrun_tolerance)`` is an overrun, counted in the seat's
+    ``overruns`` column (0.5: over 60 ms under a 40 ms budget); in [0, 1000]."""
+    overrun_policy: str = DEFAULT_OVERRUN_POLICY
+    """``[budget] overrun_policy``: ``"count"`` counts overruns and plays on; ``"forfeit"``
+    makes a seat lose the game on time at its first overrun (its team loses, the others
+    win; the reason in its row's ``forfeit`` column). Iteration budgets never overrun."""
+    hang_factor: float = DEFAULT_HANG_FACTOR
+    """``[study] hang_factor``: a host call that runs longer than this many times what its
+    games should take (their number x the study's mean game time so far, at least its
+    longest game) is abandoned as hung: the host is killed and its games are played again
+    elsewhere; in [1, 1000]."""
+    hang_floor_seconds: float = DEFAULT_HANG_FLOOR_SECONDS
+    """``[study] hang_floor_seconds``: no host call is abandoned before it has run this long
+    (a new host loads its caches on its first call)."""
+    hang_abandons: int = DEFAULT_HANG_ABANDONS
+    """``[study] hang_abandons``: a game whose host is abandoned this many times while it plays
+    that game alone is recorded as an error (``result = "error"``, the reason in ``error``)
+    and the study goes on."""
 
     def budget_for(self, lineup_index: int) -> Budget:
         """The budget of lineup entry ``lineup_index``: its own (unless
@@ -545,9 +577,17 @@ class StudySpec:
             study["id"] = self.id
         if self.max_in_flight is not None:
             study["max_in_flight"] = self.max_in_flight
+        for key, default in (("hang_factor", DEFAULT_HANG_FACTOR), ("hang_floor_seconds", DEFAULT_HANG_FLOOR_SECONDS),
+                             ("hang_abandons", DEFAULT_HANG_ABANDONS)):
+            if getattr(self, key) != default:  # a spec.json at the defaults stays as it always was
+                study[key] = getattr(self, key)
         budget = _budget_dict(self.budget)
         if not self.seat_budgets:
             budget["per_seat"] = False
+        if self.overrun_tolerance != DEFAULT_OVERRUN_TOLERANCE:
+            budget["overrun_tolerance"] = self.overrun_tolerance
+        if self.overrun_policy != DEFAULT_OVERRUN_POLICY:
+            budget["overrun_policy"] = self.overrun_policy
         design = {k: v for k, v in asdict(self.design).items() if v is not None}
         if "stop" in design:  # only the kind of stop given (a test's spec.json stays as it always was)
             kind = "sprt" if self.design.stop.sprt is not None else "ranking"
@@ -589,12 +629,17 @@ class StudySpec:
         put("study.seed", self.seed)
         put("study.results_dir", self.results_dir)
         put("study.max_in_flight", self.max_in_flight)
+        put("study.hang_factor", self.hang_factor)
+        put("study.hang_floor_seconds", self.hang_floor_seconds)
+        put("study.hang_abandons", self.hang_abandons)
         put("game.name", self.game)
         for key, value in asdict(self.game_config).items():
             put(f"game.{key}", value)
         put("budget.ms", self.budget.ms)
         put("budget.iterations", self.budget.iterations)
         put("budget.per_seat", self.seat_budgets)
+        put("budget.overrun_tolerance", self.overrun_tolerance)
+        put("budget.overrun_policy", self.overrun_policy)
         for key, value in asdict(self.design).items():
             if key in ("format", "candidates") and not self.design.tournament:
                 continue  # a lineup study's parameters stay as they always were
