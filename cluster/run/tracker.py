@@ -59,7 +59,9 @@ thousands of games a second makes a few requests a second. Per-game rows go to M
   :data:`HTTP_LIMITS` (fewer retries and a shorter timeout than MLflow's client,
   which retries for about 4 minutes) unless the user set those variables; the
   first request that fails ends tracking for the invocation (one line, with the
-  time it took); the run stays RUNNING until a later invocation completes it.
+  time it took); the run stays RUNNING until a later invocation completes it. A ``sqlite:``
+  store that cannot be opened (a corrupt, locked or unwritable database) is the same: one
+  line naming the file, the study untracked (:func:`cluster.run.driver.open_tracker`).
 * Artifacts at the end (also after an interruption): ``results/`` (Parquet),
   ``report/`` (table CSV + Markdown, win-rate plot), ``learned/`` (.npz),
   ``populations/``, ``spec.json``.
