@@ -17,17 +17,22 @@ Both are resolved lazily, on first use, in whatever process needs them (the driv
 while it validates a spec, every Ray worker when it builds a game or an agent), so
 a worker imports the same plugins as long as they are installed on its node (see
 ``infra/runtime_env.yaml``). A plugin that does not load raises :class:`PluginError`,
-whose message names the module and the reason in one line.
+whose message names the module and the reason in one line, with the file and line that
+raised when the module's own code did (``module 'my_agents' does not import
+(/src/my_agents.py:12: NameError: name 'np' is not defined)``); ``arena --debug`` shows
+the whole traceback.
 
 Standard library only (``games`` imports nothing above it).
 """
 from __future__ import annotations
 
+import importlib
+import traceback
 from importlib import import_module, metadata
 from typing import Any
 
 __all__ = ["BRIDGES", "PluginError", "bridged_module", "is_import_path", "split_import_path", "load_import_path", "entry_points",
-           "load_entry_point", "plugin_module"]
+           "load_entry_point", "plugin_module", "raised_at", "describe_import_error"]
 
 
 class PluginError(ValueError):
@@ -72,13 +77,36 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+def raised_at(exc: BaseException) -> str | None:
+    """``file:line`` of the code that raised ``exc`` while a module was imported: where a
+    :class:`SyntaxError` is, else the innermost frame below ``importlib.import_module`` that
+    is not the import machinery itself (None when only the machinery ran, e.g. a module
+    that is not there)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    calls = [i for i, f in enumerate(frames) if f.filename == importlib.__file__]
+    below = frames[calls[-1] + 1:] if calls else frames
+    code = [f for f in below if not f.filename.startswith("<frozen ")]
+    return f"{code[-1].filename}:{code[-1].lineno}" if code else None
+
+
+def describe_import_error(exc: BaseException) -> str:
+    """One line: where a module's import failed and why, ``/src/plugin.py:3: ZeroDivisionError:
+    division by zero`` (the exception alone when only the import machinery ran)."""
+    where = raised_at(exc)
+    return f"{where}: {_describe(exc)}" if where else _describe(exc)
+
+
 def load_import_path(path: str) -> Any:
-    """The object that ``package.module:Name`` names (``Name`` may be dotted)."""
+    """The object that ``package.module:Name`` names (``Name`` may be dotted). A module that
+    raises while it is imported is a :class:`PluginError` naming the module, the file and line
+    that raised, and the exception (its traceback chained, for ``--debug``)."""
     module_name, attribute = split_import_path(path)
     try:
         obj = import_module(module_name)
     except Exception as exc:  # ImportError, or any error raised while the module runs
-        raise PluginError(f"module {module_name!r} does not import ({_describe(exc)})") from exc
+        raise PluginError(f"module {module_name!r} does not import ({describe_import_error(exc)})") from exc
     for part in attribute.split("."):
         try:
             obj = getattr(obj, part)

@@ -70,12 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Exit codes: 0 ok; 1 conformance mismatches found; 2 invalid input (spec, files,
-#: paths, stores: anything the user can fix); 3 a run failed; 130 interrupted.
 #: Commands that pass the arguments after ``--`` on to another program (``args.passthrough``).
 PASSTHROUGH_COMMANDS = ("bench",)
+#: Exit codes (the table in jobs/README.md): 0 ok; 1 conformance mismatches found; 2 invalid
+#: input (spec, flags, files, a corrupt or foreign store file: anything the user can fix);
+#: 3 a run failed (or an internal error); 4 another driver holds the study (its lock); 5 the
+#: infrastructure failed (the Ray head / GCS lost, a full disk or an I/O error writing the
+#: study); 128 + the signal's number when a signal stopped it: 130 SIGINT (Ctrl-C), 129 SIGHUP,
+#: 143 SIGTERM.
+EXIT_MISMATCHES = 1
 EXIT_INVALID = 2
 EXIT_FAILED = 3
+EXIT_BUSY = 4
+EXIT_INFRA = 5
 EXIT_INTERRUPTED = 130
 
 
@@ -91,9 +98,20 @@ def _input_errors() -> tuple[type, ...]:
             OSError, ValueError)
 
 
+def _infrastructure_error(exc: BaseException) -> bool:
+    """Exit code 5: the cluster or the disk failed, not the input (an OSError of a full disk
+    or an I/O error, wherever it was raised)."""
+    from cluster.run.faults import INFRA_ERRNOS, InfrastructureError
+
+    return isinstance(exc, InfrastructureError) or (isinstance(exc, OSError) and exc.errno in INFRA_ERRNOS)
+
+
 def _one_line(exc: BaseException) -> str:
+    """The error's first line; an OSError as ``FILE: reason`` (every file error names its file)."""
     text = str(exc).strip() or type(exc).__name__
-    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    elif isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
         text = f"{exc.filename}: {text}"
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[0] + (" (...)" if len(lines) > 1 else "")
@@ -114,25 +132,52 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = argv + (["--", *passthrough] if passthrough else [])
     args.passthrough = passthrough
+    args.debug = debug
     if passthrough and args.command not in PASSTHROUGH_COMMANDS:
         print(f"arena {args.command}: unexpected arguments after '--': {' '.join(passthrough)} (only "
               f"`arena bench --against REV --script PROBE -- ...` passes options on)", file=sys.stderr)
         return EXIT_INVALID
+    from cluster.run.faults import install_signal_handlers, restore_signal_handlers
+
+    install_signal_handlers()  # SIGTERM and SIGHUP take Ctrl-C's way out (cluster/run/faults.py)
+    try:
+        return _run(args, debug)
+    finally:
+        restore_signal_handlers()
+
+
+def _run(args, debug: bool) -> int:
+    """The subcommand, its errors turned into one line and an exit code (``debug``: the
+    interruptions' and the lock's lines and codes, other errors as tracebacks)."""
+    from cluster.run.faults import Interrupted
+    from cluster.run.lock import StudyBusyError
+
+    prog = f"arena {args.command}"
     if debug:
         import logging
 
         logging.basicConfig(level=logging.INFO)
-        return args.func(args)
-    prog = f"arena {args.command}"
     try:
         return args.func(args)
+    except Interrupted as exc:  # SIGTERM, SIGHUP: what was received is stored, as after Ctrl-C
+        print(f"{prog}: stopped by {exc.signal_name}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except _input_errors() as exc:
-        print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_INVALID
-    except Exception as exc:  # a bug or a failed run: one line, the traceback on request
+    except StudyBusyError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except Exception as exc:
+        if debug:
+            raise
+        if _infrastructure_error(exc):
+            print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
+            return EXIT_INFRA
+        if isinstance(exc, _input_errors()):
+            print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
+            return EXIT_INVALID
+        # a bug or a failed run: one line, the traceback on request
         print(f"{prog}: failed: {type(exc).__name__}: {_one_line(exc)}\n"
               f"  (run again with --debug or ARENA_DEBUG=1 for the traceback)", file=sys.stderr)
         return EXIT_FAILED

@@ -20,7 +20,11 @@ the score of a pairing, with a 95% normal interval; ``result_mean``,
 other seat with a 95% normal interval. Rows with ``metric.<name>`` columns
 (figures an agent reports about its own play, ``Agent.game_metrics``) add, per
 player, the mean over its games that carry the figure (column ``metric.<name>``;
-the Markdown table shows it as ``<name>``).
+the Markdown table shows it as ``<name>``). How the players behaved is summed per player
+over all its rows: ``overruns`` (decisions over the time budget's tolerance),
+``invalid_actions`` (actions the game replaced) and ``forfeits`` (games lost on time);
+the Markdown table shows each (``Overruns``, ``Invalid actions``, ``Forfeits``) when it
+is nonzero for somebody.
 """
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ from cluster.replay.view import write_study_replays
 from cluster.results.store import METRIC_PREFIX, ResultStore, StoreError, read_stored_spec
 
 __all__ = ["result_table", "to_markdown", "write_tables", "win_rate_plot",
-           "OUTCOMES", "TABLE_COLUMNS", "NotAStudyError", "report_study"]
+           "OUTCOMES", "TABLE_COLUMNS", "CONDUCT_COLUMNS", "NotAStudyError", "report_study"]
 
 #: Outcome columns of the table, in paper order: (title, result value, count column).
 OUTCOMES = (("Win", "win", "wins"), ("Tie", "tie", "ties"), ("Loss", "loss", "losses"))
@@ -52,7 +56,10 @@ TABLE_COLUMNS = ("games", "Win", "Tie", "Loss", "Mean result", "Score diff",
                  "losses", "loss_rate", "loss_lo", "loss_hi",
                  "errors", "Died", "deaths", "death_rate", "death_lo", "death_hi", "mean_died_at",
                  "agent", "mean_iterations", "mean_ms", "result_mean", "result_lo", "result_hi",
-                 "score_diff", "score_diff_lo", "score_diff_hi")
+                 "score_diff", "score_diff_lo", "score_diff_hi", "overruns", "invalid_actions", "forfeits")
+#: Conduct columns of :func:`result_table` (totals per player over all its rows), shown by
+#: :func:`to_markdown` when nonzero anywhere, with their titles.
+CONDUCT_COLUMNS = {"overruns": "Overruns", "invalid_actions": "Invalid actions", "forfeits": "Forfeits"}
 
 
 def _runs_design_segments(study_dir: Path) -> int | None:
@@ -126,6 +133,8 @@ def _summary(rows: pd.DataFrame) -> dict:
     for column in metric_columns(rows):
         figure = summary.figures.get(column)
         out[column] = figure.mean if figure is not None else math.nan
+    out["overruns"], out["invalid_actions"] = summary.overruns, summary.invalid_actions
+    out["forfeits"] = summary.forfeits
     return out
 
 
@@ -176,7 +185,8 @@ def to_markdown(table: pd.DataFrame,
     """A GitHub-style Markdown table (no ``tabulate`` needed): the index columns,
     then ``columns`` (numbers right-aligned); a ``Died`` column when the rows carried
     ``died_at`` and somebody died (games without deaths, e.g. card games, leave it
-    null); an ``Errors`` column if any game errored."""
+    null); an ``Errors`` column if any game errored; ``Overruns``, ``Invalid actions`` and
+    ``Forfeits`` (:data:`CONDUCT_COLUMNS`) each when nonzero for some player."""
     columns = [c for c in columns if c in table.columns]
     if "Died" in table.columns and "Died" not in columns and len(table) \
             and table["Died"].notna().any() and table["deaths"].fillna(0).sum() > 0:
@@ -184,12 +194,14 @@ def to_markdown(table: pd.DataFrame,
     if "errors" in table.columns and len(table) and int(table["errors"].sum()) > 0 \
             and "errors" not in columns:
         columns.append("errors")
+    columns += [c for c in CONDUCT_COLUMNS if c in table.columns and c not in columns and len(table)
+                and int(table[c].fillna(0).sum()) > 0]
     columns += [c for c in table.columns if c.startswith(METRIC_PREFIX) and c not in columns
                 and table[c].notna().any()]
     index_names = [n if n is not None else "" for n in table.index.names]
     if index_names == [""]:
         index_names = ["Player"]
-    titles = {"games": "Games", "errors": "Errors",
+    titles = {"games": "Games", "errors": "Errors", **CONDUCT_COLUMNS,
               **{c: c[len(METRIC_PREFIX):] for c in columns if c.startswith(METRIC_PREFIX)}}
     header = index_names + [titles.get(c, c) for c in columns]
     align = ["---"] * len(index_names) + ["---:"] * len(columns)

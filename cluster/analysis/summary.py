@@ -14,6 +14,10 @@ rules, stated once here and nowhere else:
 * **Margins, rewards, figures.** ``score_margin`` (games with scores), ``reward``
   (missing or NaN counts as 0) and ``metric.<name>`` (an agent's own per-game figure) are
   averaged over the counted rows that carry them.
+* **Conduct.** ``overruns`` (decisions over the time budget's tolerance), ``invalid_actions``
+  (actions the game replaced) and forfeits (rows with a ``forfeit`` reason: lost on time)
+  are summed over *every* row, errors included: they are what the agent did. A row
+  without them (a store written before they existed) counts 0.
 
 :class:`LabelSummary` keeps sums, so it grows row by row (the driver's progress
 bar and MLflow tracking add each game as it arrives) or is built from a whole
@@ -43,6 +47,11 @@ RESULT_POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 def present(value) -> bool:
     """Whether a row's optional figure is there (not None, NaN or a pandas NA)."""
     return value is not None and not pd.isna(value)
+
+
+def _count(value) -> int:
+    """A row's count column as an int (absent, None or NaN: 0)."""
+    return int(value) if present(value) else 0
 
 
 @dataclass
@@ -82,9 +91,20 @@ class LabelSummary:
     reward: _Mean = field(default_factory=_Mean)
     figures: dict[str, _Mean] = field(default_factory=dict)
     """``metric.<name>`` -> its running mean over the counted rows that carry it."""
+    overruns: int = 0
+    """Decisions over the time budget's tolerance, summed over every row."""
+    invalid_actions: int = 0
+    """Actions the game refused and replaced, summed over every row."""
+    forfeits: int = 0
+    """Games lost on time (rows with a ``forfeit`` reason)."""
 
     def add(self, row: Mapping) -> None:
         """Count one row (one seat of one game)."""
+        self.overruns += _count(row.get("overruns"))
+        self.invalid_actions += _count(row.get("invalid_actions"))
+        forfeit = row.get("forfeit")
+        if present(forfeit) and forfeit:
+            self.forfeits += 1
         result = row["result"]
         if result not in RESULT_POINTS:
             self.counts["error"] += 1

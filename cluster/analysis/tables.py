@@ -6,9 +6,10 @@ one way without importing each other.
 """
 from __future__ import annotations
 
+import html
 from typing import Iterable, Sequence
 
-__all__ = ["markdown_table"]
+__all__ = ["markdown_table", "markdown_cell"]
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence], align: Sequence[str] | str = "---:") -> str:
@@ -21,8 +22,19 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence], align: Seque
     |---|---:|
     | A | 4 |
     """
-    header = [str(h) for h in header]
+    header = [markdown_cell(h) for h in header]
     marks = [align] * len(header) if isinstance(align, str) else list(align)
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def markdown_cell(value) -> str:
+    """``str(value)`` for a Markdown table cell: ``&``, ``<``, ``>`` as HTML entities (a
+    renderer such as MLflow's run description shows them as written, never as markup) and
+    ``|`` escaped (it would end the cell).
+
+    >>> print(markdown_cell("a|<b>"))
+    a\\|&lt;b&gt;
+    """
+    return html.escape(str(value), quote=False).replace("|", "\\|")

@@ -17,6 +17,7 @@ import html
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 from PIL import Image
@@ -24,7 +25,7 @@ from PIL import Image
 from cluster.replay.records import GameRecord, RecordError, load_study_record, replay
 
 __all__ = ["frame_image", "write_png", "write_gif", "write_html", "render_record", "pick_replays",
-           "write_study_replays"]
+           "write_study_replays", "script_json"]
 
 
 def frame_image(game, observer: int | None = None, title: str | None = None) -> Image.Image:
@@ -97,11 +98,31 @@ def write_html(record: GameRecord, path, observer: int | None = None, title: str
         frames.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
         details.append(info)
     heading = html.escape(title or f"{record.game} replay: {', '.join(map(str, record.labels))}")
-    page = _PAGE.replace("__TITLE__", heading).replace("__LAST__", str(len(frames) - 1))
-    page = page.replace("__FRAMES__", json.dumps(frames)).replace("__DETAILS__", json.dumps(details))
+    values = {"TITLE": heading, "LAST": str(len(frames) - 1), "FRAMES": script_json(frames),
+              "DETAILS": script_json(details)}
+    # One pass: a placeholder inside a value (a label "__FRAMES__") is not substituted again.
+    page = _PLACEHOLDER.sub(lambda m: values[m.group(1)], _PAGE)
     path = Path(path)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+#: What :func:`script_json` escapes: the characters that could end a ``<script>`` element
+#: or open a comment or CDATA section in it (``</script>``, ``<!--``, ``]]>``), ``&``, and
+#: the line separators that end a JavaScript string in older engines.
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_PLACEHOLDER = re.compile(r"__(TITLE|LAST|FRAMES|DETAILS)__")
+
+
+def script_json(value) -> str:
+    """``value`` as JSON that is safe inside an HTML ``<script>`` element: every string a
+    user or a game wrote (labels, game names, action names, status lines) stays data, e.g.
+    a label ``</script><script>alert(1)</script>`` is written ``\\u003c/script\\u003e...``
+    and reads back as the same string in JavaScript."""
+    text = json.dumps(value)
+    for char, escape in _SCRIPT_ESCAPES.items():
+        text = text.replace(char, escape)
+    return text
 
 
 _PAGE = """<!DOCTYPE html>

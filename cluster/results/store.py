@@ -51,7 +51,9 @@ columns are kept, with inferred types: ``vary.<option>``, ``score``,
 ``score_margin``, ``metric.<name>`` (:data:`METRIC_PREFIX`, the figures an agent
 reports about its play) and an agent's own (``Agent.row_fields()``, e.g.
 Pommerman's ``profile``; stores written before it was an agent field have a
-``profile`` column in every row, which still reads and resumes).
+``profile`` column in every row, which still reads and resumes). Stores written before
+``overruns`` and ``forfeit`` existed lack them in their older parts: :meth:`ResultStore.read`
+gives null there (the analysis reads a missing count as 0), and they resume.
 """
 from __future__ import annotations
 
@@ -105,7 +107,9 @@ SCHEMA = pa.schema([
     pa.field("died_at", pa.int64()),  # tick the seat died at; null if alive at the end
     pa.field("mean_iterations", pa.float64()),
     pa.field("mean_ms", pa.float64()),
-    pa.field("invalid_actions", pa.int64()),
+    pa.field("invalid_actions", pa.int64()),  # actions the game refused and replaced (Game.step)
+    pa.field("overruns", pa.int64()),  # decisions over the ms budget's tolerance (cluster.run.conduct)
+    pa.field("forfeit", pa.string()),  # why this seat lost on time (overrun_policy = "forfeit"), else null
     pa.field("budget", pa.string()),
     pa.field("error", pa.string()),
     pa.field("finished_at", pa.timestamp("us", tz="UTC")),

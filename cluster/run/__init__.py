@@ -7,8 +7,11 @@ scheduling policy: which series first, how far past a sequential test's
 frontier), ``plugin_nodes`` (every node imports the spec's plugins before a game),
 ``warm`` (the lineup's kernels compiled in parallel processes into the node's
 numba cache), ``tracker`` (what a study logs to MLflow), ``standings`` (a
-tournament's leaderboard refreshed while it runs) and ``driver`` (``run_study``
-in named stages: plan and resume, dispatch, finish). The cluster's benchmark
+tournament's leaderboard refreshed while it runs), ``faults`` (termination signals as
+interrupts, the infrastructure's errors), ``lock`` (one driver per study directory),
+``ray_session`` (the Ray a driver plays on: started, watched for a lost GCS, ended with
+every process it started) and ``driver`` (``run_study`` in named stages: plan and
+resume, dispatch, finish). The cluster's benchmark
 (``arena bench cluster``) is in the bench wing, ``jobs/bench/cluster.py``.
 
 May import every room below it: ``cluster.spec``, ``cluster.results``,

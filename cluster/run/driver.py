@@ -49,6 +49,7 @@ import logging
 import sys
 import time
 from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -67,10 +68,15 @@ from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import GameSet, ResultStore
 from cluster.run.plugin_nodes import check_plugins_on_nodes
 from cluster.run.policy import dispatch_policy
-from cluster.run.scheduler import BatchSizer, GameHost, HostPool, SeriesRun, import_plugins, start_ray, warm_up_nodes
+from cluster.run.conduct import ConductWatch
+from cluster.run.faults import StudyWriteError, deferred_signals
+from cluster.run.lock import StudyLock
+from cluster.run.ray_session import RaySession, gcs_timeout
+from cluster.run.scheduler import BatchSizer, GameHost, HangRule, HostPool, SeriesRun, import_plugins, warm_up_nodes
 from cluster.run.standings import LiveStandings
 from cluster.run.tracker import RunContext, StudyTracker, Tally
 from cluster.spec.plan import plan_study
+from cluster.tracking import sqlite_path
 from cluster.spec.seed_populations import load_populations
 
 log = logging.getLogger(__name__)
@@ -96,7 +102,9 @@ class StudyResult:
     """Finished games re-played only to rebuild learned state (not recorded again)."""
     error_games: int = 0
     host_retries: int = 0
-    """Games re-submitted because their host died."""
+    """Games re-submitted because their host died or their call was abandoned as hung."""
+    host_abandons: int = 0
+    """Host calls abandoned as hung (:class:`cluster.run.scheduler.HangRule`)."""
     workers: int = 0
     seconds: float = 0.0
     """Wall time of the scheduling phase (Ray start-up excluded)."""
@@ -128,10 +136,14 @@ class StudyResult:
     @property
     def counts(self) -> dict[str, int]:
         """What this invocation did: games played, skipped (already in the store),
-        retried after a lost host, errored (and replayed to rebuild learned state)."""
-        return {"played": self.games_played, "skipped": self.games_skipped,
-                "retried": self.host_retries, "errored": self.error_games,
-                "replayed": self.games_replayed}
+        retried after a lost host, errored (and replayed to rebuild learned state), and
+        ``abandoned``, the host calls abandoned as hung, when there were any."""
+        counts = {"played": self.games_played, "skipped": self.games_skipped,
+                  "retried": self.host_retries, "errored": self.error_games,
+                  "replayed": self.games_replayed}
+        if self.host_abandons:  # host calls abandoned as hung
+            counts["abandoned"] = self.host_abandons
+        return counts
 
 
 @dataclass
@@ -237,18 +249,21 @@ def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
     """Stage 2: the study's MLflow run (the study directory's run resumed, or a new one),
     its tallies seeded with the stored games; None when MLflow is unavailable (the
     study runs on: the store is the truth)."""
-    # The store is read before MLflow is asked anything: a corrupt part is the store's error
-    # (StoreError naming the file), never reported as MLflow being unavailable.
-    stored_rows = prepared.store.read() if prepared.finished else None
-    tracker = StudyTracker(spec, flush_games=flush_games, context=context)
+    existing = prepared.store.read() if prepared.finished else None  # the store's own errors are not MLflow's
     t_start = time.monotonic()
-    try:
-        tracker.start(stored_rows)
+    try:  # the client opens a sqlite store at once: a corrupt or locked database fails here
+        tracker = StudyTracker(spec, flush_games=flush_games, context=context)
+        tracker.start(existing)
     except Exception as exc:  # the store is the truth: run untracked, log on a later run
         reason = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
-        log.warning("MLflow unavailable at %s (%s; gave up after %.1f s); running without tracking: "
-                    "every game goes to the results store, and running the study again once the "
-                    "store is up logs it", spec.tracking.uri, reason, time.monotonic() - t_start)
+        database = sqlite_path(spec.tracking.uri)
+        if database is not None:  # name the file, and what is wrong with it
+            where, reason = f"MLflow tracking store {database} cannot be opened", f"{type(exc).__name__}: {reason}"
+        else:
+            where = f"MLflow unavailable at {spec.tracking.uri}"
+        log.warning("%s (%s; gave up after %.1f s); running without tracking: every game goes to the "
+                    "results store, and running the study again once the store is usable logs it", where,
+                    reason, time.monotonic() - t_start)
         return None
     return tracker
 
@@ -299,7 +314,11 @@ class Recorder:
         self.workers = 0
         """Game hosts of this invocation (0: nothing was left to play)."""
         self.retries = 0
-        """Games re-submitted because their host died."""
+        """Games re-submitted because their host died or their call was abandoned."""
+        self.abandoned = 0
+        """Host calls abandoned as hung."""
+        self.conduct = ConductWatch()
+        """Warns once per label when its rows first show overruns, invalid actions or a forfeit."""
         self.batches = 0
         """Host calls of this invocation."""
         self.flushes = 0
@@ -373,9 +392,13 @@ class Recorder:
         held, packs = self._held, self._held_packs
         self._held, self._held_packs, self._held_since = [], [], None
         fresh = [item for item in held if item[1].game_index not in self.finished]
-        self._write_records(packs)  # the records first: rows in the store mean a finished game
-        self._write_rows(fresh)  # durable before anything else that depends on them
-        self._write_learned(held)
+        sdir = Path(self.spec.study_dir)
+        with _naming_failed_writes(sdir / "records"):
+            self._write_records(packs)  # the records first: rows in the store mean a finished game
+        with _naming_failed_writes(self.store.results_dir):
+            self._write_rows(fresh)  # durable before anything else that depends on them
+        with _naming_failed_writes(self.store.learned_dir):
+            self._write_learned(held)
         self.flushes += 1
         now = time.perf_counter()
         self.commit_seconds += now - t_commit
@@ -391,6 +414,7 @@ class Recorder:
                 self.errors += 1
                 log.warning("game %d: %s", task.game_index, (rows[0].get("error") or "").splitlines()[0])
             self.tally.add(rows)
+            self.conduct.add(rows)
         if self.tracker is not None:
             self.tracker.add_games([item[2] for item in fresh])
         if self.standings is not None:
@@ -403,6 +427,17 @@ class Recorder:
         if self.on_progress is not None:
             for item in fresh:
                 self.on_progress(item[2])
+
+
+@contextmanager
+def _naming_failed_writes(directory: Path):
+    """A failed write of a group commit (a full disk, an I/O error) as a
+    :class:`~cluster.run.faults.StudyWriteError` naming the file (``directory`` when the
+    error does not say which file)."""
+    try:
+        yield
+    except OSError as exc:
+        raise StudyWriteError(exc.filename or directory, exc) from exc
 
 
 def export_best_streak_populations(spec) -> list[Path]:
@@ -466,10 +501,12 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
     sends the spec and the seed populations to the object store once, warms the numba
     caches once per node, and feeds the hosts by the scheduling policy
     (:func:`cluster.run.policy.dispatch_policy`). Ray, the hosts and the progress bar
-    are gone when it returns or raises; ``recorder`` keeps the books either way."""
+    are gone when it returns or raises; ``recorder`` keeps the books either way. A Ray
+    head that stops answering raises :class:`~cluster.run.faults.ClusterLost`
+    (:mod:`cluster.run.ray_session`)."""
     if not prepared.runs:
         return
-    started_ray = start_ray(address, num_workers)
+    session = RaySession(address, num_workers).__enter__()
     pool = None
     t0 = time.perf_counter()
     try:
@@ -480,6 +517,7 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
         pop_ref = ray.put(load_populations(spec))  # once; every host reads it from the object store
         if warm_up:
             recorder.warm_up = warm_up_nodes(spec_ref, plugins)
+        session.check()
         if progress:  # after Ray start-up and warm-up, so the ETA is about games
             recorder.bar = tqdm(total=prepared.total, initial=prepared.skipped, unit="game", desc=spec.study_id,
                                 dynamic_ncols=True)
@@ -487,11 +525,15 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
         sizer = batch_sizer or BatchSizer.for_hosts(workers)
         policy = dispatch_policy(prepared.runs, prepared.plan, workers, spec.max_in_flight, prepared.monitor,
                                  more=(lambda: next_round_runs(spec, prepared)) if prepared.schedule else None)
+        from cluster.run.play import abandoned_game_rows  # (after the plugins, like the hosts)
+
         host = GameHost.options(scheduling_strategy="SPREAD")
         pool = HostPool(lambda: host.remote(spec_ref, pop_ref, tuple(plugins)), size=workers,
-                        max_in_flight=policy.max_in_flight, sizer=sizer)
+                        max_in_flight=policy.max_in_flight, sizer=sizer, hang=HangRule.of(spec),
+                        error_rows=lambda task, reason: abandoned_game_rows(spec, task, reason, worker="driver"))
         pool.run(policy.runs, stop_when=policy.stop_when, admit=policy.admit, more=policy.more,
-                 on_batch=recorder.on_batch, on_idle=recorder.flush, wait_seconds=recorder.flush_seconds)
+                 on_batch=session.watched(recorder.on_batch), on_idle=session.watched(recorder.flush),
+                 wait_seconds=recorder.flush_seconds)
     finally:
         try:
             recorder.flush()  # what arrived before a failure or an interruption is kept
@@ -499,11 +541,12 @@ def dispatch(spec, prepared: Prepared, recorder: Recorder, address: str | None =
             recorder.seconds = time.perf_counter() - t0
             if pool is not None:
                 recorder.retries = pool.retries
-                pool.shutdown()
-        if recorder.bar is not None:
-            recorder.bar.close()
-        if started_ray:
-            ray.shutdown()
+                recorder.abandoned = pool.abandoned
+                if not session.lost:  # killing actors asks the GCS: a lost one would keep us waiting
+                    pool.shutdown()
+            if recorder.bar is not None:
+                recorder.bar.close()
+            session.close()  # the embedded Ray and every process it started, on every way out
 
 
 def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker | None,
@@ -541,6 +584,8 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         sdir = Path(spec.study_dir)
         counts = {"played": recorder.played, "skipped": prepared.skipped, "retried": recorder.retries,
                   "errored": recorder.errors, "replayed": recorder.replayed}
+        if recorder.abandoned:
+            counts["abandoned"] = recorder.abandoned
         table_markdown = _tables_markdown(rows)
         if sequential is not None:
             tracker.log_sequential(sequential)
@@ -577,7 +622,8 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         mlflow_run_id=tracker.run_id if tracker is not None else None,
         games_total=prepared.total, games_done=len(prepared.store.finished_set()),
         games_played=recorder.played, games_skipped=prepared.skipped, games_replayed=recorder.replayed,
-        error_games=recorder.errors, host_retries=recorder.retries, workers=recorder.workers,
+        error_games=recorder.errors, host_retries=recorder.retries, host_abandons=recorder.abandoned,
+        workers=recorder.workers,
         seconds=recorder.seconds, game_seconds=recorder.game_seconds, warm_up=recorder.warm_up,
         game_times=recorder.game_times, recorded_at=recorder.recorded_at,
         batches=recorder.batches, flushes=recorder.flushes, commits=recorder.commits,
@@ -610,27 +656,34 @@ def run_study(spec, address: str | None = None, num_workers: int | None = None, 
         name, tags and description. batch_sizer: how many games a host plays per
         call (default :class:`cluster.run.scheduler.BatchSizer`: about 0.2 s of games;
         seeds and results do not depend on it).
+
+    The study directory's lock (:class:`cluster.run.lock.StudyLock`) is held throughout:
+    while another driver runs the study this raises
+    :class:`~cluster.run.lock.StudyBusyError` before reading or writing anything of it.
     """
     import_plugins(plugins)
-    prepared = plan_and_resume(spec)
-    tracker = open_tracker(spec, prepared, flush_games, context) \
-        if tracking and spec.tracking.enabled else None
-    recorder = Recorder(spec, prepared.store, prepared.finished, tracker, on_progress=on_progress,
-                        monitor=prepared.monitor, standings=live_standings(spec, prepared, tracker, progress),
-                        schedule=prepared.schedule)
-    status = "FINISHED"
-    try:
-        dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,
-                 plugins=plugins, warm_up=warm_up, check_nodes=check_nodes, batch_sizer=batch_sizer)
-    except KeyboardInterrupt:
-        status = "KILLED"
-        raise
-    except BaseException:
-        status = "FAILED"
-        raise
-    finally:
-        rows, sequential = finish(spec, prepared, recorder, tracker, status)
-    return study_result(spec, prepared, recorder, tracker, rows, sequential, recorder.leaderboard)
+    gcs_timeout()  # a bad ARENA_GCS_TIMEOUT is refused before anything runs
+    with StudyLock(spec.study_dir):  # one driver per study: a second one refuses here
+        prepared = plan_and_resume(spec)
+        tracker = open_tracker(spec, prepared, flush_games, context) \
+            if tracking and spec.tracking.enabled else None
+        recorder = Recorder(spec, prepared.store, prepared.finished, tracker, on_progress=on_progress,
+                            monitor=prepared.monitor, standings=live_standings(spec, prepared, tracker, progress),
+                            schedule=prepared.schedule)
+        status = "FINISHED"
+        try:
+            dispatch(spec, prepared, recorder, address=address, num_workers=num_workers, progress=progress,
+                     plugins=plugins, warm_up=warm_up, check_nodes=check_nodes, batch_sizer=batch_sizer)
+        except KeyboardInterrupt:  # Ctrl-C, and SIGTERM / SIGHUP under `arena` (cluster.run.faults)
+            status = "KILLED"
+            raise
+        except BaseException:
+            status = "FAILED"
+            raise
+        finally:
+            with deferred_signals():  # a SIGTERM now waits for the store and the run to be closed
+                rows, sequential = finish(spec, prepared, recorder, tracker, status)
+        return study_result(spec, prepared, recorder, tracker, rows, sequential, recorder.leaderboard)
 
 
 def live_standings(spec, prepared: Prepared, tracker, progress: bool) -> LiveStandings | None:

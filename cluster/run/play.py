@@ -3,7 +3,11 @@
 ``play_game`` is a pure function of (spec, task, the agents' learned state at
 its start, seeds) under iteration budgets; it never raises for a misbehaving
 agent: an exception inside an agent turns every row of that game into a
-``result == "error"`` row carrying the text, and the series goes on.
+``result == "error"`` row carrying the text, and the series goes on. How each
+seat behaved is counted in its row (:mod:`cluster.run.conduct`): decisions over
+its ``ms`` budget's tolerance (``overruns``; under ``budget.overrun_policy =
+"forfeit"`` the first one loses the game on time, the reason in ``forfeit``)
+and actions the game refused (``invalid_actions``).
 
 Agents are indexed by *lineup index* (``spec.lineup[i]`` -> ``agents[i]``);
 seat ``s`` of a game is played by ``agents[task.seat_lineup[s]]``. Agents live
@@ -22,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 import traceback
 from datetime import datetime, timezone
 from typing import NamedTuple
@@ -30,6 +35,7 @@ import numpy as np
 
 from agents.registry import config_hash, make_agent
 from cluster.replay.records import GameRecorder
+from cluster.run.conduct import FORFEIT, forfeit_outcomes, forfeit_reason, forfeit_rewards, overrun_limit
 from cluster.results.store import METRIC_PREFIX, SCHEMA
 from cluster.spec.plan import board_seed_sequence, seat_seed_sequence
 from games.registry import make_game
@@ -180,6 +186,9 @@ class LineupColumns(NamedTuple):
     config_hash: tuple[str, ...]
     budget: tuple[str, ...]
     """``Budget.describe()`` of each lineup entry's budget."""
+    overrun_seconds: tuple = ()
+    """Seconds a decision of each lineup entry may take before it is an overrun
+    (:func:`cluster.run.conduct.overrun_limit`; None: an iteration budget, no limit)."""
 
 
 def lineup_columns(spec) -> LineupColumns:
@@ -188,7 +197,8 @@ def lineup_columns(spec) -> LineupColumns:
     return LineupColumns(
         label=tuple(seat.label for seat in spec.lineup), agent=tuple(seat.agent for seat in spec.lineup),
         config_hash=tuple(config_hash(seat.agent, seat.config, budget) for seat, budget in zip(spec.lineup, budgets)),
-        budget=tuple(budget.describe() for budget in budgets))
+        budget=tuple(budget.describe() for budget in budgets),
+        overrun_seconds=tuple(overrun_limit(budget, spec.overrun_tolerance) for budget in budgets))
 
 
 def acting_players(game) -> list[int]:
@@ -209,8 +219,8 @@ def play_game(spec, task, agents: list, learned: dict | None = None,
 def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
                        worker: str | None = None, record: bool = True, columns: LineupColumns | None = None):
     """:func:`play_game` that also returns the game's record
-    (:class:`cluster.replay.records.GameRecord`, or None if ``record`` is false or the
-    game failed): ``(rows, learned_after, record)``. ``columns``: the lineup's
+    (:class:`cluster.replay.records.GameRecord`, or None if ``record`` is false, the
+    game failed or was lost on time): ``(rows, learned_after, record)``. ``columns``: the lineup's
     :class:`LineupColumns` when the caller plays many games (computed here otherwise)."""
     worker = worker or worker_name()
     columns = columns or lineup_columns(spec)
@@ -222,6 +232,10 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
              else [agents[i] for i in task.seat_lineup])
     labels = [spec.lineup[i].label for i in task.seat_lineup]
     n = game.num_players
+    limits = [columns.overrun_seconds[entry] if columns.overrun_seconds else None for entry in task.seat_lineup]
+    forfeits_on_time = spec.overrun_policy == FORFEIT
+    overruns = [0] * n
+    forfeit: list[str | None] = [None] * n
     error: str | None = None
     culprit = "game"
     recorder = None
@@ -242,21 +256,36 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             actions = [0] * n
             for seat in acting_players(game):
                 culprit = labels[seat]
+                t0 = time.perf_counter()
                 actions[seat] = seats[seat].act(observation_for(game, seat, seats[seat]))
+                seconds = time.perf_counter() - t0  # a clock read: never changes a move
+                if limits[seat] is not None and seconds > limits[seat]:
+                    overruns[seat] += 1
+                    if forfeits_on_time and forfeit[seat] is None:
+                        forfeit[seat] = forfeit_reason(spec.budget_for(task.seat_lineup[seat]).ms,
+                                                       spec.overrun_tolerance, seconds, seats[seat].decisions)
                 if recorder is not None:
                     recorder.decision(seat, seats[seat])
+            if any(forfeit):  # lost on time: the step is not played (every seat of it decided first)
+                break
             culprit = "game"
             game.step(actions)
             if recorder is not None:
                 recorder.step(game, actions)
-        returns = np.asarray(game.returns(), dtype=np.float64)
+        if any(forfeit):
+            outcomes = forfeit_outcomes(_teams(game, n), [s for s in range(n) if forfeit[s]])
+            returns = forfeit_rewards(outcomes)
+            scores = None  # the game did not reach its end
+            recorder = None  # nor would its record (a replay checks that a record ends with its game)
+        else:
+            returns = np.asarray(game.returns(), dtype=np.float64)
+            outcomes = list(game.outcomes())
+            scores = game.scores()
         for seat, agent in enumerate(seats):
             culprit = labels[seat]
             agent.end_game(game.observation(seat), returns)
         metrics = [{f"{METRIC_PREFIX}{k}": float(v) for k, v in agent.game_metrics().items()}
                    for agent in seats]
-        outcomes = list(game.outcomes())
-        scores = game.scores()
         died_at = death_ticks(game)
     except Exception as exc:  # an agent (or the engine) failed: record it, keep the series going
         tb = traceback.format_exc(limit=4)
@@ -266,6 +295,7 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         scores = None
         died_at = [None] * n
         metrics = [{} for _ in seats]
+        forfeit = [None] * n
         recorder = None
     extras = [dict(agent.row_fields()) for agent in seats]
 
@@ -275,19 +305,48 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
         learned_after = {}
 
     invalid = np.asarray(game.invalid_actions, dtype=np.int64)
-    try:
-        teams = list(game.teams())
-    except Exception:
-        teams = list(range(n))
-    length = _safe_step_count(game)
+    seat_results = [SeatResult(outcomes[seat], float(returns[seat]), died_at[seat], float(agent.mean_iterations),
+                               float(agent.mean_ms), int(invalid[seat]) if seat < len(invalid) else 0,
+                               overruns[seat], forfeit[seat], {**metrics[seat], **extras[seat]})
+                    for seat, agent in enumerate(seats)]
+    rows = game_rows(spec, task, columns, seat_results, teams=_teams(game, n), length=_safe_step_count(game),
+                     error=error, worker=worker, scores=scores)
+    return rows, learned_after, (recorder.finish() if recorder is not None else None)
+
+
+class SeatResult(NamedTuple):
+    """How one seat's game went: the columns of its row that are its own."""
+
+    result: str
+    reward: float = 0.0
+    died_at: int | None = None
+    mean_iterations: float = 0.0
+    mean_ms: float = 0.0
+    invalid_actions: int = 0
+    """Actions the game refused and replaced (``Game.invalid_actions``)."""
+    overruns: int = 0
+    """Decisions over the time budget's tolerance (:mod:`cluster.run.conduct`)."""
+    forfeit: str | None = None
+    """Why the seat lost on time (``overrun_policy = "forfeit"``), else None."""
+    extra: dict = {}
+    """Extra columns: the agent's figures (``metric.<name>``) and its own row fields."""
+
+
+def game_rows(spec, task, columns: LineupColumns, seat_results: list[SeatResult], teams, length: int,
+              error: str | None, worker: str, scores=None) -> list[dict]:
+    """The result rows of one game, one per seat: the columns every row has (the study, the
+    game's indices and seeds, the seat's entrant, ``length``, ``error``, the time, the
+    worker, the condition) and each seat's own (``seat_results[seat]``); with ``scores``,
+    ``score`` and ``score_margin``."""
     finished_at = datetime.now(timezone.utc)
     entropy = f"{spec.seed}/{','.join(str(k) for k in task.spawn_key)}"
-    rows = []
+    condition = int(task.condition)
     condition_label = spec.condition_label(condition)
     varied = {f"vary.{k}": v for k, v in spec.design.conditions[condition].items()}
-    for seat, agent in enumerate(seats):
+    rows = []
+    for seat, own in enumerate(seat_results):
         entry = task.seat_lineup[seat]
-        rows.append({
+        row = {
             "study_id": spec.study_id,
             "series_id": int(task.series_id),
             "game_index": int(task.game_index),
@@ -299,27 +358,49 @@ def play_recorded_game(spec, task, agents: list, learned: dict | None = None,
             "agent": columns.agent[entry],
             "config_hash": columns.config_hash[entry],
             "team": int(teams[seat]),
-            "result": outcomes[seat],
-            "reward": float(returns[seat]),
+            "result": own.result,
+            "reward": own.reward,
             "length": length,
-            "died_at": died_at[seat],
-            "mean_iterations": float(agent.mean_iterations),
-            "mean_ms": float(agent.mean_ms),
-            "invalid_actions": int(invalid[seat]) if seat < len(invalid) else 0,
+            "died_at": own.died_at,
+            "mean_iterations": own.mean_iterations,
+            "mean_ms": own.mean_ms,
+            "invalid_actions": own.invalid_actions,
+            "overruns": own.overruns,
+            "forfeit": own.forfeit,
             "budget": columns.budget[entry],
             "error": error,
             "finished_at": finished_at,
             "worker": worker,
             "condition": condition_label,
             **varied,
-            **metrics[seat],
-            **extras[seat],
-        })
+            **own.extra,
+        }
         if scores is not None:
             others = [x for i, x in enumerate(scores) if i != seat]
-            rows[-1]["score"] = float(scores[seat])
-            rows[-1]["score_margin"] = float(scores[seat] - max(others)) if others else 0.0
-    return rows, learned_after, (recorder.finish() if recorder is not None else None)
+            row["score"] = float(scores[seat])
+            row["score_margin"] = float(scores[seat] - max(others)) if others else 0.0
+        rows.append(row)
+    return rows
+
+
+def abandoned_game_rows(spec, task, reason: str, worker: str = "", columns: LineupColumns | None = None) -> list[dict]:
+    """The ``result == "error"`` rows of a game that never finished because its host hung
+    (:class:`cluster.run.scheduler.HostPool` abandoned it ``study.hang_abandons`` times),
+    built on the driver without playing it: ``reason`` is the ``error`` text."""
+    columns = columns or lineup_columns(spec)
+    n = len(task.seat_lineup)
+    teams = spec.seat_teams if len(spec.seat_teams) == n else tuple(range(n))
+    return game_rows(spec, task, columns, [SeatResult(ERROR)] * n, teams=teams, length=0,
+                     error=reason[:MAX_ERROR_CHARS], worker=worker)
+
+
+def _teams(game, n: int) -> list[int]:
+    """``Game.teams()`` (every seat its own team when the game cannot say)."""
+    try:
+        teams = [int(t) for t in game.teams()]
+    except Exception:
+        return list(range(n))
+    return teams if len(teams) == n else list(range(n))
 
 
 def _safe_step_count(game) -> int:

@@ -19,7 +19,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from agents.plugins import AGENT_ENTRY_POINTS
 from cluster.spec.fields import SpecError
-from games.plugins import plugin_module
+from games.plugins import describe_import_error, plugin_module
 from games.registry import GAME_ENTRY_POINTS
 
 #: Packages of Arena itself: every node has them; not plugins.
@@ -55,8 +55,7 @@ def import_failures(wanted: dict[str, tuple[str, ...]]) -> list[tuple[str, str, 
             try:
                 import_module(module)
             except Exception as exc:
-                reason = (str(exc).strip().splitlines() or [""])[0]
-                failures.append((field, module, f"{type(exc).__name__}: {reason}"))
+                failures.append((field, module, describe_import_error(exc)))
     return failures
 
 

@@ -23,7 +23,12 @@ Shape (after ``ray.util.ActorPool``, with the bookkeeping a study needs):
   ``ray.get``. A dead actor (its node died, it crashed) is killed, never put back
   into the idle set and replaced by a fresh actor; every series it held restarts
   from its last finished game with the learned state saved after that game, the
-  game it was playing alone in a call. With ``stop_when`` (a sequential test,
+  game it was playing alone in a call. A batch that runs far longer than its games
+  should (:class:`HangRule`: a host stopped, an agent stuck) is *abandoned*: its host
+  is killed and replaced, and its series restart from their last finished games as for
+  a dead host, the games of the abandoned call one per call; a game abandoned
+  ``HangRule.abandons`` times while alone in a call is handed over as an error
+  (``error_rows``) and its series goes on. With ``stop_when`` (a sequential test,
   :mod:`cluster.analysis.sequential`) the pool submits nothing once it returns
   true: batches in flight finish and are handed over; the rest of the pending work
   is dropped. With ``admit`` (the test's look-ahead window) a game enters a batch
@@ -50,6 +55,8 @@ try:  # ray >= 2.10
 except ImportError:  # pragma: no cover
     ActorUnavailableError = RayActorError
 
+from cluster.run.local_ray import init_local_ray
+
 log = logging.getLogger(__name__)
 
 #: Exceptions meaning "this actor is gone (or unreachable, or its result was lost
@@ -60,6 +67,45 @@ ACTOR_LOST = (RayActorError, ActorUnavailableError, ObjectLostError)
 MAX_START_FAILURES = 3
 #: A game that kills its host this many times aborts the study (it would kill every host).
 MAX_ATTEMPTS_PER_GAME = 3
+
+
+@dataclass(frozen=True)
+class HangRule:
+    """When a host call counts as hung, and when its game becomes an error.
+
+    A call of ``g`` games is allowed ``max(floor_seconds, factor x max(g x mean, longest))``
+    seconds, where ``mean`` and ``longest`` are the in-host seconds of the study's games
+    measured so far (on any host), doubled for each time the game it plays alone was
+    abandoned before (a long game gets room before it is called hung). Until a first game
+    has been measured no call is abandoned (nothing says what a game takes). A call past
+    its allowance is abandoned: its host is killed, the games of the call are played
+    again, one per call; a game abandoned ``abandons`` times while alone in a call is
+    recorded as an error. The spec's ``[study] hang_factor``, ``hang_floor_seconds`` and
+    ``hang_abandons``."""
+
+    factor: float = 4.0
+    """Allowed multiple of what the call's games should take (at least 1)."""
+    floor_seconds: float = 5.0
+    """No call is abandoned before it has run this long."""
+    abandons: int = 2
+    """Abandons of one game, alone in its call, after which it is an error."""
+
+    def __post_init__(self):
+        if not (self.factor >= 1 and self.floor_seconds > 0 and self.abandons >= 1):
+            raise ValueError("HangRule: factor >= 1, floor_seconds > 0, abandons >= 1")
+
+    @classmethod
+    def of(cls, spec) -> "HangRule":
+        """The rule of a :class:`~cluster.spec.study.StudySpec`."""
+        return cls(spec.hang_factor, spec.hang_floor_seconds, spec.hang_abandons)
+
+    def allowance(self, games: int, mean_seconds: float | None, longest_seconds: float,
+                  abandoned_before: int = 0) -> float | None:
+        """Seconds a call of ``games`` games may run (None: nothing measured yet, no limit)."""
+        if mean_seconds is None:
+            return None
+        expected = max(games * mean_seconds, longest_seconds)
+        return max(self.floor_seconds, self.factor * expected) * 2.0 ** abandoned_before
 
 
 def import_plugins(plugins: Sequence[str]) -> None:
@@ -211,6 +257,11 @@ class SeriesRun:
     fresh: bool = True
     """The next call must rebuild the agents (series start, restart on a new host)."""
     attempts: dict = field(default_factory=dict)
+    """game_index -> hosts lost while playing it (it is retried alone)."""
+    abandons: dict = field(default_factory=dict)
+    """game_index -> calls abandoned as hung while it was alone in them (:class:`HangRule`)."""
+    alone_until: int = 0
+    """Games before this index of ``games`` are played one per call (they were in an abandoned call)."""
 
     @property
     def done(self) -> bool:
@@ -308,7 +359,9 @@ class HostPool:
     games), then from ``pending`` in order, up to ``sizer.games`` games
     (:class:`BatchSizer`); a run being retried after a lost host goes alone, one game
     per call, until that game is in (so a game that kills its host is named, and costs
-    no other game a retry). At most ``max_in_flight`` batches are in flight (one per
+    no other game a retry), and so do the games of an abandoned call (``sent`` keeps when
+    each call left, its games and how often its lone game was abandoned; :class:`HangRule`
+    says when a call is hung, checked whenever the driver wakes and at the first deadline). At most ``max_in_flight`` batches are in flight (one per
     host at most). Results are taken unordered: every batch that is ready at once is
     fetched with one ``ray.get`` (a driver serving a thousand hosts must not wait for
     them one by one), and before the driver blocks for the next one it calls
@@ -317,7 +370,8 @@ class HostPool:
     """
 
     def __init__(self, make_actor: Callable[[], Any], size: int, max_in_flight: int | None = None,
-                 start_timeout: float = 300.0, sizer: BatchSizer | None = None):
+                 start_timeout: float = 300.0, sizer: BatchSizer | None = None, hang: HangRule | None = None,
+                 error_rows: Callable[[Any, str], list] | None = None):
         if size < 1:
             raise ValueError(f"num_workers: must be >= 1, got {size}")
         self._make_actor = make_actor
@@ -325,9 +379,23 @@ class HostPool:
         self.max_in_flight = min(size, max_in_flight) if max_in_flight else size
         self.start_timeout = start_timeout
         self.sizer = sizer or BatchSizer()
+        self.hang = hang or HangRule()
+        """When a call is hung (:class:`HangRule`)."""
+        self._error_rows = error_rows
+        """``error_rows(task, reason)``: the rows of a game abandoned ``hang.abandons`` times
+        (None: such a game aborts the study with a RuntimeError)."""
         self.starting: dict = {}
         self.idle: list = []
         self.busy: dict = {}
+        self.sent: dict = {}
+        """Batch future -> ``(time.monotonic()`` when it was sent, games in it, abandons of its lone game)."""
+        self.abandoned = 0
+        """Host calls abandoned as hung."""
+        self.hung_errors = 0
+        """Games recorded as errors after ``hang.abandons`` abandons."""
+        self._timed_games = 0
+        self._timed_seconds = 0.0
+        self._longest_game = 0.0
         self.owned: dict = collections.defaultdict(list)
         self.pending: collections.deque[SeriesRun] = collections.deque()
         self.retired = 0
@@ -378,7 +446,9 @@ class HostPool:
 
     # --- work ----------------------------------------------------------------
     def _retrying(self, run: SeriesRun) -> bool:
-        return not run.done and run.task.game_index in run.attempts
+        """The run's next game goes alone in a call: its host was lost or its call abandoned."""
+        return not run.done and (run.next < run.alone_until or run.task.game_index in run.attempts
+                                 or run.task.game_index in run.abandons)
 
     def _take(self, run: SeriesRun, room: int, first_free: bool) -> int:
         """How many of ``run``'s next games go into a batch with ``room`` games left: the
@@ -408,7 +478,11 @@ class HostPool:
         room = self.sizer.games
         parts: list[tuple[SeriesRun, int]] = []
         mine = self.owned.get(actor, [])
-        for run in mine:  # a run on this host goes on (runs being retried are never owned yet)
+        retried = next((run for run in mine if self._retrying(run)), None)
+        if retried is not None:  # a run replaying the games of an abandoned call goes on alone
+            parts.append((retried, 1))
+            room = 0
+        for run in mine:  # a run on this host goes on
             if room <= 0:
                 break
             count = self._take(run, room, first_free=True)
@@ -434,7 +508,11 @@ class HostPool:
             return False
         self.owned[actor] = mine
         slices = [self._slice(run, count) for run, count in parts]
-        self.busy[actor.play_batch.remote(slices)] = (actor, parts)
+        ref = actor.play_batch.remote(slices)
+        self.busy[ref] = (actor, parts)
+        games = sum(count for _, count in parts)
+        lone = parts[0][0].abandons.get(parts[0][0].task.game_index, 0) if games == 1 else 0
+        self.sent[ref] = (time.monotonic(), games, lone)
         return True
 
     def _fill(self) -> None:
@@ -455,10 +533,93 @@ class HostPool:
             run.start_state = played.learned_after if run.carry else None
             run.next += 1
             run.attempts.pop(played.task.game_index, None)
+            run.abandons.pop(played.task.game_index, None)
             games.append((run, played))
+            self._timed_games += 1
+            self._timed_seconds += played.seconds
+            self._longest_game = max(self._longest_game, played.seconds)
         self.owned[actor] = [run for run in self.owned.get(actor, []) if not run.done]
         self.sizer.observe([played.seconds for played in result.games])
         return BatchDone(games, result.record_packs, result.seconds)
+
+    # --- hung calls ------------------------------------------------------------------
+    def _allowance(self, ref) -> float | None:
+        """Seconds the call ``ref`` may run (:meth:`HangRule.allowance`; None: no limit yet)."""
+        _, games, lone = self.sent[ref]
+        mean = self._timed_seconds / self._timed_games if self._timed_games else None
+        return self.hang.allowance(games, mean, self._longest_game, lone)
+
+    def _next_deadline(self) -> float | None:
+        """``time.monotonic()`` at which the first call in flight runs out of time (None: none can)."""
+        deadlines = [self.sent[ref][0] + allowed for ref in self.busy
+                     if (allowed := self._allowance(ref)) is not None]
+        return min(deadlines) if deadlines else None
+
+    def _abandon_hung(self) -> list[BatchDone]:
+        """Abandon every call in flight past its allowance (one still running: a finished one
+        is taken as usual); returns the games that became errors, as batches to hand over."""
+        now = time.monotonic()
+        late = [ref for ref in self.busy
+                if (allowed := self._allowance(ref)) is not None and now - self.sent[ref][0] > allowed]
+        if not late:
+            return []
+        finished, _ = ray.wait(late, num_returns=len(late), timeout=0)
+        done: list[BatchDone] = []
+        for ref in late:
+            if ref not in finished:
+                done += self._abandon(ref, now)
+        return done
+
+    def _abandon(self, ref, now: float) -> list[BatchDone]:
+        """The call ``ref`` is hung: kill its host (and start a fresh one); every run it held
+        restarts from its last finished game, the games of the call one per call; a game
+        abandoned ``hang.abandons`` times alone becomes an error (its rows handed over)."""
+        allowed = self._allowance(ref)
+        actor, parts = self.busy.pop(ref)
+        sent, games, _ = self.sent.pop(ref)
+        ran = now - sent
+        self.abandoned += 1
+        log.warning("a game host's call of %d game%s ran %.1f s, over its %.1f s allowance (study.hang_factor "
+                    "x what its games should take, at least study.hang_floor_seconds); killing the host, its "
+                    "games are played again elsewhere", games, "s" * (games != 1), ran, allowed)
+        self._retire(actor)
+        counts = {id(run): count for run, count in parts}
+        held = [run for run, _ in parts] + [r for r in self.owned.pop(actor, []) if id(r) not in counts]
+        errors: list[BatchDone] = []
+        for run in reversed(held):
+            if run.done:
+                continue
+            run.fresh = True
+            if games == 1 and id(run) in counts:
+                key = run.task.game_index
+                run.abandons[key] = run.abandons.get(key, 0) + 1
+                if run.abandons[key] >= self.hang.abandons:
+                    errors.append(self._hung_error(run, run.abandons.pop(key), ran))
+                    if run.done:
+                        continue
+            elif id(run) in counts:
+                run.alone_until = max(run.alone_until, run.next + counts[id(run)])
+            self.pending.appendleft(run)
+            self.retries += 1
+        self._start_actor()
+        return errors[::-1]
+
+    def _hung_error(self, run: SeriesRun, abandons: int, seconds: float) -> BatchDone:
+        """Game ``run.task`` hung its host ``abandons`` times: its error rows, and the run moves
+        past it with the learned state it had before it."""
+        task = run.task
+        reason = (f"hung: game {task.game_index} (series {task.series_id}) ran past its host's time "
+                  f"allowance {abandons} times, alone in its call each time (study.hang_factor = "
+                  f"{self.hang.factor:g}, hang_floor_seconds = {self.hang.floor_seconds:g}, hang_abandons = "
+                  f"{self.hang.abandons}); its host was killed each time")
+        if self._error_rows is None:
+            raise RuntimeError(reason)
+        log.warning("game %d recorded as an error: %s", task.game_index, reason)
+        self.hung_errors += 1
+        learned = (run.start_state or {}) if run.carry else {}
+        played = PlayedGame(task, self._error_rows(task, reason), learned, seconds)
+        run.next += 1
+        return BatchDone([(run, played)], [], seconds)
 
     def run(self, runs: Sequence[SeriesRun], on_game: OnGame | None = None,
             stop_when: Callable[[], bool] | None = None,
@@ -505,15 +666,27 @@ class HostPool:
         check_stop()
         top_up()
         while (self.pending and not self.stopped) or self.busy:
+            hung = self._abandon_hung()
+            for done in hung:  # games abandoned too often: their error rows
+                hand_over(done)
+            if hung:
+                check_stop()
+                top_up()
             self._fill()
             waiting = list(self.busy) + list(self.starting)
             if not waiting:
+                if not self.pending or self.stopped:
+                    break  # the last calls in flight were abandoned and nothing is left
                 raise RuntimeError("no game hosts left and work pending")
             ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
             if not ready:
                 if on_idle is not None:
                     on_idle()
-                ready, _ = ray.wait(waiting, num_returns=1, timeout=wait_seconds)
+                timeout = wait_seconds
+                deadline = self._next_deadline()
+                if deadline is not None:  # wake up for the first call that runs out of time
+                    timeout = min(wait_seconds, max(0.01, deadline - time.monotonic() + 0.01))
+                ready, _ = ray.wait(waiting, num_returns=1, timeout=timeout)
             if not ready:
                 if not self.busy and not self.idle and time.monotonic() - self._since_progress > self.start_timeout:
                     raise RuntimeError(f"no game hosts became ready within {self.start_timeout:.0f} s "
@@ -531,6 +704,7 @@ class HostPool:
             handed = []
             for i, ref in enumerate(returned):
                 actor, parts = self.busy.pop(ref)
+                self.sent.pop(ref, None)
                 if results is None:
                     try:
                         result = ray.get(ref)
@@ -570,6 +744,7 @@ class HostPool:
         actors = list(self.idle) + [a for a, _ in self.busy.values()] + list(self.starting.values())
         self.idle.clear()
         self.busy.clear()
+        self.sent.clear()
         self.starting.clear()
         self.owned.clear()
         for actor in actors:
@@ -579,8 +754,8 @@ class HostPool:
                 pass
 
 
-__all__ = ["start_ray", "GameHost", "HostPool", "SeriesRun", "Slice", "PlayedGame", "BatchResult", "BatchDone",
-           "BatchSizer", "warm_up_nodes", "import_plugins", "ACTOR_LOST", "GetTimeoutError"]
+__all__ = ["start_ray", "GameHost", "HostPool", "HangRule", "SeriesRun", "Slice", "PlayedGame", "BatchResult",
+           "BatchDone", "BatchSizer", "warm_up_nodes", "import_plugins", "ACTOR_LOST", "GetTimeoutError"]
 
 
 def start_ray(address: str | None, num_workers: int | None) -> bool:
@@ -590,8 +765,6 @@ def start_ray(address: str | None, num_workers: int | None) -> bool:
     address = address or os.environ.get("RAY_ADDRESS") or None  # set by `ray job submit`
     if address:
         ray.init(address=address, log_to_driver=False)
-    else:
-        # "local": a fresh embedded Ray even if a `ray start` cluster runs on this machine
-        ray.init(address="local", num_cpus=num_workers or os.cpu_count(), include_dashboard=False,
-                 log_to_driver=False, dashboard_host="127.0.0.1")
+    else:  # a fresh embedded Ray, every listener on 127.0.0.1
+        init_local_ray(num_workers)
     return True

@@ -39,7 +39,10 @@ thousands of games a second makes a few requests a second. Per-game rows go to M
   ``died_at``), ``score/<label>`` (mean result, win 1, tie 0.5) and, in games with
   scores (rows with ``score_margin``), ``margin/<label>`` (mean score margin),
   ``metric.<name>/<label>`` (the mean of an agent's per-game figure, rows'
-  ``metric.<name>``, over the label's games without error), then
+  ``metric.<name>``, over the label's games without error), ``overruns/<label>``,
+  ``invalid_actions/<label>`` and ``forfeits/<label>`` (totals over all the label's
+  rows, logged once nonzero: decisions over the time budget's tolerance, actions the
+  game replaced, games lost on time), then
   ``games/done`` and, for the last invocation, ``games/played``,
   ``games/skipped`` (already in the store), ``games/retried`` (after a lost
   host) and ``games/errored``; a tournament adds its leaderboard
@@ -56,7 +59,9 @@ thousands of games a second makes a few requests a second. Per-game rows go to M
   :data:`HTTP_LIMITS` (fewer retries and a shorter timeout than MLflow's client,
   which retries for about 4 minutes) unless the user set those variables; the
   first request that fails ends tracking for the invocation (one line, with the
-  time it took); the run stays RUNNING until a later invocation completes it.
+  time it took); the run stays RUNNING until a later invocation completes it. A ``sqlite:``
+  store that cannot be opened (a corrupt, locked or unwritable database) is the same: one
+  line naming the file, the study untracked (:func:`cluster.run.driver.open_tracker`).
 * Artifacts at the end (also after an interruption): ``results/`` (Parquet),
   ``report/`` (table CSV + Markdown, win-rate plot), ``learned/`` (.npz),
   ``populations/``, ``spec.json``.
@@ -66,6 +71,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -169,7 +175,8 @@ class Tally:
         """W/T/L rates over the games that ended without error (as in the report table),
         the win rate's 95% Wilson bounds, ``error_rate`` over all of the label's games,
         ``death_rate``, ``score``, ``margin`` (games with scores), the agents' figures
-        and ``games/done``; 0 where a label has no game yet (MLflow charts no NaN)."""
+        and ``games/done``; 0 where a label has no game yet (MLflow charts no NaN); the
+        conduct totals (``overruns``, ``invalid_actions``, ``forfeits``) once nonzero."""
         out = {"games/done": float(len(self.games))}
         for label, summary in self.labels.items():
             played = summary.games > 0
@@ -185,6 +192,9 @@ class Tally:
                 out[metric_key("margin", label)] = summary.margin.mean
             for key, figure in summary.figures.items():
                 out[metric_key(key, label)] = figure.mean
+            for key in ("overruns", "invalid_actions", "forfeits"):  # once it happened: totals so far
+                if getattr(summary, key):
+                    out[metric_key(key, label)] = float(getattr(summary, key))
         return dict(sorted(out.items()))
 
     def wtl(self, label: str) -> str:
@@ -426,8 +436,9 @@ class StudyTracker:
         if note:
             lines += [note, ""]
         if self.context.command:
-            lines += ["Command:", "", "```", self.context.command, "```", ""]
-        lines += [f"Study directory: `{Path(spec.study_dir).resolve()}`"]
+            fence = _fence(self.context.command)
+            lines += ["Command:", "", fence, self.context.command, fence, ""]
+        lines += [f"Study directory: {_code_span(str(Path(spec.study_dir).resolve()))}"]
         t0 = time.monotonic()
         try:
             self.client.set_tag(self.run_id, NOTE_TAG, "\n".join(lines)[:60000])
@@ -516,7 +527,22 @@ def counts_text(counts: dict[str, int]) -> str:
             f"{counts.get('retried', 0)} retried after a lost host, {counts.get('errored', 0)} errored")
     if counts.get("replayed"):
         text += f", {counts['replayed']} replayed to rebuild learned state"
+    if counts.get("abandoned"):
+        text += f", {counts['abandoned']} host call{'s' * (counts['abandoned'] != 1)} abandoned as hung"
     return text
+
+
+def _fence(text: str, shortest: int = 3) -> str:
+    """A run of backticks longer than any in ``text`` (at least ``shortest``), so that a
+    command or a path with backticks stays inside its Markdown code span or block."""
+    return "`" * max(shortest, max(map(len, re.findall("`+", text)), default=0) + 1)
+
+
+def _code_span(text: str) -> str:
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    fence = _fence(text, 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _budget_text(budget) -> str:

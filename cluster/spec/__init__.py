@@ -1,6 +1,7 @@
 """Study and sweep specs as validated, frozen models, and the plan they expand into.
 
-Lives here, lowest first: the field rules every spec section uses (``fields``), the
+Lives here, lowest first: the field rules every spec section uses (``fields``: names,
+labels, counts), the sizes a spec may set and its ``[limits]`` table (``limits``), the
 design's two shapes (``design``), the study model (``study``: ``StudySpec`` and its
 section classes), a sweep's search space (``search_space``), the command line's edits
 of a raw spec (``edits``: ``--set``, ``--unset``, and ``--scale``, one rule for studies
@@ -14,8 +15,9 @@ Tune search over a base study, itself a ``StudySpec``) and a study's stored spec
 back (``stored``: ``StoredSpec``, the typed view that reports, ratings and exports read
 instead of ``spec.json``'s dict).
 
-May import: ``games`` and ``agents`` (their registries and public APIs) and
-``cluster.stats``; nothing else of ``cluster`` (every other room of the floor
+May import: ``games`` and ``agents`` (their registries and public APIs),
+``cluster.stats`` and ``cluster.tracking``'s rule for MLflow keys (labels that would
+share a key are refused); nothing else of ``cluster`` (every other room of the floor
 builds on specs). Reading users' TOML files is ``jobs``'s job: a spec enters
 here as a mapping and leaves as a model.
 """

@@ -7,15 +7,17 @@ section by section, each into its small model class, in this order (the first er
 wins, one line naming the field, a :class:`~cluster.spec.fields.SpecError`):
 
 1. the sections: known, and ``study``, ``game``, ``lineup`` (and ``design``) present;
-2. ``[study]`` (:class:`_StudyTable`), ``[game]`` (through the game registry: its
-   config and its number of players), ``[budget]``;
+2. ``[limits]`` (:mod:`cluster.spec.limits`), ``[study]`` (:class:`_StudyTable`), ``[game]``
+   (through the game registry: its config and its number of players), ``[budget]``;
 3. ``[design]`` (:func:`build_design`, with its ``stop``), the game config of every
    condition of ``design.vary``, ``[tracking]``;
 4. ``[[lineup]]`` (:func:`build_lineup`): one entry per seat
    (:func:`check_one_entry_per_seat`), each agent and its params through the agent
    registry, seed populations, the agent's checks against the game, labels;
 5. what ties sections together: the stop's labels against the lineup, iteration
-   budgets against the agents that can honour them.
+   budgets against the agents that can honour them, the sizes against ``[limits]``
+   (:func:`check_sizes`; a tournament's game count is checked before its tables are
+   listed, :func:`cluster.spec.tournament.check_tournament`).
 
 A new section is a raw table class (or a model class of :mod:`cluster.spec.study`
 validated by :func:`~cluster.spec.fields.section`), a ``build_<section>`` function
@@ -24,6 +26,7 @@ here and a field of the model; a rule over two sections goes to step 5.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Mapping
@@ -32,18 +35,32 @@ from agents.api import Budget
 from agents.registry import agent_class, agent_names, make_agent_config
 from cluster.spec.design import default_seeds, is_runs_design
 from cluster.spec.edits import scale_study
-from cluster.spec.fields import (Flag, Name, NonNegativeInt, PositiveInt, SpecError, Text, config_class, rule, section,
-                                 table)
+from cluster.spec.fields import (LABEL_RULE, Flag, Label, Name, NonNegativeInt, PositiveInt, SpecError, Text,
+                                 config_class, is_label, one_of, rule, section, table)
+from cluster.spec.limits import DEFAULT_LIMITS, Limits, check_count
 from cluster.spec.seed_populations import check_population_fits, resolve_population
-from cluster.spec.study import SECTIONS, DesignSpec, RankingSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec
+from cluster.spec.study import (DEFAULT_HANG_ABANDONS, DEFAULT_HANG_FACTOR, DEFAULT_HANG_FLOOR_SECONDS,
+                                DEFAULT_OVERRUN_POLICY, DEFAULT_OVERRUN_TOLERANCE, OVERRUN_POLICIES, SECTIONS,
+                                DesignSpec, RankingSpec, SeatSpec, SprtSpec, StopSpec, StudySpec, TrackingSpec)
+from cluster.tracking.client import key_safe
 from games.registry import check_game, game_names, make_config, make_game
 
 __all__ = ["build_spec", "spec_from_dict", "build_game", "build_budget", "build_design", "build_stop",
            "build_conditions", "build_tracking", "build_lineup", "check_one_entry_per_seat",
-           "check_stop_fits_lineup", "check_iteration_budgets"]
+           "check_stop_fits_lineup", "check_iteration_budgets", "check_sizes"]
 
 
 # --- the raw tables that are not model objects themselves --------------------------
+HangFactor = Annotated[Any, rule(lambda v: _finite(v) and 1 <= v <= 1000, "must be a number in [1, 1000]")]
+Seconds = Annotated[Any, rule(lambda v: _finite(v) and 0 < v <= 86400, "must be a number of seconds in (0, 86400]")]
+Tolerance = Annotated[Any, rule(lambda v: _finite(v) and 0 <= v <= 1000,
+                                "must be a number in [0, 1000] (0.5: a decision over 1.5 x ms counts)")]
+
+
+def _finite(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
 @config_class
 class _StudyTable:
     """``[study]``."""
@@ -53,6 +70,9 @@ class _StudyTable:
     results_dir: Text = "arena-studies"
     id: Name | None = None
     max_in_flight: PositiveInt | None = None
+    hang_factor: HangFactor = DEFAULT_HANG_FACTOR
+    hang_floor_seconds: Seconds = DEFAULT_HANG_FLOOR_SECONDS
+    hang_abandons: PositiveInt = DEFAULT_HANG_ABANDONS
 
 
 Milliseconds = Annotated[Any, rule(lambda v: not isinstance(v, bool) and isinstance(v, (int, float)),
@@ -72,6 +92,8 @@ class _BudgetTable(_SeatBudgetTable):
     """``[budget]``."""
 
     per_seat: Flag = True
+    overrun_tolerance: Tolerance = DEFAULT_OVERRUN_TOLERANCE
+    overrun_policy: one_of(*OVERRUN_POLICIES) = DEFAULT_OVERRUN_POLICY
 
 
 @config_class
@@ -79,7 +101,7 @@ class _SeatTable:
     """A ``[[lineup]]`` entry."""
 
     agent: Text
-    label: Text | None = None
+    label: Label | None = None
     params: Any = None
     seed_population: Text | None = None
     budget: Any = None
@@ -103,17 +125,23 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True,
     for required in ("study", "game", "lineup"):
         if required not in data:
             raise SpecError(f"{required}: required section is missing")
+    limits = section(Limits, data.get("limits", {}), "limits")
     study = section(_StudyTable, data["study"], "study",
                     required={"name": "letters, digits, '.', '_' and '-'", "seed": "a non-negative int"})
 
     game, game_config, seat_teams = build_game(data["game"])
     num_players = len(seat_teams)
     budget, seat_budgets = build_budget(data.get("budget", {}))
+    conduct = section(_BudgetTable, data.get("budget", {}), "budget")
     if "design" not in data:
         raise SpecError("design: required section is missing (design.seeds at least)")
     design = build_design(data["design"])
+    check_sizes(design, budget, limits)
     condition_configs = build_conditions(game, game_config, design)
     tracking = build_tracking(data.get("tracking", {}))
+    if isinstance(data["lineup"], list):
+        check_count("lineup", len(data["lineup"]), limits, "entrants", "entries in a lineup",
+                    f"{len(data['lineup'])} entries")
     base_dir = Path(source).resolve().parent if source else Path.cwd()
     lineup = build_lineup(data["lineup"], num_players, game, base_dir, check_files,
                           tracking.uri, Path(study.results_dir) / ".seed-populations", game_config,
@@ -125,11 +153,18 @@ def build_spec(data: Mapping, source: str = "", check_files: bool = True,
             raise SpecError(f"design.games_per_seed: scoring = 'blocks' plays every board with its {num_players} "
                             f"seat rotations: a multiple of {num_players}, got {design.games_per_seed}")
     check_iteration_budgets(lineup, budget, seat_budgets)
+    for i, seat in enumerate(lineup):
+        if seat.budget is not None and seat.budget.iterations is not None:
+            check_count(f"lineup[{i}].budget.iterations", seat.budget.iterations, limits, "iterations",
+                        "iterations per decision")
     spec = StudySpec(name=study.name, seed=study.seed, results_dir=study.results_dir, game=game,
                      game_config=game_config, lineup=lineup, budget=budget, design=design,
                      tracking=tracking, max_in_flight=study.max_in_flight, source=str(source),
                      id=study.id, condition_configs=condition_configs,
-                     seat_budgets=seat_budgets, seat_teams=seat_teams)
+                     seat_budgets=seat_budgets, seat_teams=seat_teams,
+                     overrun_tolerance=float(conduct.overrun_tolerance), overrun_policy=conduct.overrun_policy,
+                     hang_factor=float(study.hang_factor), hang_floor_seconds=float(study.hang_floor_seconds),
+                     hang_abandons=study.hang_abandons, limits=limits)
     if design.tournament:
         from cluster.spec.tournament import check_tournament
 
@@ -158,8 +193,8 @@ def build_game(raw) -> tuple[str, Any, tuple[int, ...]]:
         raise SpecError(f"game.name: must be a non-empty string, got {name!r}")
     try:
         check_game(name)  # a plugin game (entry point or import path) is loaded here
-    except ValueError as exc:
-        raise SpecError(f"game.name: {exc}") from None
+    except ValueError as exc:  # chained: --debug shows where a plugin failed to import
+        raise SpecError(f"game.name: {exc}") from exc
     try:
         config = make_config(name, options)
     except (ValueError, TypeError) as exc:
@@ -282,8 +317,8 @@ def build_lineup(raw, num_players: int, game: str, base_dir: Path,
         agent = seat.agent
         try:
             agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
-        except ValueError as exc:
-            raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from None
+        except ValueError as exc:  # chained: --debug shows where a plugin failed to import
+            raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from exc
         params = table(f"{where}.params", {} if seat.params is None else seat.params)
         try:
             config = make_agent_config(agent, params, field_prefix=f"{where}.params")
@@ -304,7 +339,25 @@ def build_lineup(raw, num_players: int, game: str, base_dir: Path,
         entries.append(dict(agent=agent, label=seat.label, params=params, config=config,
                             seed_population=population, budget=budget))
     labels = _assign_labels([entry["agent"] for entry in entries], [entry["label"] for entry in entries])
+    for i, (entry, label) in enumerate(zip(entries, labels)):
+        if entry["label"] is None and not is_label(label):  # e.g. a long import path, an odd plugin name
+            raise SpecError(f"lineup[{i}].label: required: the agent's name {label!r} is no label ({LABEL_RULE}); "
+                            f"give one, e.g. label = \"A\"")
+    _check_metric_keys(labels)
     return tuple(SeatSpec(**{**entry, "label": label}) for entry, label in zip(entries, labels))
+
+
+def _check_metric_keys(labels: list[str]) -> None:
+    """Two labels that MLflow would log under one key (``MCTS+R`` and ``MCTS_R`` are both
+    ``W/MCTS_R``: MLflow keys take letters, digits, ``_ - . /`` and spaces) are refused."""
+    seen: dict[str, int] = {}
+    for i, label in enumerate(labels):
+        key = key_safe(label)
+        if key in seen:
+            raise SpecError(f"lineup[{i}].label: {label!r} and {labels[seen[key]]!r} (lineup[{seen[key]}]) "
+                            f"would share the MLflow metrics of {key!r}; make them differ in letters, "
+                            f"digits, '.', '_', '-' or spaces")
+        seen[key] = i
 
 
 def _assign_labels(agents: list[str], given: list[str | None]) -> list[str]:
@@ -350,6 +403,34 @@ def _check_fits_game(where: str, agent: str, config, game_config, arrays, popula
 
 
 # --- rules across sections --------------------------------------------------------------
+def check_sizes(design: DesignSpec, budget: Budget, limits: Limits = DEFAULT_LIMITS) -> None:
+    """The study's iterations per decision and its games (a lineup design's; a tournament's
+    are counted from its lineup, :func:`cluster.spec.tournament.check_tournament`) within
+    ``limits``, naming the largest factor of the count."""
+    if budget.iterations is not None:
+        check_count("budget.iterations", budget.iterations, limits, "iterations", "iterations per decision")
+    stop = design.stop
+    for where, cap in (("design.stop.max_games", stop and stop.max_games),
+                       ("design.stop.ranking.max_games", stop and stop.ranking and stop.ranking.max_games),
+                       ("design.stop.ranking.tables_per_round",
+                        stop and stop.ranking and stop.ranking.tables_per_round)):
+        if cap:
+            check_count(where, cap, limits, "games", "games per study")
+    if design.tournament:
+        return
+    if design.runs_design:
+        factors = {"runs": (design.runs, "runs"), "rounds": (design.rounds, "rounds")}
+    else:
+        factors = {"seeds": (design.seeds, "board seeds"), "games_per_seed": (design.games_per_seed, "games")}
+    conditions = math.prod(len(values) for values in design.vary.values())  # without listing them
+    if conditions > 1:
+        factors["vary"] = (conditions, "conditions")
+    largest = max(factors, key=lambda key: factors[key][0])
+    games = math.prod(count for count, _ in factors.values())
+    shown = " x ".join(f"{count} {what}" for count, what in factors.values())
+    check_count(f"design.{largest}", games, limits, "games", "games per study", f"{shown} = {games} games")
+
+
 def check_stop_fits_lineup(stop: StopSpec, lineup, num_players: int) -> None:
     """The stop's labels are in the lineup; pairs need a two-player game."""
     labels = [seat.label for seat in lineup]

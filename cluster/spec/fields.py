@@ -29,11 +29,21 @@ from pydantic import BeforeValidator
 from games import validation
 from games.validation import config_class
 
-__all__ = ["SpecError", "SweepError", "PositiveInt", "NonNegativeInt", "Flag", "Text", "Number", "Name", "one_of",
-           "is_int", "rule", "table", "section", "config_class"]
+__all__ = ["SpecError", "SweepError", "PositiveInt", "NonNegativeInt", "Flag", "Text", "Number", "Name", "Label",
+           "one_of", "is_int", "is_name", "is_label", "rule", "table", "section", "config_class"]
 
-#: Characters allowed in a study or sweep name / id (it names a directory and an MLflow run).
-NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+#: Characters allowed in a study or sweep name / id (it names a directory and an MLflow run):
+#: letters, digits, ``.``, ``_`` and ``-``, the first a letter or a digit (so never ``.``,
+#: ``..`` or a hidden directory), at most :data:`NAME_MAX` of them.
+NAME_CHARS = frozenset(_ALNUM + "._-")
+NAME_MAX = 100
+#: Characters allowed in a lineup label (it names rows, MLflow metrics and parameters,
+#: learned-state files and report cells): letters, digits, spaces and ``. _ - + = : , ( )
+#: @ #``, neither first nor last a space, at most :data:`LABEL_MAX` of them. No ``/``, ``\\``,
+#: quotes, ``<``, ``>``, ``&``, ``|`` or control characters.
+LABEL_CHARS = frozenset(_ALNUM + " ._-+=:,()@#")
+LABEL_MAX = 64
 
 
 class SpecError(ValueError):
@@ -64,8 +74,26 @@ NonNegativeInt = Annotated[Any, rule(lambda v: is_int(v) and v >= 0, "must be a 
 Flag = Annotated[Any, rule(lambda v: isinstance(v, bool), "must be true or false")]
 #: A non-empty string (:data:`games.validation.NonBlank`).
 Text = validation.NonBlank
-Name = Annotated[Any, rule(lambda v: isinstance(v, str) and bool(v) and set(v) <= NAME_CHARS,
-                            "use letters, digits, '.', '_' and '-' only")]
+
+
+def is_name(value) -> bool:
+    """A study or sweep name / id: :data:`NAME_CHARS`, starting with a letter or a digit."""
+    return (isinstance(value, str) and 0 < len(value) <= NAME_MAX and set(value) <= NAME_CHARS
+            and value[0].isalnum())
+
+
+def is_label(value) -> bool:
+    """A lineup label: :data:`LABEL_CHARS`, no space at either end."""
+    return (isinstance(value, str) and 0 < len(value) <= LABEL_MAX and set(value) <= LABEL_CHARS
+            and value == value.strip())
+
+
+Name = Annotated[Any, rule(is_name, f"use letters, digits, '.', '_' and '-', starting with a letter or a "
+                                    f"digit, at most {NAME_MAX} characters (it names a directory)")]
+#: What :data:`Label` says of a label it refuses.
+LABEL_RULE = (f"use letters, digits, spaces and . _ - + = : , ( ) @ #, at most {LABEL_MAX} characters, no space "
+              f"at either end")
+Label = Annotated[Any, rule(is_label, LABEL_RULE)]
 
 
 def _finite(value) -> bool:

@@ -28,8 +28,17 @@ whose message starts with the dotted name of the offending field::
     study.bogus: unknown key; known: [...]
 
 The TOML shape (sections ``study``, ``game``, ``budget``, ``design``,
-``lineup`` (an array of tables) and ``tracking``) is shown in
+``lineup`` (an array of tables), ``tracking`` and ``limits``) is shown in
 ``jobs/pommerman_ffa_demo.toml``.
+
+Names and sizes: ``study.name`` and ``study.id`` name a directory (letters, digits, ``.``,
+``_``, ``-``, the first a letter or a digit); lineup labels take letters, digits, spaces and
+``. _ - + = : , ( ) @ #`` (:data:`cluster.spec.fields.LABEL_CHARS`). Games per study,
+iterations per decision and lineup entries have limits (1,000,000, 1,000,000 and 256),
+which a cluster's spec raises in its ``[limits]`` table (:mod:`cluster.spec.limits`)::
+
+    budget.iterations: 9223372036854775807, over the limit of 1000000 iterations per decision
+    (raise it with [limits] iterations = 9223372036854775807 or more)
 
 Budgets: ``[budget]`` (``ms`` or ``iterations`` per decision) is every seat's
 budget unless a lineup entry has its own, ``budget = { iterations = N }`` or
@@ -37,6 +46,11 @@ budget unless a lineup entry has its own, ``budget = { iterations = N }`` or
 seat's budget reaches its agent, its ``config_hash`` and the ``budget`` column
 of its rows. ``[budget] per_seat = false`` ignores the seats' own budgets (one
 budget for all, e.g. ``--set budget.ms=40 --set budget.per_seat=false``).
+``[budget] overrun_tolerance`` (0.5) and ``overrun_policy`` (``"count"`` or
+``"forfeit"``) say when a decision overran its ``ms`` budget and what that costs
+(:mod:`cluster.run.conduct`); ``[study] hang_factor`` (4), ``hang_floor_seconds`` (5) and
+``hang_abandons`` (2) when a host call counts as hung and when its game becomes an error
+(:class:`cluster.run.scheduler.HostPool`).
 
 Designs (see :class:`DesignSpec`):
 
@@ -89,12 +103,20 @@ from agents.registry import agent_class
 from cluster.spec.design import (LINEUP_FORMAT, TOURNAMENT_FORMATS, games_per_group, group_key, group_name,
                                  is_runs_design)
 from cluster.spec.fields import Flag, Number, PositiveInt, SpecError, Text, config_class, one_of
+from cluster.spec.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["SECTIONS", "SpecError", "SeatSpec", "DesignSpec", "StopSpec", "SprtSpec", "RankingSpec", "TrackingSpec",
-           "StudySpec"]
+           "StudySpec", "OVERRUN_POLICIES"]
 
 #: The sections of a study's TOML.
-SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking")
+SECTIONS = ("study", "game", "budget", "design", "lineup", "tracking", "limits")
+#: Values of ``[budget] overrun_policy`` (:mod:`cluster.run.conduct`).
+OVERRUN_POLICIES = ("count", "forfeit")
+DEFAULT_OVERRUN_TOLERANCE = 0.5
+DEFAULT_OVERRUN_POLICY = "count"
+DEFAULT_HANG_FACTOR = 4.0
+DEFAULT_HANG_FLOOR_SECONDS = 5.0
+DEFAULT_HANG_ABANDONS = 2
 STOP_SCORING = ("pairs", "blocks", "games")
 SERIES_BY = ("seed", "set", "run", "game")
 
@@ -213,7 +235,10 @@ class SeatSpec:
     """One entry of the lineup: an agent with its parameters."""
 
     label: str
-    """Unique display name in tables and rows (default: the agent name, made unique)."""
+    """Unique display name in tables and rows (default: the agent name, made unique): letters,
+    digits, spaces and ``. _ - + = : , ( ) @ #``, at most 64 characters, no space at either
+    end; two labels may not differ only in characters MLflow keys lack (``MCTS+R`` and
+    ``MCTS_R`` would share the metrics ``W/MCTS_R``)."""
     agent: str
     """Registry name of the agent (``agents.registry.agent_names()``: built-ins and installed
     plugins) or its import path ``package.module:ClassName``."""
@@ -470,7 +495,8 @@ class StudySpec:
     """A whole study: the game, the lineup, the budget, the design and tracking."""
 
     name: str
-    """Study name (letters, digits, ``.``, ``_``, ``-``)."""
+    """Study name: letters, digits, ``.``, ``_``, ``-``, the first a letter or a digit, at most
+    100 characters (it names the study's directory: never ``.`` or ``..``)."""
     seed: int
     """Study seed: every board and agent seed derives from it and a game index."""
     results_dir: str
@@ -502,6 +528,28 @@ class StudySpec:
     """The game's team of each seat (``Game.teams()``; FFA: every seat its own), taken from
     the game when the spec is built (not stored: the game says it); a tournament seats one
     entrant per team."""
+    overrun_tolerance: float = DEFAULT_OVERRUN_TOLERANCE
+    """``[budget] overrun_tolerance``: a decision of a seat with an ``ms`` budget that takes
+    longer than ``ms x (1 + overrun_tolerance)`` is an overrun, counted in the seat's
+    ``overruns`` column (0.5: over 60 ms under a 40 ms budget); in [0, 1000]."""
+    overrun_policy: str = DEFAULT_OVERRUN_POLICY
+    """``[budget] overrun_policy``: ``"count"`` counts overruns and plays on; ``"forfeit"``
+    makes a seat lose the game on time at its first overrun (its team loses, the others
+    win; the reason in its row's ``forfeit`` column). Iteration budgets never overrun."""
+    hang_factor: float = DEFAULT_HANG_FACTOR
+    """``[study] hang_factor``: a host call that runs longer than this many times what its
+    games should take (their number x the study's mean game time so far, at least its
+    longest game) is abandoned as hung: the host is killed and its games are played again
+    elsewhere; in [1, 1000]."""
+    hang_floor_seconds: float = DEFAULT_HANG_FLOOR_SECONDS
+    """``[study] hang_floor_seconds``: no host call is abandoned before it has run this long
+    (a new host loads its caches on its first call)."""
+    hang_abandons: int = DEFAULT_HANG_ABANDONS
+    """``[study] hang_abandons``: a game whose host is abandoned this many times while it plays
+    that game alone is recorded as an error (``result = "error"``, the reason in ``error``)
+    and the study goes on."""
+    limits: Limits = DEFAULT_LIMITS
+    """``[limits]``: the largest sizes this spec may set (:mod:`cluster.spec.limits`)."""
 
     def budget_for(self, lineup_index: int) -> Budget:
         """The budget of lineup entry ``lineup_index``: its own (unless
@@ -545,9 +593,17 @@ class StudySpec:
             study["id"] = self.id
         if self.max_in_flight is not None:
             study["max_in_flight"] = self.max_in_flight
+        for key, default in (("hang_factor", DEFAULT_HANG_FACTOR), ("hang_floor_seconds", DEFAULT_HANG_FLOOR_SECONDS),
+                             ("hang_abandons", DEFAULT_HANG_ABANDONS)):
+            if getattr(self, key) != default:  # a spec.json at the defaults stays as it always was
+                study[key] = getattr(self, key)
         budget = _budget_dict(self.budget)
         if not self.seat_budgets:
             budget["per_seat"] = False
+        if self.overrun_tolerance != DEFAULT_OVERRUN_TOLERANCE:
+            budget["overrun_tolerance"] = self.overrun_tolerance
+        if self.overrun_policy != DEFAULT_OVERRUN_POLICY:
+            budget["overrun_policy"] = self.overrun_policy
         design = {k: v for k, v in asdict(self.design).items() if v is not None}
         if "stop" in design:  # only the kind of stop given (a test's spec.json stays as it always was)
             kind = "sprt" if self.design.stop.sprt is not None else "ranking"
@@ -573,6 +629,7 @@ class StudySpec:
             "design": design,
             "lineup": lineup,
             "tracking": asdict(self.tracking),
+            **({"limits": self.limits.non_default()} if self.limits.non_default() else {}),
             "source": self.source,
         }
 
@@ -589,12 +646,17 @@ class StudySpec:
         put("study.seed", self.seed)
         put("study.results_dir", self.results_dir)
         put("study.max_in_flight", self.max_in_flight)
+        put("study.hang_factor", self.hang_factor)
+        put("study.hang_floor_seconds", self.hang_floor_seconds)
+        put("study.hang_abandons", self.hang_abandons)
         put("game.name", self.game)
         for key, value in asdict(self.game_config).items():
             put(f"game.{key}", value)
         put("budget.ms", self.budget.ms)
         put("budget.iterations", self.budget.iterations)
         put("budget.per_seat", self.seat_budgets)
+        put("budget.overrun_tolerance", self.overrun_tolerance)
+        put("budget.overrun_policy", self.overrun_policy)
         for key, value in asdict(self.design).items():
             if key in ("format", "candidates") and not self.design.tournament:
                 continue  # a lineup study's parameters stay as they always were
@@ -613,6 +675,8 @@ class StudySpec:
                 put(f"lineup.{i}.params.{key}", value)  # e.g. profile "auto" as resolved for this game
         for key, value in asdict(self.tracking).items():
             put(f"tracking.{key}", value)
+        for key, value in self.limits.non_default().items():
+            put(f"limits.{key}", value)
         return flat
 
 

@@ -93,8 +93,9 @@ import numpy as np
 
 from cluster.spec.build import build_spec, spec_from_dict
 from cluster.spec.edits import scale_sweep, set_path
-from cluster.spec.fields import (Name, NonNegativeInt, PositiveInt, SpecError, SweepError, config_class, is_int, one_of,
-                                 rule, section, table)
+from cluster.spec.fields import (NAME_MAX, Name, NonNegativeInt, PositiveInt, SpecError, SweepError, config_class,
+                                 is_int, one_of, rule, section, table)
+from cluster.spec.limits import check_count
 from cluster.spec.search_space import DEFAULT_NUM_SAMPLES, KINDS, SearchParam, flatten_search, parse_param
 from cluster.spec.study import StudySpec, TrackingSpec
 
@@ -105,6 +106,8 @@ SWEEP_SECTIONS = ("sweep", "base", "objective", "search", "scheduler", "searcher
 OBJECTIVE_METRICS = ("win_rate", "mean_reward")
 SCHEDULERS = ("asha", "fifo")
 SEARCHERS = ("basic", "optuna")
+#: The longest sweep name: a trial's study id (``<name>-reeval-<10 hex digits>``) is a study id.
+SWEEP_NAME_MAX = NAME_MAX - 20
 #: spawn_key[0] of the study seed of search trials / of the re-evaluation.
 SEARCH_STREAM = 0
 REEVAL_STREAM = 1
@@ -322,6 +325,9 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         raise SweepError(str(exc)) from None
     sweep = _section(_SweepTable, data, "sweep")
     name, seed = sweep.name, sweep.seed
+    if len(name) > SWEEP_NAME_MAX:
+        raise SweepError(f"sweep.name: at most {SWEEP_NAME_MAX} characters (its trials' study ids, "
+                         f"<name>-reeval-<10 hex digits>, are study ids of at most {NAME_MAX}), got {len(name)}")
     base = data.get("base")
     if not base:
         raise SweepError("base: a base study is needed: sweep.base = 'study.toml' or inline [base] tables")
@@ -401,8 +407,20 @@ def build_sweep(data: Mapping, source: str = "", scale: float | None = None,
         scheduler=kind, grace_period=grace, reduction_factor=reduction,
         searcher=searcher_kind, top_k=top_k, reeval_games=reeval_games, tracking=tracking,
         source=base_source or str(source))
+    _check_sweep_size(spec)
     _validate_points(spec)
     return spec
+
+
+def _check_sweep_size(spec: SweepSpec) -> None:
+    """The sweep's games (trials x games per trial, plus the re-evaluation of the top trials)
+    within the base study's ``[limits] games``; names the larger of the two factors."""
+    trials, games = spec.total_trials, spec.games_per_trial
+    total = trials * games + spec.top_k * spec.reeval_games
+    where = "sweep.num_samples" if trials >= games else "sweep.games_per_trial"
+    check_count(where, total, spec.base.limits, "games", "games per sweep",
+                f"{trials} trials x {games} games + {spec.top_k} x {spec.reeval_games} re-evaluated = {total} games",
+                error=SweepError)
 
 
 def _validate_points(spec: SweepSpec) -> None:

@@ -60,6 +60,7 @@ live leaderboard ranks them all.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
@@ -67,11 +68,12 @@ from typing import Sequence
 import numpy as np
 
 from cluster.spec.fields import SpecError
+from cluster.spec.limits import check_count
 from cluster.spec.tasks import SEAT_STREAM, GameTask, SeriesTask
 
 __all__ = ["Table", "TournamentRound", "TournamentPlan", "plan_tournament", "round_robin_tables", "rotation_seatings",
            "table_series",
-           "gauntlet_tables", "slot_of_seats", "check_tournament", "check_extension", "balance_text",
+           "gauntlet_tables", "table_count", "slot_of_seats", "check_tournament", "check_extension", "balance_text",
            "TABLE_STREAM", "ExtensionError"]
 
 #: First element of the spawn key of the seat orders of tables (``(TABLE_STREAM, newest entrant)``).
@@ -240,6 +242,35 @@ def table_series(rotations: Sequence[tuple[int, ...]], board: int, first_game: i
                                      for j, seating in enumerate(rotations)))]
 
 
+def table_count(format: str, entrants: int, slots: int, candidates: int = 0) -> int:
+    """Tables of one round (:func:`round_robin_tables`, :func:`gauntlet_tables`), counted
+    without listing them.
+
+    >>> table_count("round_robin", 5, 4), table_count("gauntlet", 4, 2, candidates=1)
+    (5, 3)
+    """
+    if format == "gauntlet":
+        field = entrants - candidates
+        return candidates * (field if field < slots - 1 else math.comb(field, slots - 1))
+    return 1 if entrants < slots else math.comb(entrants, slots)
+
+
+def _check_size(spec) -> None:
+    """The tournament's games within ``spec.limits`` before its tables are listed (a round
+    robin of 300 entrants at a 4-seat table is 330,791,175 tables); names ``lineup`` when
+    one round is over the limit, else ``design.rounds``."""
+    design = spec.design
+    slots = max(slot_of_seats(spec.seat_teams)) + 1
+    tables = table_count(design.format, len(spec.lineup), slots, len(design.candidates))
+    adaptive = design.stop is not None  # plays at most its cap, chosen among one round's tables
+    rounds = 1 if adaptive else design.repeats
+    games = tables * rounds * slots
+    shown = (f"a {design.format} of {len(spec.lineup)} entrants at {slots}-entrant tables is {tables} tables x "
+             f"{rounds} round{'s' * (rounds != 1)} x {slots} seat rotations = {games} games")
+    where = "lineup" if tables * slots > spec.limits.games or rounds == 1 else "design.rounds"
+    check_count(where, games, spec.limits, "games", "games per study", shown)
+
+
 def tournament_games(spec) -> int:
     """Games of the tournament, without building its plan."""
     slots = max(slot_of_seats(spec.seat_teams)) + 1
@@ -257,6 +288,7 @@ def check_tournament(spec) -> None:
     if design.format == "gauntlet" and len(design.candidates) == len(labels):
         raise SpecError(f"design.candidates: every entrant is a candidate, so the field is empty; "
                         f"a gauntlet needs entrants that are not candidates, got {list(design.candidates)}")
+    _check_size(spec)
     games = tournament_games(spec)
     if design.stop is not None:  # an adaptive tournament: at most its cap
         slots = max(slot_of_seats(spec.seat_teams)) + 1

@@ -77,7 +77,9 @@ from cluster.results.populations import PopulationExportError, export_population
 from cluster.results.store import ResultStore
 from cluster.run.driver import run_study
 from cluster.run.plugin_nodes import check_plugins_on_nodes
-from cluster.run.scheduler import import_plugins, start_ray, warm_up_nodes
+from cluster.run.lock import StudyLock
+from cluster.run.ray_session import RaySession
+from cluster.run.scheduler import import_plugins, warm_up_nodes
 from cluster.spec.sweep import REEVAL_STREAM, SEARCH_STREAM, SweepError, plain
 from cluster.sweep.results import (GAMES_ATTR, METRIC, TIME_ATTR, ObjectiveTally, order_trials, rank_settings,
                                    ranked_table, report_markdown, select_top)
@@ -201,7 +203,20 @@ def _default_concurrency(sweep, cpus: int) -> tuple[int, int]:
 
 def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugins: Sequence[str] = (),
               progress: bool = True, tracking: bool = True, verbose: int | None = None) -> SweepResult:
-    """Run (or resume) ``sweep`` on Ray Tune, re-evaluate the top k, report; see the module docstring."""
+    """Run (or resume) ``sweep`` on Ray Tune, re-evaluate the top k, report; see the module docstring.
+
+    One driver per sweep: the sweep directory's lock (:class:`cluster.run.lock.StudyLock`) is
+    held throughout (a second driver raises :class:`~cluster.run.lock.StudyBusyError`); each
+    trial and each re-evaluation takes its own study's lock (:func:`run_study`), one study
+    directory each, so the sweep never waits on itself."""
+    sweep_dir = sweep.sweep_dir.resolve()
+    with StudyLock(sweep_dir):
+        return _run_sweep(sweep, address, resume, plugins=plugins, progress=progress, tracking=tracking,
+                          verbose=verbose)
+
+
+def _run_sweep(sweep, address: str | None, resume: bool, *, plugins: Sequence[str], progress: bool,
+               tracking: bool, verbose: int | None) -> SweepResult:
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the CLIReporter table below
     import ray
     from ray import tune
@@ -214,10 +229,11 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
     exp_path = sweep_dir / "tune"
     _check_same_sweep(sweep, sweep_dir, exp_path)
 
-    started = start_ray(address, None)
-    tracker = SweepTracker(sweep) if tracking and sweep.tracking.enabled else None
+    session = RaySession(address, None).__enter__()
     status = "FAILED"
+    tracker = None
     try:
+        tracker = SweepTracker(sweep) if tracking and sweep.tracking.enabled else None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         conc, workers = _default_concurrency(sweep, cpus)
 
@@ -291,8 +307,7 @@ def run_sweep(sweep, address: str | None = None, resume: bool = False, *, plugin
                 tracker.client.set_terminated(tracker.parent_id, status="FAILED")
             except Exception:
                 pass
-        if started:
-            ray.shutdown()
+        session.close()  # the embedded Ray and every process it started, on every way out
 
 
 #: Modules a Tune experiment's pickles may name from before the cluster floor moved into

@@ -182,7 +182,8 @@ def artifact_location(uri: str, experiment: str) -> str | None:
     path = sqlite_path(uri)
     if path is None:
         return None
-    safe = re.sub(r"[^0-9A-Za-z_.-]", "_", experiment) or "experiment"
+    # the name as a directory name: no separators, and no leading dot ('..' would be the parent)
+    safe = re.sub(r"[^0-9A-Za-z_.-]", "_", experiment).lstrip(".") or "experiment"
     return str(path.parent / "mlartifacts" / safe)
 
 

@@ -19,9 +19,11 @@ fitted by least squares over saturated runs (instant games) at several batch siz
 (:class:`~cluster.run.scheduler.BatchSizer`: ``B = max(1, T / t)`` with the call target
 ``T = max(0.2 s, W x 4 ms)``) ask the driver for ``W B / (B (t + h) + r + c_commit / 2)``
 games a second (``h``: a host's own overhead per game, ``r``: a call's round trip, and half
-a commit's wait); the driver serves at most ``1 / (c_game + (c_batch + W c_wait) / B +
-c_commit_cpu / G)`` (one turn of its loop, a ``ray.wait`` over every host, per call; ``G``:
-games per commit, at least a call's and at saturation what arrives while a commit is
+a commit's wait); the driver serves at most ``(1 - c_commit / F) / (c_game + (c_batch + W
+c_wait) / B)`` (one turn of its loop, a ``ray.wait`` over every host, per call; the recorder
+commits whenever the driver would otherwise wait for a host, so below saturation commits take
+idle time, and a saturated driver, never idle, commits once every ``F`` = ``flush_seconds``
+(1 s): a commit's wall time, fsyncs included, is then the only share of the loop it takes,
 written); on one machine of ``C`` cores the hosts and the driver also share its CPU:
 ``C / (h + t_cpu + the driver's per game)``. The capacity is the least of them;
 :func:`capacity` computes it and :func:`bench_scale` checks it against real one-tick games
@@ -31,6 +33,7 @@ on 1 and 2 workers, virtual hosts at 10, 100 and 1,000, and a multi-node
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import tempfile
 import threading
@@ -65,6 +68,9 @@ class DriverCosts:
     """A host's own CPU per game beyond the game (rows, record, seeds; measured in-process)."""
     round_trip: float = 0.002
     """A host call's latency besides its games (Ray's submit and return)."""
+    flush_seconds: float = inspect.signature(Recorder).parameters["flush_seconds"].default
+    """How long the recorder holds a game at most (:class:`~cluster.run.driver.Recorder`): a
+    saturated driver commits once per this interval."""
 
 
 def call_target_seconds(hosts: int) -> float:
@@ -84,12 +90,11 @@ def capacity(costs: DriverCosts, hosts: int, game_seconds: float, cores: float |
     # a host waits for the driver's commit when its call returns during one: half a commit on average
     call = batch * (game_seconds + costs.host_per_game) + costs.round_trip
     demand = hosts * batch / (call + 0.5 * costs.per_commit)
-    # one turn of the loop (a wait over every host) per call, worst case; a commit takes what
-    # arrived while the last one was written, at least one call's games
+    # one turn of the loop (a wait over every host) per call, worst case; commits take the
+    # driver's idle moments until it saturates, then one commit per flush interval
     per_call = costs.per_batch + hosts * costs.wait_per_host
-    per_commit_games = max(batch, demand * costs.per_commit)
-    per_game = costs.per_game + per_call / batch + costs.commit_cpu / per_commit_games
-    driver = 1.0 / per_game
+    per_game = costs.per_game + per_call / batch
+    driver = max(0.0, 1.0 - costs.per_commit / costs.flush_seconds) / per_game
     out = {"hosts": hosts, "game_seconds": game_seconds, "games_per_call": batch,
            "call_seconds": call, "demand_games_per_second": demand, "driver_games_per_second": driver}
     bounds = {"hosts": demand, "driver": driver}
@@ -98,7 +103,7 @@ def capacity(costs: DriverCosts, hosts: int, game_seconds: float, cores: float |
         out["cpu_games_per_second"] = bounds["cpu"] = cores / cpu
     out["bound"] = min(bounds, key=bounds.get)
     out["games_per_second"] = rate = bounds[out["bound"]]
-    out["driver_busy"] = rate * per_game
+    out["driver_busy"] = rate / driver if driver > 0 else 1.0  # the share of its capacity in use
     return out
 
 
@@ -313,7 +318,9 @@ def bench_scale(quick: bool = False, multi_node: bool = True) -> dict:
         root = Path(tmp)
         started = not ray.is_initialized()
         if started:
-            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+            from cluster.run.local_ray import init_local_ray
+
+            init_local_ray(2)  # every listener on 127.0.0.1
         try:
             costs, _ = measure_driver_costs(root, games=games)
             costs = DriverCosts(costs.per_game, costs.per_batch, costs.per_commit, commit_cpu=costs.commit_cpu,

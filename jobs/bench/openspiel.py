@@ -267,7 +267,9 @@ def run(games: int = 200, seed: int = 2026, workers: int = 2, matchups=MATCHUPS,
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=max(2, workers), include_dashboard=False, log_to_driver=False)
+        from cluster.run.local_ray import init_local_ray
+
+        init_local_ray(max(2, workers))  # every listener on 127.0.0.1
     out = {"games_per_matchup": games, "workers": workers, "seed": seed, "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="arena-side-by-side-") as tmp:
         out["rows"] = [_row(matchup, games, seed + i, workers, Path(tmp)) for i, matchup in enumerate(matchups)]

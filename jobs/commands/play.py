@@ -113,10 +113,11 @@ def run(args) -> int:
                 print(f"seat {args.show_view} sees ({specs[args.show_view][0]}):")
                 print(game.render(game.observation(args.show_view)), "\n")
     print(f"seed {args.seed}  {args.mode} / {args.ruleset}  length {rows[0]['length']}")
-    print(f"{'seat':<5}{'agent':<14}{'team':<6}{'result':<8}{'reward':>7}{'it/dec':>9}{'ms/dec':>9}{'invalid':>9}")
+    print(f"{'seat':<5}{'agent':<14}{'team':<6}{'result':<8}{'reward':>7}{'it/dec':>9}{'ms/dec':>9}{'invalid':>9}"
+          f"{'overruns':>9}")
     for row in rows:
         print(f"{row['seat']:<5}{row['agent']:<14}{row['team']:<6}{row['result']:<8}{row['reward']:>7.0f}"
-              f"{row['mean_iterations']:>9.0f}{row['mean_ms']:>9.2f}{row['invalid_actions']:>9}")
+              f"{row['mean_iterations']:>9.0f}{row['mean_ms']:>9.2f}{row['invalid_actions']:>9}{row['overruns']:>9}")
     if args.record:
         path = save_record(args.record, record)
         print(f"record: {path}  (arena replay {path} --html)")

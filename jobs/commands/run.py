@@ -34,6 +34,8 @@ def _load_spec_or_exit(args):
     try:
         return load_spec(args.spec, overrides=args.set or (), scale=args.scale, unsets=args.unset or ())
     except SpecError as exc:
+        if getattr(args, "debug", False):  # --debug: the traceback (a plugin's import error, chained)
+            raise
         print(f"arena: invalid spec {args.spec}: {exc}", file=sys.stderr)
         raise SystemExit(2)
 

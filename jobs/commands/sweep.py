@@ -34,6 +34,8 @@ def run(args) -> int:
     try:
         sweep = load_sweep(args.sweep, overrides=args.set or (), scale=args.scale, unsets=args.unset or ())
     except SweepError as exc:
+        if getattr(args, "debug", False):  # --debug: the traceback (a plugin's import error, chained)
+            raise
         print(f"arena: invalid sweep {args.sweep}: {exc}", file=sys.stderr)
         return 2
     board = sweep.group_name

@@ -175,6 +175,23 @@ def test_server_killed_mid_study_then_the_next_run_completes_the_same_run(ray_lo
     assert max(m.step for m in history) == spec.design.total_games
 
 
+def test_a_tracking_store_that_cannot_be_opened_runs_the_study_untracked(ray_local, tmp_path, caplog):
+    """A corrupt mlflow.db: one warning naming the file, every game played and stored, the file untouched."""
+    db = tmp_path / "mlflow.db"
+    garbage = b"this is not a database\n" * 100
+    db.write_bytes(garbage)
+    spec = make_spec(tmp_path, "garbage-db", tracking={"uri": f"sqlite:///{db}", "experiment": "garbage"})
+    with caplog.at_level(logging.WARNING, logger="cluster"):
+        result = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False)
+    assert result.mlflow_run_id is None and result.games_played == spec.design.total_games
+    assert_complete_once(spec)
+    [message] = [r.getMessage() for r in caplog.records if "cannot be opened" in r.getMessage()]
+    print(message)
+    assert message.startswith(f"MLflow tracking store {db} cannot be opened (")
+    assert "running without tracking" in message
+    assert db.read_bytes() == garbage
+
+
 # --- re-running into a study directory -------------------------------------------------------
 CHANGES = [
     ({"lineup": [{"agent": "fake", "label": "A", "params": {"sleep_ms": 20, "skill": 0.5}},
@@ -300,3 +317,170 @@ def test_sweep_driver_killed_mid_trial_is_restored_with_every_game_once(ray_loca
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
     assert len(children) == 4
     print(f"killed with {at_kill} games stored; restored: {after}")
+
+
+# --- the driver as users run it: one per study, every way out clean ---------------------------
+#: ``arena`` with the test's fake game and agent registered (Ray workers import conftest from PYTHONPATH).
+_ARENA = "import sys, conftest; from jobs.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def write_toml_spec(tmp_path, name: str, *, seeds: int = 8, sleep_ms: int = 20) -> Path:
+    """A tiny study spec file (the fake agents sleep, so a study lasts a few seconds), tracked in
+    ``tmp_path/mlflow.db``."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f"""
+[study]
+name = "{name}"
+seed = 5
+results_dir = "{tmp_path / 'studies'}"
+
+[game]
+name = "count"
+max_steps = 6
+
+[budget]
+iterations = 2
+
+[design]
+seeds = {seeds}
+games_per_seed = 2
+
+[[lineup]]
+agent = "fake"
+label = "A"
+params = {{ sleep_ms = {sleep_ms} }}
+
+[[lineup]]
+agent = "fake"
+label = "B"
+params = {{ sleep_ms = {sleep_ms} }}
+
+[tracking]
+uri = "sqlite:///{tmp_path / 'mlflow.db'}"
+experiment = "{name}"
+""")
+    return path
+
+
+def start_arena(spec_file: Path, *extra: str, env=None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", _ARENA, "run", str(spec_file), "--workers", "1", "--no-progress",
+                             *extra], cwd=spec_file.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, **(env or {})})
+
+
+def wait_for_games(proc, study_dir: Path, games: int, timeout: float = 120) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        done = len(ResultStore(study_dir).finished_games()) if (study_dir / "results").is_dir() else 0
+        if done >= games:
+            return done
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, f"the driver stored {done} games in {timeout} s"
+        time.sleep(0.05)
+
+
+def study_run_status(tmp_path, experiment: str) -> str:
+    from mlflow.tracking import MlflowClient
+
+    [run] = study_runs(MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}"), experiment)
+    return run.info.status
+
+
+def assert_compacted(study_dir: Path) -> None:
+    """At rest a study's results are one Parquet file, and no temporary file is left."""
+    results = sorted(p.name for p in (study_dir / "results").iterdir())
+    assert len(results) == 1 and results[0].startswith("part-"), results
+    assert not list(study_dir.rglob(".tmp-*"))
+
+
+def arena_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("arena run:")]
+
+
+def test_a_second_driver_on_a_study_refuses_naming_the_first(tmp_path):
+    from cluster.run.lock import LOCK_FILE, Holder
+
+    spec_file = write_toml_spec(tmp_path, "dual", seeds=12)
+    study_dir = tmp_path / "studies" / "dual"
+    first = start_arena(spec_file)
+    try:
+        deadline = time.monotonic() + 60
+        while not (study_dir / LOCK_FILE).is_file() or Holder.parse((study_dir / LOCK_FILE).read_text()) is None:
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()[1][-3000:]
+            time.sleep(0.02)
+        second = start_arena(spec_file)
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 4, err[-3000:]
+        [line] = arena_lines(err)
+        print(line)
+        assert "another driver is running this study" in line and f"pid {first.pid}" in line
+        assert "since " in line and "host " in line and "Traceback" not in err
+        out, err = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, err[-3000:]
+    assert "24 played, 0 skipped" in out
+    rows = ResultStore(study_dir).read()
+    assert len(rows) == 24 * 2 and not rows.duplicated(["game_index", "seat"]).any()
+    assert study_run_status(tmp_path, "dual") == "FINISHED"  # one run: the second never opened one
+
+
+def test_sigterm_stores_what_arrived_marks_the_run_killed_and_a_resume_completes(ray_local, tmp_path):
+    spec_file = write_toml_spec(tmp_path, "term", seeds=12)
+    study_dir = tmp_path / "studies" / "term"
+    proc = start_arena(spec_file)
+    try:
+        wait_for_games(proc, study_dir, 3)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err[-3000:]
+    assert arena_lines(err) == ["arena run: stopped by SIGTERM"], err[-3000:]
+    assert "Traceback" not in err
+    assert study_run_status(tmp_path, "term") == "KILLED"
+    assert_compacted(study_dir)
+    stored = len(ResultStore(study_dir).finished_games())
+    assert 3 <= stored < 24
+
+    from jobs.spec import load_spec
+
+    again = run_study(load_spec(spec_file), num_workers=1, progress=False, plugins=PLUGINS, warm_up=False)
+    assert (again.games_played, again.games_skipped) == (24 - stored, stored)
+    rows = ResultStore(study_dir).read()
+    assert len(rows) == 24 * 2 and not rows.duplicated(["game_index", "seat"]).any()
+    assert study_run_status(tmp_path, "term") == "FINISHED"
+
+
+def test_a_lost_gcs_ends_the_driver_with_exit_5_and_leaves_no_process(tmp_path):
+    import psutil
+
+    spec_file = write_toml_spec(tmp_path, "gcs", seeds=40)
+    study_dir = tmp_path / "studies" / "gcs"
+    timeout = 5
+    proc = start_arena(spec_file, env={"ARENA_GCS_TIMEOUT": str(timeout)})
+    try:
+        wait_for_games(proc, study_dir, 2)
+        driver = psutil.Process(proc.pid)
+        started = driver.children(recursive=True)
+        [gcs] = [p for p in started if p.name().startswith("gcs_server")]
+        gcs.kill()
+        killed_at = time.monotonic()
+        _, err = proc.communicate(timeout=90)
+        seconds = time.monotonic() - killed_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    print(f"exit {proc.returncode} {seconds:.1f} s after the GCS was killed: {arena_lines(err)}")
+    assert proc.returncode == 5, err[-3000:]
+    [line] = arena_lines(err)
+    assert "the Ray cluster is lost" in line and "ARENA_GCS_TIMEOUT=5" in line and "Traceback" not in err
+    # Noticed after ARENA_GCS_TIMEOUT, then the way out (processes ended, store compacted, run
+    # closed): well before Ray's own 60 s, after which Ray would end the driver with none of it.
+    assert seconds < 45
+    assert study_run_status(tmp_path, "gcs") == "FAILED"
+    assert_compacted(study_dir)
+    left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, [(p.pid, p.name()) for p in left]

@@ -69,6 +69,24 @@ def test_invalid_objective_and_games(tmp_path):
         build_sweep(data)
 
 
+def test_a_sweep_over_the_games_limit_or_with_a_long_name_is_refused(tmp_path):
+    data = sweep_data(tmp_path)
+    data["sweep"]["num_samples"] = 300_000  # x 4 grid points
+    with pytest.raises(SweepError, match=r"^sweep\.num_samples: 1200000 trials x 4 games \+ 2 x 4 re-evaluated = "
+                                         r"4800008 games, over the limit of 1000000 games per sweep \(raise it with "
+                                         r"\[limits\] games = 4800008 or more\)$"):
+        build_sweep(data)
+    data["base"]["limits"] = {"games": 5_000_000}  # the base study's [limits] holds for its sweep
+    assert build_sweep(data).total_trials == 1_200_000
+    with pytest.raises(SweepError, match=r"^sweep\.name: at most 80 characters \(its trials' study ids, "
+                                         r"<name>-reeval-<10 hex digits>, are study ids of at most 100\), got 81$"):
+        build_sweep(sweep_data(tmp_path, name="s" * 81))
+    longest = build_sweep(sweep_data(tmp_path, name="s" * 80))
+    assert len(longest.trial_study_id({"x": 1}, REEVAL_STREAM)) <= 100
+    with pytest.raises(SweepError, match=r"^sweep\.name: use letters, digits"):
+        build_sweep(sweep_data(tmp_path, name=".."))
+
+
 def test_trial_specs_seeds_and_scale(tmp_path):
     sweep = build_sweep(sweep_data(tmp_path))
     assert sweep.total_trials == 4 and sweep.games_per_trial == 4

@@ -58,11 +58,15 @@ def test_tick_figures_are_games_per_second_and_their_inverse_in_ms():
     assert per_second * ms_per_game == pytest.approx(1000.0)
 
 
-def test_real_games_skip_each_hosts_first_game():
+def test_real_games_start_the_clock_once_every_host_delivered():
     recorded = [30.0, 31.0, 32.0, 33.0, 34.0]  # one host: 30 s of imports before the first
     assert scaling_bench._real_games_per_hour(recorded, 1) == pytest.approx(4 * 3600 / 4.0)
     recorded = [30.0, 30.5, 31.5, 32.5]        # two hosts: the clock starts at the second game
     assert scaling_bench._real_games_per_hour(recorded, 2) == pytest.approx(2 * 3600 / 2.0)
+    # batches: three games at each commit; the clock starts at the second commit (both hosts in)
+    recorded = [30.0] * 3 + [30.5] * 3 + [31.5] * 3 + [32.5] * 3
+    assert scaling_bench._real_games_per_hour(recorded, 2) == pytest.approx(6 * 3600 / 2.0)
+    assert np.isnan(scaling_bench._real_games_per_hour([5.0, 5.0], 1))  # one commit: no rate
 
 
 def test_store_append_bench_times_each_append_and_writes_every_game_once(tmp_path):

@@ -106,3 +106,79 @@ def test_conformance_invalid_input_is_2_and_mismatches_are_1(tmp_path):
 def test_ui_without_a_store(tmp_path):
     assert_one_line_error(arena("ui", "--url-only", cwd=tmp_path), INVALID, "no MLflow store")
     assert not (tmp_path / "mlflow.db").exists()
+
+
+# --- exit codes of the ways a run ends other than by bad input ------------------------------
+@pytest.mark.parametrize("error, code, needle", [
+    ("busy", 4, "another driver is running this study (host h1, pid 7, since 2026-01-01 00:00:00 UTC)"),
+    ("enospc", 5, "/s/results/part-x.parquet: No space left on device"),
+    ("write", 5, "/s/results/part-x.parquet: cannot write the study's files: No space left on device (ENOSPC)"),
+    ("lost", 5, "the Ray cluster is lost"),
+    ("sigterm", 143, "arena run: stopped by SIGTERM"),
+    ("sighup", 129, "arena run: stopped by SIGHUP"),
+    ("sigint", 130, "arena run: interrupted"),
+])
+def test_exit_codes_of_a_busy_study_a_failing_machine_and_signals(monkeypatch, capsys, error, code, needle):
+    import errno
+    import signal
+
+    from cluster.run.faults import ClusterLost, Interrupted, StudyWriteError
+    from cluster.run.lock import Holder, StudyBusyError
+    from jobs import cli
+    from jobs.commands import run as run_command
+
+    enospc = OSError(errno.ENOSPC, "No space left on device", "/s/results/part-x.parquet")
+    raised = {"busy": StudyBusyError(Path("/s"), Holder("h1", 7, "2026-01-01 00:00:00 UTC"), Path("/s/driver.lock")),
+              "enospc": enospc, "write": StudyWriteError(enospc.filename, enospc),
+              "lost": ClusterLost("the Ray cluster is lost: its head (GCS at x) has not answered for 20 s"),
+              "sigterm": Interrupted(signal.SIGTERM), "sighup": Interrupted(signal.SIGHUP),
+              "sigint": KeyboardInterrupt()}[error]
+
+    def fails(args):
+        raise raised
+
+    monkeypatch.setattr(run_command, "run", fails)
+    assert cli.main(["run", "spec.toml"]) == code
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_the_agreed_exit_code_constants():
+    from jobs import cli
+
+    assert (cli.EXIT_MISMATCHES, cli.EXIT_INVALID, cli.EXIT_FAILED, cli.EXIT_BUSY, cli.EXIT_INFRA,
+            cli.EXIT_INTERRUPTED) == (1, 2, 3, 4, 5, 130)
+
+
+def test_a_failed_write_of_a_group_commit_names_the_file(tmp_path, monkeypatch):
+    """A full disk while the driver writes a commit: StudyWriteError naming the file (exit 5)."""
+    import errno
+
+    from cluster.results.store import ResultStore
+    from cluster.run.driver import Recorder, plan_and_resume
+    from cluster.run.faults import StudyWriteError
+    from cluster.run.play import build_agents, play_game
+    from cluster.spec.build import build_spec
+
+    import conftest  # noqa: F401  (the count game and the fake agent)
+
+    spec = build_spec({"study": {"name": "full", "seed": 1, "results_dir": str(tmp_path / "studies")},
+                       "game": {"name": "count", "max_steps": 4}, "budget": {"iterations": 1},
+                       "design": {"seeds": 1, "games_per_seed": 2},
+                       "lineup": [{"agent": "fake", "label": "A"}, {"agent": "fake", "label": "B"}],
+                       "tracking": {"enabled": False}})
+    prepared = plan_and_resume(spec)
+    target = prepared.store.results_dir / "part-full.parquet"
+
+    def full_disk(self, rows):
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    monkeypatch.setattr(ResultStore, "append", full_disk)
+    recorder = Recorder(spec, prepared.store, prepared.finished)
+    run = prepared.runs[0]
+    rows, learned = play_game(spec, run.games[0], build_agents(spec))
+    with pytest.raises(StudyWriteError) as info:
+        recorder(run, run.games[0], rows, learned, 0.01)
+    assert str(info.value) == f"{target}: cannot write the study's files: No space left on device (ENOSPC)"
+    assert recorder.played == 0 and not prepared.finished  # not counted: a resume plays it again

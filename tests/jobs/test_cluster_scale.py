@@ -22,12 +22,14 @@ def test_the_model_names_its_bound_and_does_its_arithmetic():
     assert many["games_per_call"] == 4  # 4 s calls at 1,000 hosts
     demand = 1000 * 4 / (4.0 + 0.002 + 0.005)
     assert many["demand_games_per_second"] == pytest.approx(demand)
-    per_game = 1e-4 + (5e-4 + 1000 * 4e-7) / 4 + 5e-4 / (demand * 0.01)  # a commit takes 10 ms of arrivals
-    assert many["driver_games_per_second"] == pytest.approx(1 / per_game)
-    assert many["driver_busy"] == pytest.approx(many["games_per_second"] * per_game)
+    per_game = 1e-4 + (5e-4 + 1000 * 4e-7) / 4  # the loop's cost per game; commits: 10 ms a second
+    assert many["driver_games_per_second"] == pytest.approx((1 - 0.01 / 1.0) / per_game)
+    assert many["driver_busy"] == pytest.approx(many["games_per_second"] / many["driver_games_per_second"])
     assert capacity(COSTS, 100_000, 1.0)["bound"] == "driver"  # where one driver saturates
     ticks = capacity(replace(COSTS, host_per_game=3e-4), 2, 0.0, cores=2)  # one-tick games on 2 cores
     assert ticks["bound"] == "cpu" and ticks["games_per_second"] == pytest.approx(2 / (3e-4 + 1e-4), rel=0.01)
+    # a driver whose commits take the whole flush interval serves nothing
+    assert capacity(replace(COSTS, per_commit=1.0), 1000, 1.0)["driver_games_per_second"] == 0.0
 
 
 def test_virtual_hosts_play_every_game_once_through_the_real_driver(ray_local, tmp_path):
