@@ -66,7 +66,7 @@ from typing import Iterator
 
 import numpy as np
 
-from cluster.results.store import atomic_write
+from cluster.results.store import atomic_write, digest_in_name, file_digest
 from games.registry import make_config, make_game
 
 __all__ = ["GameRecorder", "GameRecord", "ReplayMismatch", "RecordError", "fingerprint",
@@ -255,9 +255,10 @@ def save_record(path, record: GameRecord | bytes) -> Path:
     return path
 
 
-#: Name of a record pack, ``pack-<first game>-<last game>-<12 hex>.npz``, or of a file of
-#: packs, ``packs-<first game>-<last game>-<12 hex>.npz``.
-_PACK_RE = re.compile(r"^packs?-(\d+)-(\d+)-[0-9a-f]+\.npz$")
+#: Name of a record pack, ``pack-<first game>-<last game>-<id>.npz``, or of a file of packs,
+#: ``packs-<first game>-<last game>-<id>.npz``; the id is ``<12 hex>-sha256-<64 hex>``, the
+#: SHA-256 of the file's bytes checked on read (older studies: ``<12 hex>`` alone, unchecked).
+_PACK_RE = re.compile(r"^packs?-(\d+)-(\d+)-[0-9a-f]+(?:-sha256-[0-9a-f]{64})?\.npz$")
 
 
 def pack_records(records: list[tuple[int, GameRecord]]) -> list[tuple[list[int], bytes]]:
@@ -314,7 +315,8 @@ def save_record_pack(study_dir, games: list[int], data: bytes) -> Path:
     ``records/`` atomically (fsynced temporary file, then rename)."""
     directory = Path(study_dir) / RECORDS_DIR
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"pack-{min(games):09d}-{max(games):09d}-{uuid.uuid4().hex[:12]}.npz"
+    path = directory / (f"pack-{min(games):09d}-{max(games):09d}-{uuid.uuid4().hex[:12]}-sha256-"
+                        f"{file_digest(data)}.npz")
     atomic_write(path, data)
     return path
 
@@ -337,14 +339,20 @@ def save_record_packs(study_dir, packs: list[tuple[list[int], bytes]]) -> Path |
     last = max(max(games) for games, _ in packs)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    path = directory / f"packs-{first:09d}-{last:09d}-{uuid.uuid4().hex[:12]}.npz"
-    atomic_write(path, buffer.getvalue())
+    data = buffer.getvalue()
+    path = directory / f"packs-{first:09d}-{last:09d}-{uuid.uuid4().hex[:12]}-sha256-{file_digest(data)}.npz"
+    atomic_write(path, data)
     return path
 
 
 def _find_in_pack_file(path: Path, game_index: int) -> GameRecord | None:
-    """Game ``game_index``'s record in a pack or a file of packs (None: not there)."""
-    with np.load(path, allow_pickle=False) as arrays:
+    """Game ``game_index``'s record in a pack or a file of packs (None: not there); a file
+    whose bytes do not match the SHA-256 in its name raises RecordError."""
+    want = digest_in_name(path)
+    data = path.read_bytes()
+    if want is not None and file_digest(data) != want:
+        raise RecordError("its bytes do not match the sha256 in its name (corrupt or truncated)")
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
         if "games" in arrays.files:  # one pack
             return unpack_records(arrays, only=game_index).get(game_index)
         for name in arrays.files:

@@ -2,7 +2,8 @@
 exported from it.
 
 Lives here: ``store`` (``ResultStore``: one row per seat and game, appended
-atomically, compacted at rest; the stored spec, checked against on a resume and read
+atomically in files named by their SHA-256, checked on every read (``check_rows``),
+compacted at rest; the stored spec, checked against on a resume and read
 back typed by ``read_stored_spec``; ``atomic_write``, the one way the cluster replaces a
 file) and ``populations``
 (the population an agent had in force during its longest winning streak, as a

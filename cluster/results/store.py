@@ -18,6 +18,29 @@ directory, flushed and fsynced, then ``os.replace``d into place (and the
 directory fsynced), so a reader never sees a partial file and a crash leaves at
 worst an ignored ``.tmp-*`` file.
 
+Integrity: nothing read from the store is trusted unchecked.
+
+* A part file written since checksums carries the SHA-256 of its bytes in its name
+  (``part-<time>-<id>-sha256-<64 hex>.parquet``, :func:`file_digest`; ``sha256sum`` prints
+  the same), fixed by the same rename that makes the part visible, so it survives crashes
+  and compaction (the merged file gets its own); its Parquet pages also carry CRC-32 page
+  checksums, verified on read. A part whose bytes do not match its name is refused.
+* Every part's rows are checked on read, vectorized (:func:`check_rows`): the result
+  vocabulary (:data:`RESULTS`), required columns present, seats in range of the game's
+  players and one row per seat per game (from seat 0), game indices in range of the plan,
+  the per-game columns (series, index in the series, board, study, condition) equal
+  across a game's seats, no two games at one place of a series, labels among the lineup's
+  (the expectations come from ``spec.json``; a store without one is checked for shape
+  only); copies of a game in two parts (a crash during compaction) must agree.
+* Learned-state ``.npz`` files hold the SHA-256 of their arrays (``__sha256__``), records
+  packs their file's in their name (:mod:`cluster.replay.records`).
+
+A file that fails any check raises :class:`StoreError` naming the file and what is wrong
+(``arena`` exits 2); it is never read as data. Parts written before checksums (no
+digest in the name) and learned states without ``__sha256__`` still read: their values
+are checked, their bytes cannot be. Checked files are remembered by (size, mtime, inode)
+for the store object's life, so a driver reading its store twice checks it once.
+
 Idempotence: ``append`` skips the rows of games already in the store (and
 duplicate (game_index, seat) rows within a batch), so replaying results after a
 resume never duplicates a game; ``read`` also deduplicates defensively.
@@ -34,6 +57,7 @@ gives null there (the analysis reads a missing count as 0), and they resume.
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -41,6 +65,7 @@ import re
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -48,12 +73,14 @@ from urllib.parse import quote, unquote
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cluster.spec.stored import StoredSpec
 
 __all__ = ["ResultStore", "GameSet", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX",
-           "RESULT_RELEVANT_PREFIXES", "read_stored_spec"]
+           "RESULT_RELEVANT_PREFIXES", "read_stored_spec", "Expected", "check_rows", "file_digest",
+           "digest_in_name"]
 
 #: Prefix of the extra columns that hold an agent's per-game figures (``Agent.game_metrics``).
 METRIC_PREFIX = "metric."
@@ -98,8 +125,19 @@ REQUIRED = ("study_id", "series_id", "game_index", "index_in_series", "board_see
 RESULT_RELEVANT_PREFIXES = ("study.seed", "game.", "budget.", "design.", "lineup.")
 
 _PART_RE = re.compile(r"^part-.*\.parquet$")
+#: The SHA-256 a file's name carries before its suffix (``...-sha256-<64 hex>.parquet``).
+_DIGEST_RE = re.compile(r"-sha256-([0-9a-f]{64})\.[a-z]+$")
 _LEARNED_RE = re.compile(r"^(\d+)--(.+)\.npz$")
 _LABELS_KEY = "__labels__"
+#: Member of a learned-state ``.npz`` holding the SHA-256 of its other members (:func:`_arrays_digest`).
+_DIGEST_KEY = "__sha256__"
+#: Columns :func:`check_rows` looks at (those a part has: old or hand-made parts may lack some).
+_CHECKED = ("game_index", "seat", "result", "label", "series_id", "index_in_series", "board_seed",
+            "study_id", "condition")
+#: Columns that hold one value for all the seats of a game.
+_PER_GAME = ("series_id", "index_in_series", "board_seed", "study_id", "condition")
+#: Columns that copies of a game in two parts must agree on.
+_COPY_AGREES = ("result", "label", "series_id", "index_in_series", "board_seed")
 
 
 class StoreError(ValueError):
@@ -108,6 +146,208 @@ class StoreError(ValueError):
 
 class SpecMismatchError(StoreError):
     """The spec differs from the one the study was started with; names the field."""
+
+
+# --- checksums and value checks -----------------------------------------------
+def file_digest(data: bytes) -> str:
+    """The SHA-256 of a file's bytes, hex (what a checksummed file's name carries)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_in_name(path) -> str | None:
+    """The SHA-256 a file's name carries (``...-sha256-<64 hex>.<suffix>``), None if none."""
+    found = _DIGEST_RE.search(Path(path).name)
+    return found.group(1) if found else None
+
+
+def _parquet_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink, write_page_checksum=True)  # CRC-32 per page, verified on read
+    return sink.getvalue()
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a study's rows may hold, from its stored spec (None: not known, not checked)."""
+
+    seats: int | None = None
+    """Seats of the game: every game has rows for seats 0 .. seats - 1."""
+    games: int | None = None
+    """Games of the plan: game indices are 0 .. games - 1."""
+    labels: frozenset | None = None
+    """The lineup's labels (a tournament's entrants)."""
+
+    @classmethod
+    def of_spec(cls, stored) -> "Expected":
+        """From a :class:`StoredSpec` (None: nothing expected). A spec without a design or a
+        lineup (written by hand) bounds nothing; a tournament's seats and games come from its
+        game, so from the spec built through the registries (a game that is not importable
+        here bounds only the labels); an adaptive tournament's game indices are not bounded."""
+        if stored is None or stored.design is None or not stored.lineup:
+            return cls()
+        labels = frozenset(seat.label for seat in stored.lineup)
+        design = stored.design
+        if not design.tournament:
+            return cls(seats=len(stored.lineup), games=design.total_games, labels=labels)
+        try:
+            spec = stored.study_spec()
+        except Exception:  # noqa: BLE001 - e.g. a plugin game that is not importable here
+            return cls(labels=labels)
+        games = None if design.stop is not None else spec.design.total_games
+        return cls(seats=spec.num_players, games=games, labels=labels)
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _as_ints(column: pa.ChunkedArray, name: str) -> np.ndarray:
+    try:
+        return pc.cast(column, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as exc:
+        raise _Problem(f"{name}: not integers ({exc})") from None
+
+
+def _text_codes(column: pa.ChunkedArray, name: str) -> tuple[np.ndarray, list]:
+    """``(codes, values)`` of a text column: one int64 per row (-1: null), equal where the
+    texts are equal, and the distinct texts they index. A column read as a dictionary (as
+    :meth:`ResultStore._read_part` reads them: Parquet stores them so) costs no hashing."""
+    if not pa.types.is_dictionary(column.type):
+        try:
+            column = pc.cast(column, pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise _Problem(f"{name}: not text ({exc})") from None
+        column = pc.dictionary_encode(column)
+    column = column.unify_dictionaries()
+    if not column.num_chunks:
+        return np.zeros(0, dtype=np.int64), []
+    codes = np.concatenate([pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+                            for chunk in column.chunks])
+    return codes, column.chunk(0).dictionary.to_pylist()
+
+
+def _as_codes(column: pa.ChunkedArray, name: str = "column") -> np.ndarray:
+    """One integer per row, equal where the values are equal (nulls a value of their own)."""
+    if pa.types.is_integer(column.type):
+        return pc.fill_null(pc.cast(column, pa.int64()), -(2 ** 62)).to_numpy()
+    return _text_codes(column, name)[0]
+
+
+class _Problem(Exception):
+    """What is wrong with a part's rows (becomes the StoreError naming the file)."""
+
+
+def check_rows(table: pa.Table, expected: Expected | None = None) -> str | None:
+    """What is wrong with the rows of one part file, in a few words (None: nothing).
+
+    Vectorized (a few passes over the columns, one sort, no Python per row); looks only at
+    the columns the table has (:data:`_CHECKED`; :data:`_CORE` must be there), so extra
+    columns are welcome and a part written by hand without, say, ``series_id`` is checked
+    for the rest."""
+    try:
+        _check_rows(table, expected or Expected())
+    except _Problem as exc:
+        return str(exc)
+    return None
+
+
+#: Columns every part has (a part without one, e.g. a renamed column, is refused).
+_CORE = ("game_index", "seat", "label", "result")
+
+
+def _check_rows(table: pa.Table, expected: Expected) -> None:
+    names = set(table.column_names)
+    missing = [name for name in _CORE if name not in names]
+    if missing:
+        raise _Problem(f"no {', '.join(missing)} column")
+    n = table.num_rows
+    if not n:
+        return
+    for name in REQUIRED:
+        if name in names and table.column(name).null_count:
+            row = _first(pc.is_null(table.column(name)).to_numpy(zero_copy_only=False))
+            raise _Problem(f"row {row}: {name} is missing")
+    for name, allowed in (("result", RESULTS), ("label", expected.labels)):
+        if allowed is None:
+            continue
+        codes, values = _text_codes(table.column(name), name)
+        unknown = np.asarray([value not in allowed for value in values] + [False])  # [-1]: null, checked above
+        bad = unknown[codes]
+        if bad.any():
+            row = _first(bad)
+            what = "one of" if name == "result" else "among the lineup's labels"
+            raise _Problem(f"row {row}: {name} {values[codes[row]]!r} is not {what} {sorted(allowed)}")
+    games = _as_ints(table.column("game_index"), "game_index")
+    seats = _as_ints(table.column("seat"), "seat")
+    for name, values, top, what in (("game_index", games, expected.games, "the plan's games"),
+                                    ("seat", seats, expected.seats, "the game's seats")):
+        bad = values < 0 if top is None else (values < 0) | (values >= top)
+        if bad.any():
+            row = _first(bad)
+            span = "must be >= 0" if top is None else f"is outside {what} (0 .. {top - 1})"
+            raise _Problem(f"row {row}: {name} {int(values[row])} {span}")
+    if "index_in_series" in names:
+        position = _as_ints(table.column("index_in_series"), "index_in_series")
+        if (position < 0).any():
+            row = _first(position < 0)
+            raise _Problem(f"row {row}: index_in_series {int(position[row])} must be >= 0")
+    # One row per seat per game, seats 0 .. k - 1: sorted by (game, seat), each game starts
+    # at seat 0 and its seats count up by one. Parts are mostly in game order already: one
+    # key, and no sort (nor gather) at all when it is increasing.
+    key = games * (int(seats.max()) + 1) + seats
+    order = None if bool((key[1:] > key[:-1]).all()) else np.argsort(key, kind="stable")
+    game_sorted, seat_sorted = (games, seats) if order is None else (games[order], seats[order])
+    inner = game_sorted[1:] == game_sorted[:-1]  # row i + 1 is of the same game as row i
+    starts = np.flatnonzero(np.r_[True, ~inner])
+    bad = np.r_[seat_sorted[0] != 0, np.where(inner, seat_sorted[1:] != seat_sorted[:-1] + 1, seat_sorted[1:] != 0)]
+    if bad.any():
+        i = _first(bad)
+        game = int(game_sorted[i])
+        held = seat_sorted[game_sorted == game].tolist()
+        if len(set(held)) < len(held):
+            raise _Problem(f"game {game}: two rows for one seat (seats {held})")
+        raise _Problem(f"game {game}: rows for seats {held}; a game has one row per seat from seat 0")
+    counts = np.diff(np.r_[starts, n])
+    rows_per_game = expected.seats if expected.seats is not None else int(counts[0])
+    bad = counts != rows_per_game
+    if bad.any():
+        j = _first(bad)
+        whose = "the game has" if expected.seats is not None else "the file's first game has"
+        raise _Problem(f"game {int(game_sorted[starts[j]])}: {int(counts[j])} rows (seats), {whose} {rows_per_game}")
+    for name in _PER_GAME:
+        if name not in names:
+            continue
+        codes = _as_codes(table.column(name), name)
+        if order is not None:
+            codes = codes[order]
+        differs = inner & (codes[1:] != codes[:-1])
+        if differs.any():
+            raise _Problem(f"game {int(game_sorted[_first(differs) + 1])}: {name} differs between its seats")
+    if "series_id" in names and "index_in_series" in names:
+        heads = starts if order is None else order[starts]  # one row per game
+        series = _as_ints(table.column("series_id"), "series_id")[heads]
+        position = _as_ints(table.column("index_in_series"), "index_in_series")[heads]
+        place = series * (int(position.max()) + 1) + position
+        increasing = bool((place[1:] > place[:-1]).all())
+        by_place = np.arange(len(place)) if increasing else np.argsort(place, kind="stable")
+        same = place[by_place][1:] == place[by_place][:-1]
+        if same.any():
+            k = _first(same)
+            a, b = sorted(int(game_sorted[starts[by_place[k + m]]]) for m in (0, 1))
+            raise _Problem(f"games {a} and {b} are both game {int(position[by_place[k]])} of series "
+                           f"{int(series[by_place[k]])}")
+
+
+def _arrays_digest(arrays: dict) -> str:
+    """SHA-256 over the members of an ``.npz`` (names, dtypes, shapes and bytes, by name)."""
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        if name == _DIGEST_KEY:
+            continue
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 # --- durable file writing ---------------------------------------------------
@@ -243,6 +483,64 @@ class GameSet:
         return f"GameSet({self._count} games)"
 
 
+def _game_seat_keys(tables: list[pa.Table]) -> np.ndarray:
+    """``game_index * (max seat + 1) + seat`` of every row of ``tables`` in order."""
+    games = np.concatenate([t.column("game_index").to_numpy() for t in tables]).astype(np.int64)
+    seats = np.concatenate([t.column("seat").to_numpy() for t in tables]).astype(np.int64)
+    return games * (int(seats.max(initial=0)) + 1) + seats
+
+
+def _check_copies(tables: list[pa.Table], parts: list[Path]) -> None:
+    """Rows of one (game, seat) in two parts (a crash between a compaction's write and its
+    removals, or a copied file) must be the same row; raises StoreError naming both files.
+    Costs one sort of the keys; compares values only where there are copies."""
+    if len(tables) < 2 or not all({"game_index", "seat"} <= set(t.column_names) for t in tables):
+        return
+    keys = _game_seat_keys(tables)
+    order = np.argsort(keys, kind="stable")
+    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if not repeated.size:
+        return
+    source = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
+    offsets = np.r_[0, np.cumsum([t.num_rows for t in tables])]
+    copy, original = order[repeated + 1], order[repeated]
+    for name in _COPY_AGREES:
+        if not all(name in t.column_names for t in tables):
+            continue
+        target = pa.int64() if pa.types.is_integer(tables[0].column(name).type) else pa.string()
+        try:
+            codes = _as_codes(pa.chunked_array([c for t in tables for c in pc.cast(t.column(name), target).chunks],
+                                               type=target))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            continue  # columns of another type in an older part: not comparable as one
+        differs = codes[copy] != codes[original]
+        if differs.any():
+            k = _first(differs)
+            a, b = int(source[original[k]]), int(source[copy[k]])
+            row = tables[a].slice(int(original[k] - offsets[a]), 1)
+            raise StoreError(f"{parts[b]}: corrupt results file (game {row.column('game_index')[0].as_py()} "
+                             f"seat {row.column('seat')[0].as_py()}: its {name} differs from the copy in "
+                             f"{parts[a].name}; one of the two is corrupt); move the bad one away to continue")
+
+
+def _to_frame(table: pa.Table, path: Path) -> pd.DataFrame:
+    """A part's rows as a DataFrame; a part whose schema pandas cannot take (e.g. a flipped
+    time zone name in a part without a digest) raises StoreError naming it."""
+    try:
+        return table.to_pandas()
+    except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
+        raise StoreError(f"{path}: unreadable results file ({type(exc).__name__}: {exc}); "
+                         f"move it away to continue") from None
+
+
+def _first_copies(table: pa.Table) -> pa.Table:
+    """``table`` without repeated (game_index, seat) rows (the first copy kept, in order)."""
+    if not {"game_index", "seat"} <= set(table.column_names) or not table.num_rows:
+        return table
+    _, first = np.unique(_game_seat_keys([table]), return_index=True)
+    return table if len(first) == table.num_rows else table.take(np.sort(first))
+
+
 class ResultStore:
     """Parquet rows, learned states and the spec of one study directory."""
 
@@ -254,17 +552,68 @@ class ResultStore:
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._finished: GameSet | None = None
+        self._expected: Expected | None = None  # from spec.json, when first needed
+        self._checked: dict[str, tuple] = {}  # part name -> (size, mtime, inode) once checked
 
     # --- result rows --------------------------------------------------------
     def _parts(self) -> list[Path]:
         return sorted(p for p in self.results_dir.iterdir() if _PART_RE.match(p.name))
 
+    def expected(self) -> Expected:
+        """What the rows may hold, from the stored spec (:meth:`Expected.of_spec`)."""
+        if self._expected is None:
+            self._expected = Expected.of_spec(self.read_spec())
+        return self._expected
+
+    def _remember_checked(self, path: Path) -> None:
+        """A part this store just wrote from checked rows: its next read skips the checks."""
+        stat = path.stat()
+        self._checked[path.name] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
     def _read_part(self, path: Path, columns=None) -> pa.Table:
+        """A part's rows (``columns``: just those), its digest and values checked once
+        (:func:`check_rows`); raises StoreError naming the file."""
         try:
-            return pq.read_table(path, columns=columns)
+            data = path.read_bytes()
+            stat = path.stat()
+        except OSError as exc:
+            raise StoreError(f"{path}: unreadable results file ({type(exc).__name__}: {exc})") from None
+        key = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        checked = self._checked.get(path.name) == key
+        want = None if checked else digest_in_name(path)
+        if want is not None and file_digest(data) != want:
+            raise StoreError(f"{path}: unreadable results file (its bytes do not match the sha256 in its "
+                             f"name: corrupt or truncated); move it away or restore it to continue")
+        try:
+            schema = pq.read_schema(pa.BufferReader(data))
+            # the checked text columns as dictionaries (as Parquet stores them): the checks
+            # compare codes, and columns not asked for are never materialized as strings
+            text = [] if checked else [c for c in _CHECKED if c in schema.names and schema.field(c).type == pa.string()]
+            parquet = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True, read_dictionary=text)
+            wanted = None if columns is None else list(columns)
+            if not checked and wanted is not None:
+                wanted += [c for c in _CHECKED if c in schema.names and c not in wanted]
+            table = parquet.read(columns=wanted)
+            if not checked and want is None:
+                # without a digest the bytes may be anything Parquet decodes: out-of-range
+                # dictionary indices, offsets or invalid UTF-8 are caught here, not later
+                table.validate(full=True)
+            problem = None if checked else check_rows(table, self.expected())
+            if columns is not None:
+                table = table.select(list(columns))
+            for name in text:  # back to plain strings, as the file declares them
+                if name in table.column_names:
+                    table = table.set_column(table.column_names.index(name), name,
+                                             pc.cast(table.column(name), pa.string()))
         except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
             raise StoreError(f"{path}: unreadable results file ({type(exc).__name__}: {exc}); "
                              f"move it away to continue") from None
+        if problem is not None:
+            raise StoreError(f"{path}: corrupt results file ({problem}); it is not read as data: "
+                             f"move it away or restore it to continue")
+        if not checked:
+            self._checked[path.name] = key
+        return table
 
     def finished_games(self) -> set[int]:
         """``game_index`` of every game with rows in the store (errored games included)."""
@@ -308,33 +657,42 @@ class ResultStore:
             if not fresh:
                 return 0
             table = _table_from_rows(fresh)
-            sink = io.BytesIO()
-            pq.write_table(table, sink)
+            problem = check_rows(table, self.expected())  # never write what a read would refuse
+            if problem is not None:
+                raise StoreError(f"{self.results_dir}: refusing to append rows it could not read back ({problem})")
+            data = _parquet_bytes(table)
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            atomic_write(self.results_dir / f"part-{stamp}-{uuid.uuid4().hex[:12]}.parquet",
-                          sink.getvalue())
+            path = self.results_dir / f"part-{stamp}-{uuid.uuid4().hex[:12]}-sha256-{file_digest(data)}.parquet"
+            atomic_write(path, data)
+            self._remember_checked(path)
             games = {key[0] for key in seen}
             finished.update(sorted(games))
             return len(games)
 
     def compact(self) -> int:
-        """Merge the part files (one per game) into one, then remove the merged ones.
+        """Merge the part files (one per group commit) into one, then remove the merged ones.
 
         Crash-safe: the merged file is written durably before any part is
         removed, and :meth:`read` drops duplicate (game_index, seat) rows, so a
-        crash in between loses and duplicates nothing. Returns the number of
+        crash in between loses and duplicates nothing (the next compaction keeps one
+        copy of each row). Every part is checked first, as by :meth:`read`. Returns the number of
         part files merged (0 when there is nothing to do)."""
         with self._lock:
             parts = self._parts()
             if len(parts) < 2:
                 return 0
             tables = [self._read_part(p) for p in parts]
-            merged = pa.concat_tables(tables, promote_options="default")
-            sink = io.BytesIO()
-            pq.write_table(merged, sink)
+            _check_copies(tables, parts)
+            merged = _first_copies(pa.concat_tables(tables, promote_options="default"))
+            problem = check_rows(merged, self.expected())  # across the parts: e.g. two games at one place
+            if problem is not None:
+                raise StoreError(f"{self.results_dir}: the parts do not merge into a readable part ({problem}); "
+                                 f"nothing was compacted")
+            data = _parquet_bytes(merged)
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            atomic_write(self.results_dir / f"part-{stamp}-merged-{uuid.uuid4().hex[:12]}.parquet",
-                          sink.getvalue())
+            path = self.results_dir / f"part-{stamp}-merged-{uuid.uuid4().hex[:12]}-sha256-{file_digest(data)}.parquet"
+            atomic_write(path, data)
+            self._remember_checked(path)  # its rows are those checked above, one copy of each
             for part in parts:
                 part.unlink()
             _fsync_dir(self.results_dir)
@@ -348,7 +706,8 @@ class ResultStore:
         tables = [self._read_part(p) for p in parts]
         if not tables:
             return SCHEMA.empty_table().to_pandas()
-        frames = [t.to_pandas() for t in tables]
+        _check_copies(tables, parts)
+        frames = [_to_frame(table, part) for table, part in zip(tables, parts)]
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         df = df.drop_duplicates(subset=["game_index", "seat"], keep="first")
         return df.sort_values(["game_index", "seat"], kind="stable").reset_index(drop=True)
@@ -370,6 +729,7 @@ class ResultStore:
                                  f"stored (allow_pickle=False)")
             payload[f"a.{name}"] = array
         payload[_LABELS_KEY] = np.asarray([seat_label])
+        payload[_DIGEST_KEY] = np.asarray(_arrays_digest(payload))
         sink = io.BytesIO()
         # compressed: learned tables are mostly zeros (an MCTS-TD table of 4^8
         # float64 entries is 512 KB raw, ~30 KB compressed, saved after every game)
@@ -418,12 +778,18 @@ class ResultStore:
 
     @staticmethod
     def _load_npz(path: Path) -> dict[str, np.ndarray]:
+        """A learned-state file's arrays; its ``__sha256__`` checked when it has one (files
+        written before it have not: the zip's CRC-32 per member is then all that is checked)."""
         try:
             with np.load(path, allow_pickle=False) as npz:
-                return {key[2:]: npz[key] for key in npz.files if key.startswith("a.")}
+                members = {key: npz[key] for key in npz.files}
         except Exception as exc:  # noqa: BLE001 - name the file, whatever went wrong
             raise StoreError(f"{path}: corrupt learned-state file ({type(exc).__name__}: {exc}); "
                              f"delete it to restart the series from the previous game") from None
+        if _DIGEST_KEY in members and str(members[_DIGEST_KEY]) != _arrays_digest(members):
+            raise StoreError(f"{path}: corrupt learned-state file (its arrays do not match the sha256 it "
+                             f"holds); delete it to restart the series from the previous game")
+        return {key[2:]: value for key, value in members.items() if key.startswith("a.")}
 
     # --- the spec ---------------------------------------------------------------
     def write_spec(self, spec) -> None:
@@ -445,6 +811,7 @@ class ResultStore:
             if changed and self._extends_tournament(stored.study_spec(), spec, changed):
                 atomic_write(self.spec_path,
                               json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
+                self._expected = None  # more entrants, more games: read the new spec
                 return
             for key in changed:
                 raise SpecMismatchError(
@@ -455,6 +822,7 @@ class ResultStore:
         self.study_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.spec_path,
                       json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
+        self._expected = None
 
     @staticmethod
     def _extends_tournament(stored, spec, changed: list[str]) -> bool:

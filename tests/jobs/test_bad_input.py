@@ -71,8 +71,8 @@ def stores(tmp_path_factory) -> dict[str, Path]:
            "start_food": store("start_food", {"name": "birds", "start_food": 4}, _rows("start_food")),
            "empty": store("empty", {"name": "birds"}, []),
            "truncated": store("truncated", {"name": "birds"}, _rows("truncated")),
-           "one_label": store("one_label", {"name": "birds"},
-                              [r for r in _rows("one_label") if r["label"] == "A"]),
+           "one_label": store("one_label", {"name": "birds"},  # one seat a game (a game has seats from 0)
+                              [dict(r, seat=0) for r in _rows("one_label") if r["label"] == "A"]),
            "no_spec": store("no_spec", {"name": "birds"}, _rows("no_spec")),
            "not_a_study": root / "not_a_study"}
     part = next((out["truncated"] / "results").glob("*.parquet"))
