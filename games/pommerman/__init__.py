@@ -11,7 +11,8 @@ Rulesets: ``canonical`` (the NeurIPS 2018 competition package, default) and
 ``java`` (the Java framework of the FEMCTS study; its board collapse is on
 by default, as in the framework, and can be turned off). Other packages use the kernels through ``kernels.py`` (the public
 surface); privately, ``_layout.py`` holds the state layout, ``_kernels.py`` the
-shared kernels and ``_canonical.py`` / ``_java.py`` the rules.
+shared kernels, ``_canonical.py`` / ``_java.py`` the rules of a tick and
+``_board_generation.py`` a fresh game's board under each ruleset.
 """
 from __future__ import annotations
 
@@ -171,10 +172,10 @@ def generate(config: PommermanConfig, seed, board_index: int | None = None) -> P
         return copy_state(boards[index])
     mode = MODES[config.mode]
     if config.ruleset == "java":
-        from ._java import generate_java
+        from ._board_generation import generate_java
         state = generate_java(seed, mode, bool(config.collapse))
     else:
-        from ._canonical import generate_canonical
+        from ._board_generation import generate_canonical
         state = generate_canonical(seed, mode)
     state.meta[M_MAX_STEPS] = config.max_steps
     return state
