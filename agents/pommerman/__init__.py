@@ -7,7 +7,8 @@ family with its numba kernel beside its Agent class:
 * ``osla.py``: one-step look-ahead; ``mcts.py``: open-loop UCT; ``rhea.py``:
   rolling horizon evolution (the Java framework's agents);
 * ``femcts.py``: MCTS with an online-evolved rollout policy, over the features
-  of ``features.py`` and the operators of :mod:`agents.evolution`.
+  of ``features.py`` and the operators of :mod:`agents.evolution` (its rollout
+  policy in ``femcts_rollout.py``, its search in ``femcts_search.py``).
 
 Private to this package: ``_common.py`` (kernels every searcher shares: the
 model of the world, the open-loop forward step; ``search_model.py`` is their public
