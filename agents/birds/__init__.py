@@ -8,7 +8,7 @@
   (the public project's random player);
 * ``birds_policy`` (``policy.py``): the trained linear softmax policy, and its
   REINFORCE training (:func:`~agents.birds.policy.train_policy`);
-* ``random`` (:mod:`agents.simple`) is the uniform baseline.
+* ``random`` (:mod:`agents.random_agent`) is the uniform baseline.
 
 ``mcts.py`` keeps the search and the agent; its information sets (unseen cards,
 determinization, chance outcomes) are in ``information_sets.py`` and its

@@ -15,7 +15,7 @@ model of the world, the open-loop forward step; ``search_model.py`` is their pub
 face for analysis programs) and ``_agent.py`` (the Python
 glue every agent shares). The agents' speed is measured in the bench wing
 (``jobs/bench/pommerman/search.py``, ``arena bench pommerman``). Games are used through their public kernel
-module only (:mod:`games.pommerman.kernels`). ``random`` is in :mod:`agents.simple`.
+module only (:mod:`games.pommerman.kernels`). ``random`` is in :mod:`agents.random_agent`.
 """
 from .femcts import FEMCTSAgent
 from .mcts import MCTSAgent

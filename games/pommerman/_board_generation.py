@@ -9,6 +9,8 @@ a tick are in ``_canonical.py`` and ``_java.py``.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._layout import (
@@ -18,16 +20,27 @@ from ._layout import (
 )
 
 
+class BoardCounts(NamedTuple):
+    """What a fresh board of a ruleset holds."""
+
+    rigid: int
+    """Rigid walls."""
+    wood: int
+    """Wood cells (the fixed ones included)."""
+    items: int
+    """Power-ups hidden under wood (at most the wood cells)."""
+
+
+#: Start cells (row, col) of agents 0..3, the same in both rulesets.
+START_CELLS = ((1, 1), (BOARD_SIZE - 2, 1), (BOARD_SIZE - 2, BOARD_SIZE - 2), (1, BOARD_SIZE - 2))
+
+
 # --------------------------------------------------------------------------
 # Canonical ruleset (utility.make_board / utility.make_items)
 # --------------------------------------------------------------------------
 
-#: Board generation (PommeFFACompetition-v0 / PommeTeamCompetition-v0).
-NUM_RIGID = 36
-NUM_WOOD = 36
-NUM_ITEMS = 20
-#: Start cells (row, col) of agents 0..3.
-START_CELLS = ((1, 1), (BOARD_SIZE - 2, 1), (BOARD_SIZE - 2, BOARD_SIZE - 2), (1, BOARD_SIZE - 2))
+#: PommeFFACompetition-v0 / PommeTeamCompetition-v0.
+CANONICAL_BOARD = BoardCounts(rigid=36, wood=36, items=20)
 
 
 def _free_coordinates() -> list[tuple[int, int]]:
@@ -86,7 +99,7 @@ def _make_board_canonical(rng: np.random.Generator) -> np.ndarray:
         board[pos] = WOOD
     coords = _free_coordinates()
     alive = set(coords)
-    for value, count in ((RIGID, NUM_RIGID), (WOOD, NUM_WOOD - len(_fixed_wood()))):
+    for value, count in ((RIGID, CANONICAL_BOARD.rigid), (WOOD, CANONICAL_BOARD.wood - len(_fixed_wood()))):
         left = count
         while left > 0:
             # random.sample(coordinates, 1): uniform over the remaining cells.
@@ -119,8 +132,8 @@ def generate_canonical(seed, mode) -> PommermanState:
         board = _make_board_canonical(rng)
     flat = board.reshape(-1)
     wood_cells = np.flatnonzero(flat == WOOD)
-    chosen = rng.choice(wood_cells, size=NUM_ITEMS, replace=False)
-    kinds = rng.integers(EXTRA_BOMB, KICK + 1, size=NUM_ITEMS)
+    chosen = rng.choice(wood_cells, size=CANONICAL_BOARD.items, replace=False)
+    kinds = rng.integers(EXTRA_BOMB, KICK + 1, size=CANONICAL_BOARD.items)
 
     s = empty_state(mode, RULESET_CANONICAL, 0, DEFAULT_MAX_STEPS)
     s.board[:] = flat
@@ -137,12 +150,11 @@ def generate_canonical(seed, mode) -> PommermanState:
 # Java ruleset (LevelGenerator's constraints)
 # --------------------------------------------------------------------------
 
-N_RIGID = 20
-N_WOOD = 20
-N_ITEMS = 10
+#: LevelGenerator's defaults.
+JAVA_BOARD = BoardCounts(rigid=20, wood=20, items=10)
+#: Cells from the border to the corner agents, and cells kept free beside each of them.
 CORNER_DISTANCE = 1
 BREATHING_SPACE = 2
-AGENT_CELLS = ((1, 1), (9, 1), (9, 9), (1, 9))
 
 
 def generate_java(seed, mode, collapse) -> PommermanState:
@@ -162,11 +174,11 @@ def generate_java(seed, mode, collapse) -> PommermanState:
     s = empty_state(int(mode), RULESET_JAVA, int(bool(collapse)), DEFAULT_MAX_STEPS)
     s.board[:] = board.reshape(-1)
     wood = np.flatnonzero(s.board == WOOD)
-    chosen = rng.choice(wood, size=min(N_ITEMS, wood.size), replace=False)
+    chosen = rng.choice(wood, size=min(JAVA_BOARD.items, wood.size), replace=False)
     kinds = rng.integers(0, 3, size=chosen.size)
     for c, kind in zip(chosen, kinds):
         s.items[c] = (EXTRA_BOMB, INCR_RANGE, KICK)[int(kind)]
-    for i, (r, c) in enumerate(AGENT_CELLS):
+    for i, (r, c) in enumerate(START_CELLS):
         s.agents[i, A_ROW] = r
         s.agents[i, A_COL] = c
         s.board[r * BOARD_SIZE + c] = AGENT0 + i
@@ -197,7 +209,7 @@ def _make_board_java(rng) -> np.ndarray:
                 if loc <= rr <= n - 1 - loc and loc <= cc <= n - 1 - loc:
                     avail.discard((rr, cc))
     start = loc + BREATHING_SPACE + 1
-    n_wood = N_WOOD
+    n_wood = JAVA_BOARD.wood
     for i in range(n - 2 * start):
         x0, y0 = start + i, loc
         x1, y1 = n - 1 - x0, n - 1 - loc
@@ -208,7 +220,7 @@ def _make_board_java(rng) -> np.ndarray:
     cells = sorted(avail)
     order = rng.permutation(len(cells))
     taken = set()
-    n_rigid = N_RIGID
+    n_rigid = JAVA_BOARD.rigid
     for k in order:
         if n_rigid <= 0 and n_wood <= 0:
             break
@@ -226,4 +238,5 @@ def _make_board_java(rng) -> np.ndarray:
     return b
 
 
-__all__ = ["generate_canonical", "generate_java", "inaccessible_passages"]
+__all__ = ["BoardCounts", "CANONICAL_BOARD", "JAVA_BOARD", "START_CELLS", "generate_canonical",
+           "generate_java", "inaccessible_passages"]

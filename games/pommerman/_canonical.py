@@ -50,7 +50,7 @@ from ._layout import (
 
 #: Life of a freshly laid bomb (the reference's DEFAULT_BOMB_LIFE + 1; it is
 #: ticked in the same step, so it shows 9 after the step that laid it).
-BOMB_LIFE_AT_LAYING = 10
+BOMB_LIFE = 10
 #: Life of a new flame.
 FLAME_LIFE = 2
 #: Ammo cap (``Bomber.incr_ammo``).
@@ -153,7 +153,7 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
                 bombs[nb_, B_ROW] = agents[a, A_ROW]
                 bombs[nb_, B_COL] = agents[a, A_COL]
                 bombs[nb_, B_OWNER] = a
-                bombs[nb_, B_LIFE] = BOMB_LIFE_AT_LAYING
+                bombs[nb_, B_LIFE] = BOMB_LIFE
                 bombs[nb_, B_BLAST] = agents[a, A_BLAST]
                 bombs[nb_, B_DIR] = 0
                 meta[M_N_BOMBS] = nb_ + 1
