@@ -34,8 +34,12 @@ from ._layout import (
 )
 from ..lowlevel import stack_alloca
 
+#: Life of a freshly laid bomb (as in the canonical ruleset).
 BOMB_LIFE = 10
+#: Life of a new flame.
 FLAME_LIFE = 5
+#: The board collapse (``M_COLLAPSE``), ring by ring from the border inward: one ring at
+#: tick COLLAPSE_START and one every COLLAPSE_STEP ticks after (500, 575, 650, 725).
 COLLAPSE_START = 500
 COLLAPSE_STEP = 75
 
