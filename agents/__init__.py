@@ -13,4 +13,4 @@ from games.numba_cache import configure_numba_cache
 
 configure_numba_cache("games", "agents")  # before any agent kernel is defined
 
-from . import birds, generic, openspiel, pommerman, scotland_yard, simple, xcom  # noqa: E402,F401  (registration)
+from . import birds, generic, openspiel, pommerman, random_agent, scotland_yard, xcom  # noqa: E402,F401  (registration)

@@ -8,12 +8,16 @@
   (the public project's random player);
 * ``birds_policy`` (``policy.py``): the trained linear softmax policy, and its
   REINFORCE training (:func:`~agents.birds.policy.train_policy`);
-* ``random`` (:mod:`agents.simple`) is the uniform baseline.
+* ``random`` (:mod:`agents.random_agent`) is the uniform baseline.
 
-``features.py`` holds the action features, the policy kernels and the move
-models (random / policy / greedy) the searches and the training share;
-``speed.py`` measures ``arena bench birds``; ``weights/`` holds the shipped policy
-(the MCTS default opponent model, ``weights/PROVENANCE.md``).
+``mcts.py`` keeps the search and the agent; its information sets (unseen cards,
+determinization, chance outcomes) are in ``information_sets.py`` and its
+transitions (chance events, the opponent's turn, rollouts, leaf values) in
+``transitions.py``. ``features.py`` holds the action features, the policy kernels
+and the move models (random / policy / greedy) the searches and the training
+share; ``weights/`` holds the shipped policy (the MCTS default opponent model,
+``weights/PROVENANCE.md``). ``arena bench birds`` (``jobs/bench/birds.py``)
+measures their speed.
 """
 from .greedy import BirdsGreedyAgent, BirdsTypedRandomAgent
 from .mcts import BirdsMCTSAgent

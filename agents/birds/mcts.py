@@ -50,6 +50,12 @@ bird it plays, the tray slot it takes, a blind draw, food; sampled by the
 opponent model), and so is the tray refill after a tray take. The tree's action
 axis is ``TREE_WIDTH`` = 40 wide (``CLOSED_LOOP_TREE_WIDTH`` = 45 with ``closed_loop``).
 
+The pieces: the information sets (unseen cards, determinization, chance
+outcomes) are in :mod:`agents.birds.information_sets`, the transitions (the
+chance events an action leaves, the opponent's turn, rollouts and leaf values) in
+:mod:`agents.birds.transitions`; this module holds the search and the agent and
+re-exports their public names.
+
 Today's options under their names replay the games recorded before issue 25's
 options existed (``tests/agents/test_birds_chance.py``): ``opponent = "random"`` (the
 old default), ``chance_selection = "proportional"`` (what ``pw_ucb`` meant).
@@ -71,16 +77,23 @@ from agents.search import (
     select_outcome_proportional, select_outcome_pw_ucb, select_ucb1_untried_first,
 )
 from games.lowlevel import borrow, keep_alive
-from games.rng import rng_integer
 from games.validation import Real, config_class, one_of
 from games.birds.kernels import (
-    DRAW_DECK, HIDDEN, DRAW_TRAY, M_DECK_POS, M_TO_MOVE, N_ACTIONS, N_CLASSES,
-    N_COSTS, N_PLAYERS, P_BOARD, P_HAND, P_SCORE, TRAY_SLOTS, apply_action, card_class, copy_dynamic,
-    empty_state, end_turn, is_terminal, legal_actions_into, result_of, step, borrowed_state,
+    HIDDEN, M_TO_MOVE, N_ACTIONS, N_CLASSES, copy_dynamic, empty_state, end_turn, is_terminal,
+    legal_actions_into, borrowed_state,
 )
 
 from ._agent import BirdsAgent, WEIGHTS_KEY, check_weights, shipped_policy_id, shipped_weights
-from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES, model_action
+from .features import MODEL_GREEDY, MODEL_POLICY, MODEL_RANDOM, N_FEATURES
+from .information_sets import (  # re-exported: the information sets' public names
+    GROUPING_CLASS, GROUPING_COARSE, GROUPING_NONE, determinize, force_top_card, outcome_map,
+    pool_outcome_counts, unseen_class_counts, unseen_outcome_counts, unseen_pool,
+)
+from .transitions import (  # re-exported: the transitions' public names
+    BACKUP_MARGIN, BACKUP_RESULT, OPP_DECK, OPP_FOOD, OPP_PLAY, OPP_TRAY, PENDING_DRAW,
+    PENDING_NONE, PENDING_OPP_REFILL, PENDING_OPPONENT, PENDING_REFILL, begin_action,
+    leaf_value, opponent_move, opponent_pending, pending_after, resolve_chance, rollout,
+)
 
 #: Nodes a time-budgeted search may create (iteration budgets size the tree exactly).
 MAX_TIMED_NODES = 100_000
@@ -88,322 +101,14 @@ MAX_TIMED_NODES = 100_000
 CHANCE_SAMPLE = 0
 CHANCE_PROPORTIONAL = 1
 CHANCE_PW_UCB = 2
-BACKUP_RESULT = 0
-BACKUP_MARGIN = 1
-GROUPING_CLASS = 0
-GROUPING_COARSE = 1
-GROUPING_NONE = 2
 #: Search statistics (``BirdsMCTSAgent.stats``, summed over a decision's search).
 STAT_DETERMINIZATIONS = 0
 STAT_CHANCE_VISITS = 1
 N_STATS = 2
-#: Points bands of the ``coarse`` grouping (0-2, 3-4, 5-6, 7-9), indexed by points.
-COARSE_POINTS_BAND = (0, 0, 0, 1, 1, 2, 2, 3, 3, 3)
-PENDING_NONE = 0
-PENDING_DRAW = 1
-PENDING_REFILL = 2
-PENDING_OPPONENT = 3      # closed loop: the opponent's move is a chance node
-PENDING_OPP_REFILL = 4    # closed loop: the tray refill after the opponent took a tray card
-#: Outcomes of an opponent chance node (closed loop): what the searcher sees of the move.
-OPP_PLAY = 0                          # + the class of the bird played
-OPP_TRAY = N_CLASSES                  # + the tray slot taken
-OPP_DECK = N_CLASSES + TRAY_SLOTS     # a blind draw (the card stays hidden: not split)
-OPP_FOOD = OPP_DECK + 1
 #: The tree's action axis: actions and card classes share it (open loop) ...
 TREE_WIDTH = max(N_ACTIONS, N_CLASSES)
 #: ... and opponent moves too (``closed_loop``).
 CLOSED_LOOP_TREE_WIDTH = max(TREE_WIDTH, OPP_FOOD + 1)
-
-
-# --- information sets ----------------------------------------------------------
-@nb.njit(cache=True)
-def unseen_pool(state, player, pool):
-    """Fill ``pool`` (int16[C]) with the cards ``player`` has not seen (not in its
-    hand, on a board, in the tray or among the opponent's face-up cards);
-    returns how many. Reads no hidden slot."""
-    n_cards = state.cards.shape[0]
-    seen = np.zeros(n_cards, dtype=np.bool_)
-    q = 1 - player
-    for i in range(state.player[player, P_HAND]):
-        seen[state.hand[player, i]] = True
-    for i in range(state.player[q, P_HAND]):
-        if state.hand_public[q, i] != 0:
-            seen[state.hand[q, i]] = True
-    for p in range(N_PLAYERS):
-        for i in range(state.player[p, P_BOARD]):
-            seen[state.board[p, i]] = True
-    for j in range(TRAY_SLOTS):
-        if state.tray[j] >= 0:
-            seen[state.tray[j]] = True
-    n = 0
-    for c in range(n_cards):
-        if not seen[c]:
-            pool[n] = c
-            n += 1
-    return n
-
-
-@nb.njit(cache=True, inline="always")
-def determinize(sim, root, player, pool, n_pool, rng):
-    """``sim`` := ``root`` (a state or observation for ``player``) with every hidden
-    slot filled by a uniform random arrangement of the ``n_pool`` unseen cards in
-    ``pool`` (shuffled in place): the opponent's non-public cards first, then
-    the deck from its current position."""
-    copy_dynamic(sim, root)
-    q = 1 - player
-    for i in range(n_pool - 1, 0, -1):
-        j = rng_integer(rng, i + 1)
-        t = pool[i]
-        pool[i] = pool[j]
-        pool[j] = t
-    k = 0
-    hand, hand_public, deck = sim.hand, sim.hand_public, sim.deck  # read out of the state once
-    for i in range(sim.player[q, P_HAND]):
-        if hand_public[q, i] == 0:
-            hand[q, i] = pool[k]
-            k += 1
-    for pos in range(sim.meta[M_DECK_POS], deck.shape[0]):
-        deck[pos] = pool[k]
-        k += 1
-
-
-@nb.njit(cache=True)
-def unseen_class_counts(sim, player, counts):
-    """``counts[k]`` (int64[N_CLASSES]) := unseen cards of class ``k`` from
-    ``player``'s view in the determinized ``sim`` (the rest of the deck and the
-    opponent's non-public cards); returns the total."""
-    counts[:] = 0
-    cards = sim.cards
-    for pos in range(sim.meta[M_DECK_POS], sim.deck.shape[0]):
-        counts[card_class(cards, sim.deck[pos])] += 1
-    q = 1 - player
-    for i in range(sim.player[q, P_HAND]):
-        if sim.hand_public[q, i] == 0:
-            counts[card_class(cards, sim.hand[q, i])] += 1
-    total = 0
-    for k in range(counts.shape[0]):
-        total += counts[k]
-    return total
-
-
-def outcome_map(grouping: str) -> np.ndarray:
-    """int64[N_CLASSES]: the chance outcome of each card class under ``grouping``:
-
-    * ``class``: the class itself (``points * 4 + cost``; 40 outcomes, 26 with cards in
-      the generated set);
-    * ``coarse``: ``band * 2 + (cost >= 2)`` with the points bands 0-2, 3-4, 5-6, 7-9
-      (8 outcomes: cheap or dear birds of low to high points);
-    * ``none``: no chance node is made (the map is unused; the class map is returned).
-    """
-    classes = np.arange(N_CLASSES, dtype=np.int64)
-    if grouping != "coarse":
-        return classes
-    points, cost = classes // N_COSTS, classes % N_COSTS
-    return np.asarray(COARSE_POINTS_BAND, dtype=np.int64)[points] * 2 + (cost >= 2)
-
-
-@nb.njit(cache=True)
-def pool_outcome_counts(cards, pool, n_pool, grouped, outcome_of, in_pool, pool_counts):
-    """Once per search: ``in_pool`` (bool[C]) := the cards among the first ``n_pool``
-    of ``pool`` (those unseen at the root), ``pool_counts`` (int64[N_CLASSES]) := their
-    chance outcomes' counts (classes, or groups by ``outcome_of`` when ``grouped``).
-    Returns ``n_pool``."""
-    for c in range(in_pool.shape[0]):
-        in_pool[c] = False
-    for k in range(pool_counts.shape[0]):
-        pool_counts[k] = 0
-    for i in range(n_pool):
-        c = pool[i]
-        in_pool[c] = True
-        pool_counts[outcome_of_card(cards, c, grouped, outcome_of)] += 1
-    return n_pool
-
-
-@nb.njit(cache=True, inline="always")
-def _seen_since_root(cards, c, grouped, outcome_of, in_pool, counts):
-    """Take card ``c`` (now in a place ``player`` sees) out of ``counts`` if it was
-    unseen at the root; returns 1 if it was taken out, else 0."""
-    if c >= 0 and in_pool[c]:
-        counts[outcome_of_card(cards, c, grouped, outcome_of)] -= 1
-        return 1
-    return 0
-
-
-@nb.njit(cache=True, inline="always")
-def unseen_outcome_counts(sim, player, grouped, outcome_of, in_pool, pool_counts, n_pool, counts):
-    """:func:`unseen_class_counts` summed into chance outcomes when ``grouped``:
-    ``counts[o]`` := unseen cards whose class ``k`` has ``outcome_of[k] == o``
-    (else the class counts themselves); returns the total.
-
-    Every card unseen now (the rest of the deck, the opponent's hidden cards) was
-    unseen at the root, so the counts are the root's (``pool_counts`` of
-    :func:`pool_outcome_counts`) less the root-unseen cards now in a place
-    ``player`` sees (tray, boards, own hand, the opponent's face-up cards): at most
-    37 slots instead of the whole deck. Same numbers as :func:`unseen_class_counts`."""
-    for k in range(counts.shape[0]):
-        counts[k] = pool_counts[k]
-    cards, tray, board, hand, hand_public, players = (sim.cards, sim.tray, sim.board, sim.hand,
-                                                      sim.hand_public, sim.player)
-    seen = 0
-    for j in range(TRAY_SLOTS):
-        seen += _seen_since_root(cards, tray[j], grouped, outcome_of, in_pool, counts)
-    for p in range(N_PLAYERS):
-        for i in range(players[p, P_BOARD]):
-            seen += _seen_since_root(cards, board[p, i], grouped, outcome_of, in_pool, counts)
-    for i in range(players[player, P_HAND]):
-        seen += _seen_since_root(cards, hand[player, i], grouped, outcome_of, in_pool, counts)
-    q = 1 - player
-    for i in range(players[q, P_HAND]):
-        if hand_public[q, i] != 0:
-            seen += _seen_since_root(cards, hand[q, i], grouped, outcome_of, in_pool, counts)
-    return n_pool - seen
-
-
-@nb.njit(cache=True, inline="always")
-def outcome_of_card(cards, card, grouped, outcome_of):
-    """The chance outcome of ``card``: its class, or its group when ``grouped``."""
-    k = card_class(cards, card)
-    return outcome_of[k] if grouped else k
-
-
-@nb.njit(cache=True, inline="always")
-def force_top_card(sim, player, outcome, count, grouped, outcome_of, rng):
-    """Move a uniformly chosen unseen card of outcome ``outcome`` (a class, or a
-    group of classes by ``outcome_of``; ``count`` such cards) to the top of the
-    deck by a swap (with another deck position or an opponent's hidden card), so
-    the next card drawn has that outcome (the determinization stays uniform
-    given the outcome)."""
-    r = rng_integer(rng, count)
-    deck, hand, hand_public, cards = sim.deck, sim.hand, sim.hand_public, sim.cards  # read once
-    top = sim.meta[M_DECK_POS]
-    for pos in range(top, deck.shape[0]):
-        if outcome_of_card(cards, deck[pos], grouped, outcome_of) == outcome:
-            if r == 0:
-                t = deck[top]
-                deck[top] = deck[pos]
-                deck[pos] = t
-                return
-            r -= 1
-    q = 1 - player
-    for i in range(sim.player[q, P_HAND]):
-        if hand_public[q, i] == 0 and outcome_of_card(cards, hand[q, i], grouped, outcome_of) == outcome:
-            if r == 0:
-                t = deck[top]
-                deck[top] = hand[q, i]
-                hand[q, i] = t
-                return
-            r -= 1
-
-
-# --- transitions ----------------------------------------------------------------
-@nb.njit(cache=True)
-def opponent_turn(sim, player, opp_model, weights, feats, probs, rng):
-    """If the game goes on, the opponent of ``player`` takes its turn by its model."""
-    if is_terminal(sim) or sim.meta[M_TO_MOVE] == player:
-        return
-    q = sim.meta[M_TO_MOVE]
-    step(sim, model_action(sim, q, opp_model, weights, feats, probs, rng))
-
-
-@nb.njit(cache=True, inline="always")
-def pending_after(sim, action, split):
-    """Which chance event (PENDING_*) ``action`` of the player to move leads to
-    (none unless ``split``: the search makes chance nodes)."""
-    if not split or sim.meta[M_DECK_POS] >= sim.deck.shape[0]:
-        return PENDING_NONE
-    if action == DRAW_DECK:
-        return PENDING_DRAW
-    if DRAW_TRAY <= action < DRAW_DECK:
-        return PENDING_REFILL
-    return PENDING_NONE
-
-
-@nb.njit(cache=True, inline="always")
-def begin_action(sim, player, action, pending, closed_loop, opp_model, weights, feats, probs, rng):
-    """Apply the searching player's ``action`` up to its chance event: nothing yet
-    for a deck draw, the tray take for a tray draw; with no chance event the
-    whole turn and (open loop) the opponent's reply."""
-    if pending == PENDING_DRAW:
-        return
-    if pending == PENDING_REFILL:
-        apply_action(sim, action)
-        return
-    step(sim, action)
-    if not closed_loop:
-        opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
-
-
-@nb.njit(cache=True, inline="always")
-def resolve_chance(sim, player, pending, outcome, count, grouped, outcome_of, closed_loop,
-                   opp_model, weights, feats, probs, rng):
-    """Finish a turn whose chance event has ``outcome`` (a card class, or a group by
-    ``outcome_of``, with ``count`` unseen cards): such a card is drawn (or refills
-    the tray), the turn ends and (open loop) the opponent replies."""
-    force_top_card(sim, player, outcome, count, grouped, outcome_of, rng)
-    if pending == PENDING_DRAW:
-        apply_action(sim, DRAW_DECK)
-    end_turn(sim)
-    if not closed_loop:
-        opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
-
-
-@nb.njit(cache=True, inline="always")
-def opponent_pending(sim, player, closed_loop):
-    """PENDING_OPPONENT when the closed-loop search is at the opponent's move, else PENDING_NONE."""
-    if closed_loop and not is_terminal(sim) and sim.meta[M_TO_MOVE] != player:
-        return PENDING_OPPONENT
-    return PENDING_NONE
-
-
-@nb.njit(cache=True)
-def opponent_move(sim, player, split, opp_model, weights, feats, probs, rng):
-    """Closed loop: the opponent's move by its model, applied without ending the
-    turn. Returns ``(outcome, pending)``: what the searcher sees of it (OPP_PLAY +
-    the bird's class, OPP_TRAY + the slot, OPP_DECK, OPP_FOOD) and the next
-    chance event (PENDING_OPP_REFILL after a tray take when ``split`` and the
-    deck is not empty; else the turn is ended here and PENDING_NONE)."""
-    q = 1 - player
-    b = model_action(sim, q, opp_model, weights, feats, probs, rng)
-    if b < DRAW_TRAY:
-        outcome = OPP_PLAY + card_class(sim.cards, sim.hand[q, b])
-    elif b < DRAW_DECK:
-        outcome = OPP_TRAY + (b - DRAW_TRAY)
-    elif b == DRAW_DECK:
-        outcome = OPP_DECK
-    else:
-        outcome = OPP_FOOD
-    apply_action(sim, b)
-    if split and DRAW_TRAY <= b < DRAW_DECK and sim.meta[M_DECK_POS] < sim.deck.shape[0]:
-        return outcome, PENDING_OPP_REFILL
-    end_turn(sim)
-    return outcome, PENDING_NONE
-
-
-@nb.njit(cache=True)
-def leaf_value(sim, player, backup_kind, margin_scale):
-    """The value a finished ``sim`` backs up, in [0, 1] from ``player``'s view:
-
-    * BACKUP_RESULT: the result, 1 / 0.5 / 0;
-    * BACKUP_MARGIN: the point differential ``d`` = own board points minus the
-      opponent's, scaled to [-1, 1] by ``margin_scale`` and mapped onto the
-      tree's value range: ``(1 + clip(d / margin_scale, -1, 1)) / 2`` (a tie is
-      0.5, a lead of ``margin_scale`` points or more is 1).
-    """
-    if backup_kind == BACKUP_MARGIN:
-        d = float(sim.player[player, P_SCORE] - sim.player[1 - player, P_SCORE]) / margin_scale
-        return 0.5 * (1.0 + min(1.0, max(-1.0, d)))
-    return result_of(sim, player)
-
-
-@nb.njit(cache=True, inline="always")
-def rollout(sim, player, rollout_model, opp_model, weights, feats, probs, backup_kind,
-            margin_scale, rng):
-    """Play ``sim`` to the end; returns its :func:`leaf_value` for ``player``."""
-    while not is_terminal(sim):
-        p = sim.meta[M_TO_MOVE]
-        model = rollout_model if p == player else opp_model
-        step(sim, model_action(sim, p, model, weights, feats, probs, rng))
-    return leaf_value(sim, player, backup_kind, margin_scale)
 
 
 # --- the search -------------------------------------------------------------------

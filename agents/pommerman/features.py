@@ -21,8 +21,8 @@ power-ups, rigid walls, can kick).
 :func:`state_features` scans the whole board (the reference). FEMCTS's
 rollouts get the same values from a per-decision :class:`FeatureCache`
 (filled here by :func:`prepare_feature_cache`, read at every rollout step by
-:func:`agents.pommerman.femcts.evolved_rollout`; one state at a time:
-:func:`agents.pommerman.femcts.rollout_features`).
+:func:`agents.pommerman.femcts_rollout.evolved_rollout`; one state at a time:
+:func:`agents.pommerman.femcts_rollout.rollout_features`).
 """
 from __future__ import annotations
 

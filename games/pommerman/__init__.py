@@ -9,9 +9,12 @@
 
 Rulesets: ``canonical`` (the NeurIPS 2018 competition package, default) and
 ``java`` (the Java framework of the FEMCTS study; its board collapse is on
-by default, as in the framework, and can be turned off). Other packages use the kernels through ``kernels.py`` (the public
-surface); privately, ``_layout.py`` holds the state layout, ``_kernels.py`` the
-shared kernels and ``_canonical.py`` / ``_java.py`` the rules.
+by default, as in the framework, and can be turned off). Other packages use the
+kernels through ``kernels.py`` (the public surface); privately, ``_layout.py``
+holds the state layout, ``_engine.py`` the kernels of the one engine over both
+rulesets (a tick under the state's ruleset, the end, returns, legal actions,
+observations, the heuristic), ``_canonical.py`` / ``_java.py`` the rules of a
+tick and ``_board_generation.py`` a fresh game's board under each ruleset.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..api import LOSS, TIE, WIN, Game, board_of
 from ..validation import NonBlank, config_class, one_of
-from . import _kernels
+from . import _engine
 from .generic import GENERIC_KERNELS
 from ._canonical import step_canonical
 from ._java import step_java
@@ -171,17 +174,17 @@ def generate(config: PommermanConfig, seed, board_index: int | None = None) -> P
         return copy_state(boards[index])
     mode = MODES[config.mode]
     if config.ruleset == "java":
-        from ._java import generate_java
+        from ._board_generation import generate_java
         state = generate_java(seed, mode, bool(config.collapse))
     else:
-        from ._canonical import generate_canonical
+        from ._board_generation import generate_canonical
         state = generate_canonical(seed, mode)
     state.meta[M_MAX_STEPS] = config.max_steps
     return state
 
 
 #: The rules by ruleset, called from Python one tick at a time: each compiles only its own
-#: rules on a fresh numba cache (``_kernels.step``, which decides by the state's ruleset,
+#: rules on a fresh numba cache (``_engine.step``, which decides by the state's ruleset,
 #: compiles both).
 _STEP = {RULESET_CANONICAL: step_canonical, RULESET_JAVA: step_java}
 
@@ -270,10 +273,10 @@ class Pommerman(Game):
 
     # --- queries --------------------------------------------------------
     def observation(self, player: int) -> PommermanState:
-        return _kernels.observe(self.state, int(player), self.config.view)
+        return _engine.observe(self.state, int(player), self.config.view)
 
     def legal_actions(self, player: int) -> np.ndarray:
-        return _kernels.legal_actions(self.state, int(player))
+        return _engine.legal_actions(self.state, int(player))
 
     def observation_tensor(self, player: int) -> np.ndarray:
         """float32[PLANES, 11, 11] (:data:`PLANES` names them): ``player``'s observation as
@@ -288,14 +291,14 @@ class Pommerman(Game):
 
     @property
     def done(self) -> bool:
-        return bool(_kernels.is_terminal(self.state))
+        return bool(_engine.is_terminal(self.state))
 
     @property
     def step_count(self) -> int:
         return int(self.state.meta[M_STEP])
 
     def returns(self) -> np.ndarray:
-        return _kernels.returns(self.state)
+        return _engine.returns(self.state)
 
     def outcomes(self) -> list[str]:
         """WIN / TIE / LOSS per seat at the end (a team win counts for both members).

@@ -3,9 +3,8 @@
 ``step_canonical`` follows ``pommerman/forward_model.py`` (``ForwardModel.step``,
 ``get_done``, ``get_rewards``, ``get_info``) and the env's step-count
 increment of the reference package, operation by operation, on the flat
-arrays of ``_layout.PommermanState``. ``generate_canonical`` draws a board
-with the constraints of the reference's ``utility.make_board`` /
-``utility.make_items``.
+arrays of ``_layout.PommermanState``. Its boards are generated in
+``_board_generation.py``.
 
 Order of one tick (as in the reference):
 
@@ -40,18 +39,18 @@ from ._layout import (
     step_through_pointers,
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     AGENT0, BOMB_FIELDS, FLAME_WORDS, META_FIELDS, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
-    DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAME_MASK, FLAMES, INCR_RANGE, KICK,
-    LAY_BOMB, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS, M_N_FLAMES,
-    M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_FFA, MODE_TEAM,
+    EXTRA_BOMB, FLAME_MASK, FLAMES, INCR_RANGE, KICK,
+    LAY_BOMB, M_DONE, M_MAX_STEPS, M_MODE, M_N_BOMBS, M_N_FLAMES,
+    M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_TEAM,
     N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN, RIGID,
-    RULESET_CANONICAL, STATUS_LOSS, STATUS_TIE, STATUS_WIN, STOP, WOOD,
+    STATUS_LOSS, STATUS_TIE, STATUS_WIN, STOP, WOOD,
     COL_OF, NEIGHBOUR, ROW_OF,
-    PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
+    add_flames, clear_flame_cell, drop_lowest, first_cell,
 )
 
 #: Life of a freshly laid bomb (the reference's DEFAULT_BOMB_LIFE + 1; it is
 #: ticked in the same step, so it shows 9 after the step that laid it).
-BOMB_LIFE_AT_LAYING = 10
+BOMB_LIFE = 10
 #: Life of a new flame.
 FLAME_LIFE = 2
 #: Ammo cap (``Bomber.incr_ammo``).
@@ -61,12 +60,6 @@ MAX_AMMO = 10
 MAX_BLAST_FFA = 10
 MAX_BLAST_TEAM = 4
 
-#: Board generation (PommeFFACompetition-v0 / PommeTeamCompetition-v0).
-NUM_RIGID = 36
-NUM_WOOD = 36
-NUM_ITEMS = 20
-#: Start cells (row, col) of agents 0..3.
-START_CELLS = ((1, 1), (BOARD_SIZE - 2, 1), (BOARD_SIZE - 2, BOARD_SIZE - 2), (1, BOARD_SIZE - 2))
 
 # Offsets into the per-step int16 scratch buffer (on the stack: see ``stack_alloca``).
 _S_AOCC = 0                         # agent occupancy per cell [121]
@@ -160,7 +153,7 @@ def _agent_intents(board, agents, bombs, meta, acts, ades):
                 bombs[nb_, B_ROW] = agents[a, A_ROW]
                 bombs[nb_, B_COL] = agents[a, A_COL]
                 bombs[nb_, B_OWNER] = a
-                bombs[nb_, B_LIFE] = BOMB_LIFE_AT_LAYING
+                bombs[nb_, B_LIFE] = BOMB_LIFE
                 bombs[nb_, B_BLAST] = agents[a, A_BLAST]
                 bombs[nb_, B_DIR] = 0
                 meta[M_N_BOMBS] = nb_ + 1
@@ -732,111 +725,4 @@ def _step(board, items, agents, bombs, flames, meta, actions):
     _finish(agents, meta)
 
 
-# --------------------------------------------------------------------------
-# Board generation (utility.make_board / utility.make_items)
-# --------------------------------------------------------------------------
-
-def _free_coordinates() -> list[tuple[int, int]]:
-    """The cells make_board may put random walls on (off-diagonal, not reserved), sorted."""
-    n = BOARD_SIZE
-    coords = {(x, y) for x in range(n) for y in range(n) if x != y}
-    for pos in START_CELLS:
-        coords.discard(pos)
-    for i in range(2, 4):  # breathing room next to the agents
-        for pos in ((1, i), (i, 1), (n - 2, n - i - 1), (n - i - 1, n - 2),
-                    (1, n - i - 1), (n - i - 1, 1), (i, n - 2), (n - 2, i)):
-            coords.remove(pos)
-    for pos in _fixed_wood():
-        coords.remove(pos)
-    return sorted(coords)
-
-
-def _fixed_wood() -> list[tuple[int, int]]:
-    """The 12 wood cells make_board always lays (middle of rows/cols 1 and 9)."""
-    n = BOARD_SIZE
-    out = []
-    for i in range(4, n - 4):
-        out += [(1, i), (n - i - 1, 1), (n - 2, n - i - 1), (n - i - 1, n - 2)]
-    return out
-
-
-def inaccessible_passages(board: np.ndarray) -> int:
-    """Passages (value 0) not reachable from (9, 9) through non-rigid cells.
-
-    board: int array [11, 11]. Mirrors utility.inaccessible_passages, which
-    starts from the last agent of its list, (size - 2, size - 2).
-    """
-    n = BOARD_SIZE
-    start = (n - 2, n - 2)
-    seen = {start}
-    stack = [start]
-    while stack:
-        r, c = stack.pop()
-        for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-            q = (r + dr, c + dc)
-            if q in seen or not (0 <= q[0] < n and 0 <= q[1] < n) or board[q] == RIGID:
-                continue
-            seen.add(q)
-            stack.append(q)
-    return sum(1 for r in range(n) for c in range(n)
-               if board[r, c] == PASSAGE and (r, c) not in seen)
-
-
-def _make_board(rng: np.random.Generator) -> np.ndarray:
-    """One draw of make_board's ``make``: int8[11, 11] with agents, rigid and wood."""
-    n = BOARD_SIZE
-    board = np.zeros((n, n), dtype=np.int8)
-    for a, (r, c) in enumerate(START_CELLS):
-        board[r, c] = AGENT0 + a
-    for pos in _fixed_wood():
-        board[pos] = WOOD
-    coords = _free_coordinates()
-    alive = set(coords)
-    for value, count in ((RIGID, NUM_RIGID), (WOOD, NUM_WOOD - len(_fixed_wood()))):
-        left = count
-        while left > 0:
-            # random.sample(coordinates, 1): uniform over the remaining cells.
-            pool = [p for p in coords if p in alive]
-            x, y = pool[int(rng.integers(len(pool)))]
-            alive.discard((x, y))
-            alive.discard((y, x))
-            board[x, y] = value
-            board[y, x] = value
-            left -= 2
-    return board
-
-
-def generate_canonical(seed, mode) -> PommermanState:
-    """A fresh canonical board: 36 rigid, 36 wood, 20 hidden power-ups.
-
-    Args:
-        seed: int or numpy.random.SeedSequence (the only randomness source).
-        mode: MODE_FFA or MODE_TEAM.
-    Returns:
-        PommermanState at step 0: agents 0..3 at (1,1), (9,1), (9,9), (1,9),
-        board symmetric about the main diagonal, items under wood (uniform
-        over extra bomb / range / kick), meta[M_INITIAL_WOOD] set.
-    """
-    if mode not in (MODE_FFA, MODE_TEAM):
-        raise ValueError(f"mode: expected MODE_FFA or MODE_TEAM, got {mode!r}")
-    rng = np.random.default_rng(seed)
-    board = _make_board(rng)
-    while inaccessible_passages(board) > 4:
-        board = _make_board(rng)
-    flat = board.reshape(-1)
-    wood_cells = np.flatnonzero(flat == WOOD)
-    chosen = rng.choice(wood_cells, size=NUM_ITEMS, replace=False)
-    kinds = rng.integers(EXTRA_BOMB, KICK + 1, size=NUM_ITEMS)
-
-    s = empty_state(mode, RULESET_CANONICAL, 0, DEFAULT_MAX_STEPS)
-    s.board[:] = flat
-    for cell_, kind in zip(chosen, kinds):
-        s.items[int(cell_)] = int(kind)
-    for a, (r, c) in enumerate(START_CELLS):
-        s.agents[a, A_ROW] = r
-        s.agents[a, A_COL] = c
-    s.meta[M_INITIAL_WOOD] = int(len(wood_cells))
-    return s
-
-
-__all__ = ["step_canonical", "generate_canonical"]
+__all__ = ["step_canonical"]

@@ -4,8 +4,8 @@
 GAIGResearch/java-pommerman @58d27f4 followed by ``GameState.next``'s tick
 increment and time-out, with ``OriginalGameConfig``'s end-of-game rules
 (see ``pommerman-java/FORMAT.md`` of the golden trajectories, not shipped, for
-the step order and the quirks matched here). ``generate_java`` makes a board under the constraints
-of the framework's ``LevelGenerator`` (not bit-equal to ``java.util.Random``).
+the step order and the quirks matched here). Its boards are generated in
+``_board_generation.py``.
 
 Internally positions are flat cell indices (row * 11 + col). The objects'
 desired coordinates, which Java keeps on each object, live only for the
@@ -24,18 +24,22 @@ from ._layout import (
     A_ALIVE, A_AMMO, A_BLAST, A_COL, A_KICK, A_REWARD, A_ROW, A_STATUS, AGENT_FIELDS,
     BOMB_FIELDS, FLAME_MASK, FLAME_WORDS, META_FIELDS,
     AGENT0, B_BLAST, B_COL, B_DIR, B_LIFE, B_OWNER, B_ROW, BOARD_SIZE, BOMB,
-    DEFAULT_MAX_STEPS, EXTRA_BOMB, FLAMES, INCR_RANGE, KICK,
-    LAY_BOMB, M_COLLAPSE, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_N_BOMBS,
+    EXTRA_BOMB, FLAMES, INCR_RANGE, KICK,
+    LAY_BOMB, M_COLLAPSE, M_DONE, M_MAX_STEPS, M_MODE, M_N_BOMBS,
     M_N_FLAMES, M_OVERFLOW, M_RESULT, M_STEP, MAX_BOMBS, MODE_FFA,
     N_AGENTS, N_CELLS, PASSAGE, RESULT_INCOMPLETE, RESULT_TIE, RESULT_WIN,
-    RIGID, RULESET_JAVA, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
-    WOOD, COL_OF, NEIGHBOUR, ROW_OF, PommermanState, add_flames, clear_flame_cell, drop_lowest, empty_state, first_cell,
+    RIGID, STATUS_INCOMPLETE, STATUS_LOSS, STATUS_TIE, STATUS_WIN,
+    WOOD, COL_OF, NEIGHBOUR, ROW_OF, add_flames, clear_flame_cell, drop_lowest, first_cell,
     flames_in_word, has_flames,
 )
 from ..lowlevel import stack_alloca
 
+#: Life of a freshly laid bomb (as in the canonical ruleset).
 BOMB_LIFE = 10
+#: Life of a new flame.
 FLAME_LIFE = 5
+#: The board collapse (``M_COLLAPSE``), ring by ring from the border inward: one ring at
+#: tick COLLAPSE_START and one every COLLAPSE_STEP ticks after (500, 575, 650, 725).
 COLLAPSE_START = 500
 COLLAPSE_STEP = 75
 
@@ -704,96 +708,4 @@ def _step(board, items, agents, bombs, flames, meta, actions):
             agents[i, A_REWARD] = 0
 
 
-# --------------------------------------------------------------------------
-# Board generation (LevelGenerator's constraints)
-
-N_RIGID = 20
-N_WOOD = 20
-N_ITEMS = 10
-CORNER_DISTANCE = 1
-BREATHING_SPACE = 2
-AGENT_CELLS = ((1, 1), (9, 1), (9, 9), (1, 9))
-
-
-def generate_java(seed, mode, collapse) -> PommermanState:
-    """A new java-ruleset game: board, hidden items and agents at their corners.
-
-    Args:
-        seed: int or np.random.SeedSequence (only ``np.random.default_rng(seed)`` is used).
-        mode: MODE_FFA / MODE_TEAM, or "ffa" / "team".
-        collapse: bool, the COLLAPSE_BOARD switch.
-    Returns: PommermanState (ruleset java, 800 steps) with meta[M_INITIAL_WOOD] set.
-    """
-    from ._layout import MODES
-    if isinstance(mode, str):
-        mode = MODES[mode]
-    rng = np.random.default_rng(seed)
-    board = _make_board(rng)
-    s = empty_state(int(mode), RULESET_JAVA, int(bool(collapse)), DEFAULT_MAX_STEPS)
-    s.board[:] = board.reshape(-1)
-    wood = np.flatnonzero(s.board == WOOD)
-    chosen = rng.choice(wood, size=min(N_ITEMS, wood.size), replace=False)
-    kinds = rng.integers(0, 3, size=chosen.size)
-    for c, kind in zip(chosen, kinds):
-        s.items[c] = (EXTRA_BOMB, INCR_RANGE, KICK)[int(kind)]
-    for i, (r, c) in enumerate(AGENT_CELLS):
-        s.agents[i, A_ROW] = r
-        s.agents[i, A_COL] = c
-        s.board[r * BOARD_SIZE + c] = AGENT0 + i
-    s.meta[M_INITIAL_WOOD] = int(wood.size)
-    return s
-
-
-def _make_board(rng) -> np.ndarray:
-    """An 11x11 int64 board (0 passage, 1 rigid, 2 wood; agents not placed).
-
-    Follows LevelGenerator.make: the main diagonal stays free; the agents'
-    cells and an L of BREATHING_SPACE free cells on each side of every corner
-    agent are excluded; the 12 fixed wood cells (rows/columns 1 and 9, cells
-    4..6) are placed; then rigid pairs and wood pairs, each at a random
-    available cell and its mirror about the main diagonal, until 20 of each.
-    """
-    n = BOARD_SIZE
-    loc = CORNER_DISTANCE
-    b = np.zeros((n, n), dtype=np.int64)
-    avail = {(r, c) for r in range(n) for c in range(n) if r != c}
-    corners = ((loc, loc), (n - 1 - loc, loc), (n - 1 - loc, n - 1 - loc), (loc, n - 1 - loc))
-    for r, c in corners:
-        avail.discard((r, c))
-        for i in range(1, BREATHING_SPACE + 1):
-            for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-                rr, cc = r + dr * i, c + dc * i
-                # only the two sides pointing into the board
-                if loc <= rr <= n - 1 - loc and loc <= cc <= n - 1 - loc:
-                    avail.discard((rr, cc))
-    start = loc + BREATHING_SPACE + 1
-    n_wood = N_WOOD
-    for i in range(n - 2 * start):
-        x0, y0 = start + i, loc
-        x1, y1 = n - 1 - x0, n - 1 - loc
-        for r, c in ((x0, y0), (y0, x0), (x1, y1), (y1, x1)):
-            b[r, c] = WOOD
-            avail.discard((r, c))
-        n_wood -= 4
-    cells = sorted(avail)
-    order = rng.permutation(len(cells))
-    taken = set()
-    n_rigid = N_RIGID
-    for k in order:
-        if n_rigid <= 0 and n_wood <= 0:
-            break
-        r, c = cells[k]
-        if (r, c) in taken:
-            continue
-        taken.add((r, c))
-        taken.add((c, r))
-        if n_rigid > 0:
-            b[r, c] = b[c, r] = RIGID
-            n_rigid -= 2
-        else:
-            b[r, c] = b[c, r] = WOOD
-            n_wood -= 2
-    return b
-
-
-__all__ = ["step_java", "generate_java"]
+__all__ = ["step_java"]

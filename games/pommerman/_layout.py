@@ -1,7 +1,7 @@
 """Pommerman state layout: one NamedTuple of fixed-capacity, fixed-dtype arrays.
 
 This module is the contract between the rules kernels (``_canonical.py``,
-``_java.py``), the shared kernels (``_kernels.py``), the agents and the
+``_java.py``), the shared kernels (``_engine.py``), the agents and the
 Python wrapper. Copying a state is copying its arrays (``copy_state`` /
 ``copy_into``); kernels update states in place.
 

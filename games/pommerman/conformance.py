@@ -98,7 +98,7 @@ def first_difference(expected: dict, got: dict, fields) -> tuple[str, object, ob
 
 def check_trajectory(traj: dict, name: str = "", index: int = 0):
     """Replay one trajectory; return (steps checked, first Mismatch or None)."""
-    from . import _kernels
+    from . import _engine
 
     mode, ruleset, collapse = scenario_rules(traj)
     states = traj["states"]
@@ -107,7 +107,7 @@ def check_trajectory(traj: dict, name: str = "", index: int = 0):
     steps = 0
     for t in range(1, len(states)):
         actions = np.array(states[t]["actions"], dtype=np.int64)
-        _kernels.step(state, actions)
+        _engine.step(state, actions)
         steps += 1
         diff = first_difference(states[t], state_to_dict(state), fields)
         if diff is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba as nb
 
 from ..generic import SIMULTANEOUS, GenericKernels
-from ._kernels import count_wood, heuristic as framework_heuristic, is_terminal, legal_actions, returns, step
+from ._engine import count_wood, heuristic as framework_heuristic, is_terminal, legal_actions, returns, step
 from ._layout import copy_into, copy_state
 
 

@@ -9,18 +9,20 @@ underscore modules beside it are private to ``games.pommerman`` and may change.
   ``flames_in_word``, the cell marks walked with ``first_cell`` / ``drop_lowest``,
   ``flame_list`` / ``set_flames`` in Python), cell codes, actions, ``copy_into`` /
   ``copy_state`` / ``empty_state``.
-* Kernels (``_kernels.py``): ``step`` (dispatches on the state's ruleset), ``step_under``
+* Kernels (``_engine.py``): ``step`` (dispatches on the state's ruleset), ``step_under``
   (one ruleset, for kernels compiled per ruleset),
   ``is_terminal``, ``returns``, ``legal_actions``, ``observe``, ``heuristic``
-  and helpers; the rules of each ruleset (``step_canonical``, ``step_java``)
-  and their board generators.
+  and helpers; the rules of each ruleset (``step_canonical``, ``step_java``).
+* Board generation (``_board_generation.py``): ``generate_canonical``,
+  ``generate_java`` (a fresh game of each ruleset), ``inaccessible_passages``.
 * JSON (``_json.py``): ``state_from_dict`` / ``state_to_dict`` in the golden
   trajectories' format, raising ``StateFormatError`` naming the field.
 """
-from ._canonical import generate_canonical, inaccessible_passages, step_canonical
-from ._java import COLLAPSE_START, COLLAPSE_STEP, generate_java, step_java
+from ._board_generation import generate_canonical, generate_java, inaccessible_passages
+from ._canonical import step_canonical
+from ._java import COLLAPSE_START, COLLAPSE_STEP, step_java
 from ._json import StateFormatError, state_from_dict, state_to_dict
-from ._kernels import (
+from ._engine import (
     FULL_FLAME_LIFE_CANONICAL, FULL_FLAME_LIFE_JAVA, count_alive, count_wood, heuristic,
     heuristic_score, is_terminal, legal_actions, observe, returns, STATE_RULESET, step, step_under,
     teammate_of,

@@ -1,4 +1,5 @@
-"""Shared Pommerman kernels: the ruleset dispatcher and rules-independent helpers.
+"""The Pommerman engine over both rulesets: the ruleset dispatcher and the kernels
+that do not depend on the ruleset (end, returns, legal actions, observation, heuristic).
 
 ``step(state, actions)`` advances a PommermanState in place by one tick under
 the state's own ruleset (``meta[M_RULESET]``). The rules themselves live in

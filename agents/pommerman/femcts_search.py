@@ -1,0 +1,187 @@
+"""FEMCTS's search: one decision's loop of :mod:`agents.pommerman.femcts`.
+
+The shared MCTS tree policy and backup (:mod:`agents.search`,
+:func:`agents.pommerman.mcts.tree_policy`) with the evolved rollout policy of
+:mod:`agents.pommerman.femcts_rollout`; the population is evaluated individual by
+individual (L rollouts each) and evolved after each complete generation
+(:mod:`agents.evolution`). One decision kernel per ruleset
+(:data:`FEMCTS_DECIDE`), each compiling only its own rules.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from games.pommerman.kernels import (
+    M_RULESET, M_STEP, RULESET_CANONICAL, RULESET_JAVA, STOP, borrowed_state, copy_into,
+    require_layout_shapes,
+)
+
+from ..evolution import evolve, normalise_rows
+from ..search import (
+    backup, borrowed_tree, budget_exhausted, deadline_ns, monotonic_ns, recommend_root_action,
+    reset_tree,
+)
+from ._common import prepare_search_in_frame, search_value
+from .mcts import tree_policy
+from .features import N_FEATURES, prepare_feature_cache
+from .femcts_rollout import evolved_rollout
+
+
+@nb.njit(cache=True, inline="always")
+def femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                  exploration, epsilon, rollout_depth,
+                  population, fitness, population_scratch, feature_index, scale, offset,
+                  n_effective, feature_cache, evolution, discount, rng, quirks, max_wood, fog_blocks,
+                  absent, search_quirks, best_mean, ruleset):
+    """One FEMCTS decision; evolves ``population`` in place.
+
+    Args:
+        observation: PommermanState (unchanged); player: int.
+        tree: Tree with 6 actions; root, scratch: preallocated PommermanStates.
+        max_iterations: int (rollouts); time_limit: float seconds (0 = none).
+        exploration, epsilon: UCT constants; rollout_depth: ticks from the root.
+        population: float64[P, A, F]; fitness: float64[P] (written);
+        population_scratch: float64[P, A, F].
+        feature_index: int64[F] (empty: unfeatured, F = 1); scale, offset: float64[A]
+        (the softmax's weighting of effective actions, see ``move_weighting``).
+        n_effective: A (6, 3 or 2); feature_cache: FeatureCache (refilled here);
+        evolution: the tuple (rollouts_per_individual: L, elite_count: E, tournament_size,
+        mutation_probability: mP, mutation_strength: mS, positive_bias: probability a
+        mutation adds, mutation_variant: MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES,
+        keep_positive: clip weights at 0, normalise: rows to unit norm after evolving)
+        (a tuple: CPython passes a call of more than 30 arguments as ``*args``, which
+        numba's inliner refuses; :func:`femcts_decide_canonical` and
+        :func:`femcts_decide_java` take them one by one).
+        discount: lambda; the backed-up value is heuristic * lambda**depth (1 = none).
+        rng: uint64[2].
+        quirks, max_wood: the profile's switches (``_common.prepare_search``).
+        fog_blocks: bool, unseen cells are not safe moves (``fog_moves``);
+        absent: float, closeness of an object not on the board (``absent_closeness``).
+        search_quirks: ``QUIRK_STOP_AT_OWN_END`` / ``QUIRK_TIE_DEATH_SCORED`` bits
+            taken in the tree, the rollouts and the value (``mcts_switches``).
+        best_mean: play the root child with the best mean value instead of the
+            most visited one (``recommendation``).
+        ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant in
+            :func:`femcts_decide_canonical` and :func:`femcts_decide_java`, which
+            inline this: each compiles only its own rules; :func:`femcts_decide`
+            picks one by the observation).
+    Returns:
+        (action, iterations, generations, ticks): int64 x 4; ``ticks`` is the
+        forward-model ticks simulated (tree descent and rollouts), which is what
+        the budget calibration compares with MCTS.
+
+    A generation is P x L iterations (each individual's L rollouts, its fitness
+    the mean of their L backed-up values); the population evolves only after a
+    complete generation, so an iteration budget of N gives N // (P L) generations.
+    """
+    (rollouts_per_individual, elite_count, tournament_size, mutation_probability, mutation_strength,
+     positive_bias, mutation_variant, keep_positive, normalise) = evolution
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    # borrowed views (no reference counts) of the agent's tree and states for the loop
+    tree = borrowed_tree(tree)
+    root = borrowed_state(root)
+    scratch = borrowed_state(scratch)
+    require_layout_shapes(scratch)  # once per decision: advance steps it unchecked
+    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
+                                                                      max_wood)
+    if feature_index.shape[0] > 0:
+        prepare_feature_cache(feature_cache, root, rollout_depth, feature_index)
+    reset_tree(tree)
+    root_step = root.meta[M_STEP]
+    ticks = 0
+    P = population.shape[0]
+    all_features = np.zeros(N_FEATURES, dtype=np.float64)
+    features = np.zeros(population.shape[2], dtype=np.float64)
+    probabilities = np.zeros(population.shape[1], dtype=np.float64)
+    iterations = 0
+    generations = 0
+    out_of_budget = False
+    while not out_of_budget:
+        for p in range(P):
+            total = 0.0
+            for _ in range(rollouts_per_individual):
+                out_of_budget = budget_exhausted(iterations, max_iterations, start, deadline)
+                if out_of_budget:
+                    break
+                copy_into(scratch, root)
+                leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
+                                   joint, hidden, n_hidden, rng, search_quirks, ruleset)
+                depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
+                                        population[p], feature_index, scale, offset, n_effective,
+                                        feature_cache, all_features, features, probabilities,
+                                        joint, hidden, n_hidden, rng, False, fog_blocks, absent,
+                                        search_quirks, ruleset)
+                ticks += scratch.meta[M_STEP] - root_step
+                value = search_value(root, root_wood, scratch, player, search_quirks)
+                if discount != 1.0:
+                    value *= discount ** depth
+                backup(tree, leaf, value)
+                total += value
+                iterations += 1
+            if out_of_budget:
+                break
+            fitness[p] = total / rollouts_per_individual
+        if out_of_budget:
+            break
+        evolve(population, fitness, elite_count, tournament_size, mutation_probability,
+               mutation_strength, positive_bias, mutation_variant, keep_positive,
+               population_scratch, rng)
+        if normalise:
+            for p in range(P):
+                normalise_rows(population[p])
+        generations += 1
+    action = recommend_root_action(tree, best_mean, epsilon, rng)
+    if action < 0:  # no expanded child (best_mean only; most visited returns 0 then)
+        action = STOP
+    return action, iterations, generations, ticks
+
+
+@nb.njit(cache=True)
+def femcts_decide_canonical(observation, player, tree, root, scratch, max_iterations, time_limit,
+                            exploration, epsilon, rollout_depth,
+                            population, fitness, population_scratch, feature_index, scale, offset,
+                            n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
+                            mutation_probability, mutation_strength, positive_bias, mutation_variant,
+                            keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
+                            absent=0.0, search_quirks=0, best_mean=False):
+    """:func:`femcts_search` for an observation of the canonical ruleset."""
+    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                         exploration, epsilon, rollout_depth,
+                         population, fitness, population_scratch, feature_index, scale, offset,
+                         n_effective, feature_cache,
+                         (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
+                          mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
+                         discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
+                         RULESET_CANONICAL)
+
+
+@nb.njit(cache=True)
+def femcts_decide_java(observation, player, tree, root, scratch, max_iterations, time_limit,
+                       exploration, epsilon, rollout_depth,
+                       population, fitness, population_scratch, feature_index, scale, offset,
+                       n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
+                       mutation_probability, mutation_strength, positive_bias, mutation_variant,
+                       keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
+                       absent=0.0, search_quirks=0, best_mean=False):
+    """:func:`femcts_search` for an observation of the java ruleset."""
+    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                         exploration, epsilon, rollout_depth,
+                         population, fitness, population_scratch, feature_index, scale, offset,
+                         n_effective, feature_cache,
+                         (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
+                          mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
+                         discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
+                         RULESET_JAVA)
+
+
+#: The decision kernel by the observation's ruleset (``meta[M_RULESET]``): each compiles
+#: only its own rules (seconds on a fresh numba cache; before the split FEMCTS compiled both).
+FEMCTS_DECIDE = {RULESET_CANONICAL: femcts_decide_canonical, RULESET_JAVA: femcts_decide_java}
+
+
+def femcts_decide(observation, *args, **kwargs):
+    """One FEMCTS decision (:func:`femcts_search`) by the kernel of the observation's
+    ruleset (:data:`FEMCTS_DECIDE`); arguments and result those of :func:`femcts_search`."""
+    return FEMCTS_DECIDE[int(observation.meta[M_RULESET])](observation, *args, **kwargs)
