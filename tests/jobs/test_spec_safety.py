@@ -99,14 +99,14 @@ def test_labels_that_would_share_mlflow_metrics_are_refused():
 
 def test_a_plugin_import_path_is_still_a_default_label():
     data = _data()
-    data["lineup"][0] = {"agent": "agents.simple:RandomAgent"}
+    data["lineup"][0] = {"agent": "agents.random_agent:RandomAgent"}
     spec = build_spec(data)
-    assert spec.labels[0] == "agents.simple:RandomAgent"
+    assert spec.labels[0] == "agents.random_agent:RandomAgent"
 
 
 def test_an_agent_name_that_is_no_label_needs_a_label(tmp_path, monkeypatch):
     module = "arena_plugin_with_a_module_name_long_enough_to_pass_the_label_limit"
-    (tmp_path / f"{module}.py").write_text("from agents.simple import RandomAgent\n")
+    (tmp_path / f"{module}.py").write_text("from agents.random_agent import RandomAgent\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     data = _data()
     data["lineup"][0] = {"agent": f"{module}:RandomAgent"}
