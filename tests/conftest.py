@@ -222,7 +222,7 @@ class FakeAgent(Agent):
         self.games_played = np.asarray(arrays["games_played"], dtype=np.int64).copy()
 
 
-# --- test processes (pytest-xdist, ``-n 3 --dist loadgroup``) -----------------------------
+# --- two test processes (pytest-xdist, ``-n 2 --dist loadgroup``) -----------------------
 # Every test process starts its own local Ray (``ray_local``) and MLflow server (``mlflow_server``)
 # when a test asks for one, so the tests that need them run in either process, beside the
 # compute-only ones: pinning them all to one process (an xdist group) made that process the
