@@ -149,7 +149,7 @@ def main(argv=None) -> int:
 def _run(args, debug: bool) -> int:
     """The subcommand, its errors turned into one line and an exit code (``debug``: the
     interruptions' and the lock's lines and codes, other errors as tracebacks)."""
-    from cluster.run.faults import Interrupted
+    from cluster.run.faults import Interrupted, received_signal
     from cluster.run.lock import StudyBusyError
 
     prog = f"arena {args.command}"
@@ -162,7 +162,11 @@ def _run(args, debug: bool) -> int:
     except Interrupted as exc:  # SIGTERM, SIGHUP: what was received is stored, as after Ctrl-C
         print(f"{prog}: stopped by {exc.signal_name}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or a SIGTERM/SIGHUP that Ray re-raised as a plain one
+        signalled = received_signal()
+        if signalled is not None:
+            print(f"{prog}: stopped by {signalled.signal_name}", file=sys.stderr)
+            return signalled.exit_code
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except StudyBusyError as exc:

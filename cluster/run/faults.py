@@ -27,7 +27,7 @@ from contextlib import contextmanager
 log = logging.getLogger(__name__)
 
 __all__ = ["Interrupted", "InfrastructureError", "ClusterLost", "StudyWriteError", "INFRA_ERRNOS",
-           "install_signal_handlers", "reinstall_signal_handlers", "restore_signal_handlers", "raise_in_main_thread",
+           "install_signal_handlers", "reinstall_signal_handlers", "received_signal", "restore_signal_handlers", "raise_in_main_thread",
            "deferred_signals"]
 
 #: The signals handled like Ctrl-C.
@@ -74,7 +74,7 @@ class StudyWriteError(InfrastructureError):
 
 # --- signals ------------------------------------------------------------------------------------
 _installed: dict[int, object] = {}  # signal -> the handler it had before install_signal_handlers
-_state = {"stopping": False, "pending": None, "defer": False, "deferred": None}
+_state = {"stopping": False, "pending": None, "defer": False, "deferred": None, "received": None}
 
 
 def _handler(signum, frame) -> None:
@@ -89,6 +89,7 @@ def _handler(signum, frame) -> None:
         _state["deferred"] = signum
         return
     _state["stopping"] = True
+    _state["received"] = signum
     raise Interrupted(signum)
 
 
@@ -105,6 +106,7 @@ def deferred_signals():
         signum, _state["deferred"] = (_state["deferred"], None) if not outer else (None, _state["deferred"])
         if signum is not None and not _state["stopping"]:
             _state["stopping"] = True
+            _state["received"] = signum
             raise Interrupted(signum)
 
 
@@ -118,6 +120,7 @@ def install_signal_handlers() -> None:
         _installed.setdefault(signum, previous)
     _state["stopping"] = False
     _state["pending"] = None
+    _state["received"] = None
 
 
 def reinstall_signal_handlers() -> None:
@@ -136,6 +139,13 @@ def restore_signal_handlers() -> None:
         del _installed[signum]
     _state["stopping"] = False
     _state["pending"] = None
+
+
+def received_signal() -> Interrupted | None:
+    """The termination signal that started the way out, as :class:`Interrupted`, or None. Ray
+    turns an exception raised by a signal handler inside its blocking calls (``ray.get``,
+    ``ray.wait``) into a plain ``KeyboardInterrupt``, so callers ask this, not the exception's type."""
+    return Interrupted(_state["received"]) if _state["received"] is not None else None
 
 
 def raise_in_main_thread(exc: BaseException) -> bool:
