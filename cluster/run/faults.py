@@ -27,7 +27,8 @@ from contextlib import contextmanager
 log = logging.getLogger(__name__)
 
 __all__ = ["Interrupted", "InfrastructureError", "ClusterLost", "StudyWriteError", "INFRA_ERRNOS",
-           "install_signal_handlers", "reinstall_signal_handlers", "received_signal", "restore_signal_handlers", "raise_in_main_thread",
+           "install_signal_handlers", "reinstall_signal_handlers", "received_signal", "interrupted_by",
+           "handlers_installed", "restore_signal_handlers", "raise_in_main_thread",
            "deferred_signals"]
 
 #: The signals handled like Ctrl-C.
@@ -146,6 +147,20 @@ def received_signal() -> Interrupted | None:
     turns an exception raised by a signal handler inside its blocking calls (``ray.get``,
     ``ray.wait``) into a plain ``KeyboardInterrupt``, so callers ask this, not the exception's type."""
     return Interrupted(_state["received"]) if _state["received"] is not None else None
+
+
+def interrupted_by(signum: int) -> Interrupted:
+    """The :class:`Interrupted` for ``signum`` received outside Arena's handler (``ray.init``
+    replaces SIGTERM's with one that calls ``sys.exit(15)`` while it starts Ray), recorded as if
+    the handler had received it, so the way out and the exit code are the same."""
+    _state["stopping"] = True
+    _state["received"] = int(signum)
+    return Interrupted(signum)
+
+
+def handlers_installed() -> bool:
+    """True while :func:`install_signal_handlers` is in force (under ``arena``)."""
+    return bool(_installed)
 
 
 def raise_in_main_thread(exc: BaseException) -> bool:

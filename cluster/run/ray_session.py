@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 import time
 
 import ray
 
-from cluster.run.faults import ClusterLost, raise_in_main_thread, reinstall_signal_handlers
+from cluster.run.faults import (ClusterLost, handlers_installed, interrupted_by, raise_in_main_thread,
+                                 reinstall_signal_handlers)
 from cluster.run.scheduler import start_ray
 
 log = logging.getLogger(__name__)
@@ -177,6 +179,17 @@ class RaySession:
         before = {p.pid for p in me.children()}
         try:
             self.started = start_ray(self.address, self.num_workers)
+        except SystemExit as exc:
+            # ray.init's first step replaces the SIGTERM handler with one that calls sys.exit(15):
+            # a SIGTERM while Ray starts lands here. Under arena it takes the way out of any other
+            # SIGTERM (Interrupted, exit 143), after what Ray had started is ended.
+            reinstall_signal_handlers()
+            if not (handlers_installed() and exc.code == signal.SIGTERM):
+                raise
+            self._roots = [p for p in me.children() if p.pid not in before]
+            self.started = True
+            self.close()
+            raise interrupted_by(signal.SIGTERM) from None
         finally:
             reinstall_signal_handlers()
             if ray.is_initialized():

@@ -484,3 +484,54 @@ def test_a_lost_gcs_ends_the_driver_with_exit_5_and_leaves_no_process(tmp_path):
     assert_compacted(study_dir)
     left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, [(p.pid, p.name()) for p in left]
+
+
+#: arena, with a SIGTERM sent to itself the moment ``ray.init`` has put in Ray's own handler
+#: (which calls ``sys.exit(15)``): a real signal in the start-up's window, every time.
+_ARENA_TERM_IN_RAY_INIT = """
+import os, signal, sys, conftest
+import ray._private.utils as ray_utils
+set_handler = ray_utils.set_sigterm_handler
+def set_and_signal(handler):
+    set_handler(handler)
+    os.kill(os.getpid(), signal.SIGTERM)
+ray_utils.set_sigterm_handler = set_and_signal
+from jobs.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_while_ray_starts_takes_the_same_way_out(tmp_path):
+    import psutil
+
+    spec_file = write_toml_spec(tmp_path, "early", seeds=4)
+    study_dir = tmp_path / "studies" / "early"
+    proc = subprocess.Popen([sys.executable, "-c", _ARENA_TERM_IN_RAY_INIT, "run", str(spec_file), "--workers", "1",
+                             "--no-progress"], cwd=spec_file.parent, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    driver = psutil.Process(proc.pid)
+    seen = set()
+    try:
+        while proc.poll() is None:  # every process Ray starts for the driver, to check none is left
+            try:
+                seen.update(driver.children(recursive=True))
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # Before the fix Ray's handler ended the driver with exit 15, no line, and the run FAILED.
+    assert proc.returncode == 143, err[-3000:]
+    assert arena_lines(err) == ["arena run: stopped by SIGTERM"], err[-3000:]
+    assert "Traceback" not in err
+    assert study_run_status(tmp_path, "early") == "KILLED"
+    left = [p for p in seen if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, [(p.pid, p.name()) for p in left]
+
+    from jobs.spec import load_spec
+
+    again = run_study(load_spec(spec_file), num_workers=1, progress=False, plugins=PLUGINS, warm_up=False)
+    assert (again.games_played, again.games_skipped) == (8, 0)
+    assert study_run_status(tmp_path, "early") == "FINISHED"
