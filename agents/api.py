@@ -142,6 +142,14 @@ class Agent(ABC):
         return has_kernels(game_name)
 
     @classmethod
+    def plays(cls, game_name: str) -> bool:
+        """Whether the agent plays the game ``game_name`` (a spec seating it elsewhere is
+        refused before any game): one of :attr:`games`, or, when it declares none, what
+        :meth:`plays_game` accepts. An agent whose :attr:`games` are only the contract's
+        sample of a family (OpenSpiel's bots) overrides this."""
+        return game_name in cls.games if cls.games else cls.plays_game(game_name)
+
+    @classmethod
     def resolved_params(cls, config, game_config) -> dict[str, Any]:
         """Parameters whose effective value depends on the game (e.g. a Pommerman
         search agent's ``profile = "auto"`` becomes ``java`` or ``arena``), as the

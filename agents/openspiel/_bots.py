@@ -58,6 +58,13 @@ class _OpenSpielBotAgent(Agent):
     games = CONTRACT_GAMES
     uses_forward_model = False  # no numba kernels: nothing for the warm-up to compile
     compile_seconds = 0.0
+    plays_any_description = "any OpenSpiel game (openspiel:NAME) its bot supports"
+
+    @classmethod
+    def plays(cls, game_name: str) -> bool:
+        """Any OpenSpiel game (``games`` lists only the contract's; :meth:`check_for_game`
+        refuses a game the bot cannot play, e.g. simultaneous moves)."""
+        return game_name.startswith("openspiel:")
 
     @classmethod
     def check_for_game(cls, config, game_config, arrays=None) -> None:

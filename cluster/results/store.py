@@ -3,6 +3,9 @@
 Layout of a study directory::
 
     <study_dir>/spec.json                       the spec (StudySpec.to_dict(); read back: read_spec)
+    <study_dir>/config_hashes.json              each label's agent config hashes, as every run of the
+                                                 study computed them (the rows' config_hash is checked
+                                                 against it)
     <study_dir>/results/part-<time>-<uuid>.parquet   one file per append (a group commit)
                                                    (merged into one by compact())
     <study_dir>/learned/series-000003/000005--<label>.npz  learned state of a seat
@@ -29,7 +32,10 @@ Integrity: nothing read from the store is trusted unchecked.
   vocabulary (:data:`RESULTS`), required columns present, seats in range of the game's
   players and one row per seat per game (from seat 0), game indices in range of the plan,
   the per-game columns (series, index in the series, board, study, condition) equal
-  across a game's seats, no two games at one place of a series, labels among the lineup's
+  across a game's seats, no two games at one place of a series, labels among the lineup's,
+  and each row's ``config_hash`` one its label's agent had in a run of the study
+  (``config_hashes.json``, written with the spec and extended by a run whose release hashes
+  an agent differently; a store without it, from before, is not checked for hashes)
   (the expectations come from ``spec.json``; a store without one is checked for shape
   only); copies of a game in two parts (a crash during compaction) must agree.
 * Learned-state ``.npz`` files hold the SHA-256 of their arrays (``__sha256__``), records
@@ -66,6 +72,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -78,7 +85,7 @@ import pyarrow.parquet as pq
 
 from cluster.spec.stored import StoredSpec
 
-__all__ = ["ResultStore", "GameSet", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX",
+__all__ = ["ResultStore", "GameSet", "SCHEMA", "RESULTS", "StoreError", "SpecMismatchError", "METRIC_PREFIX", "HASHES_FILE",
            "RESULT_RELEVANT_PREFIXES", "read_stored_spec", "Expected", "check_rows", "file_digest",
            "digest_in_name"]
 
@@ -133,7 +140,9 @@ _LABELS_KEY = "__labels__"
 _DIGEST_KEY = "__sha256__"
 #: Columns :func:`check_rows` looks at (those a part has: old or hand-made parts may lack some).
 _CHECKED = ("game_index", "seat", "result", "label", "series_id", "index_in_series", "board_seed",
-            "study_id", "condition")
+            "study_id", "condition", "config_hash")
+#: The file of a study directory with each label's agent config hashes (:meth:`ResultStore.write_spec`).
+HASHES_FILE = "config_hashes.json"
 #: Columns that hold one value for all the seats of a game.
 _PER_GAME = ("series_id", "index_in_series", "board_seed", "study_id", "condition")
 #: Columns that copies of a game in two parts must agree on.
@@ -176,6 +185,11 @@ class Expected:
     """Games of the plan: game indices are 0 .. games - 1."""
     labels: frozenset | None = None
     """The lineup's labels (a tournament's entrants)."""
+    hashes: Mapping[str, frozenset] | None = None
+    """label -> the agent config hashes its rows may carry (``config_hashes.json``)."""
+
+    def with_hashes(self, hashes: Mapping[str, frozenset] | None) -> "Expected":
+        return Expected(self.seats, self.games, self.labels, hashes)
 
     @classmethod
     def of_spec(cls, stored) -> "Expected":
@@ -277,6 +291,8 @@ def _check_rows(table: pa.Table, expected: Expected) -> None:
             row = _first(bad)
             what = "one of" if name == "result" else "among the lineup's labels"
             raise _Problem(f"row {row}: {name} {values[codes[row]]!r} is not {what} {sorted(allowed)}")
+    if expected.hashes is not None and "config_hash" in names:
+        _check_hashes(table, expected.hashes)
     games = _as_ints(table.column("game_index"), "game_index")
     seats = _as_ints(table.column("seat"), "seat")
     for name, values, top, what in (("game_index", games, expected.games, "the plan's games"),
@@ -336,6 +352,22 @@ def _check_rows(table: pa.Table, expected: Expected) -> None:
             a, b = sorted(int(game_sorted[starts[by_place[k + m]]]) for m in (0, 1))
             raise _Problem(f"games {a} and {b} are both game {int(position[by_place[k]])} of series "
                            f"{int(series[by_place[k]])}")
+
+
+def _check_hashes(table: pa.Table, hashes: Mapping[str, frozenset]) -> None:
+    """Every row's ``config_hash`` is one its label's agent had in a run of the study."""
+    label_codes, labels = _text_codes(table.column("label"), "label")
+    hash_codes, values = _text_codes(table.column("config_hash"), "config_hash")
+    if not len(labels) or not len(values):
+        return
+    pair = label_codes * (len(values) + 1) + hash_codes  # null hashes: code -1, each its own pair
+    unique, first = np.unique(pair, return_index=True)
+    for code, row in zip(unique.tolist(), first.tolist()):
+        label, value = labels[int(label_codes[row])], (values[int(hash_codes[row])] if hash_codes[row] >= 0 else None)
+        allowed = hashes.get(label)
+        if allowed is not None and value not in allowed:
+            raise _Problem(f"row {row}: config_hash {value!r} of {label!r} is not its agent's in this study "
+                           f"{sorted(allowed)} ({HASHES_FILE})")
 
 
 def _arrays_digest(arrays: dict) -> str:
@@ -562,8 +594,43 @@ class ResultStore:
     def expected(self) -> Expected:
         """What the rows may hold, from the stored spec (:meth:`Expected.of_spec`)."""
         if self._expected is None:
-            self._expected = Expected.of_spec(self.read_spec())
+            self._expected = Expected.of_spec(self.read_spec()).with_hashes(self.read_hashes())
         return self._expected
+
+    @property
+    def hashes_path(self) -> Path:
+        return self.study_dir / HASHES_FILE
+
+    def read_hashes(self) -> dict[str, frozenset] | None:
+        """label -> the config hashes of its agent in the study's runs (None: no file, a study
+        from before it was written). Raises StoreError naming the file when it is unreadable."""
+        if not self.hashes_path.is_file():
+            return None
+        try:
+            data = json.loads(self.hashes_path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, list)
+                                                     and all(isinstance(h, str) for h in v) for k, v in data.items()):
+                raise ValueError("not an object of label -> list of hashes")
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{self.hashes_path}: unreadable ({type(exc).__name__}: {exc}); "
+                             f"move it away to continue (the rows' hashes are then not checked)") from None
+        return {label: frozenset(hashes) for label, hashes in data.items()}
+
+    def _write_hashes(self, spec) -> None:
+        """Add the hashes ``spec``'s lineup has under this release to :data:`HASHES_FILE`."""
+        from agents.registry import config_hash
+
+        known = {label: set(h) for label, h in (self.read_hashes() or {}).items()}
+        added = False
+        for i, seat in enumerate(spec.lineup):
+            value = config_hash(seat.agent, seat.config, spec.budget_for(i))
+            if value not in known.setdefault(seat.label, set()):
+                known[seat.label].add(value)
+                added = True
+        if added or not self.hashes_path.is_file():
+            atomic_write(self.hashes_path, json.dumps({k: sorted(v) for k, v in sorted(known.items())},
+                                                      indent=2).encode("utf-8"))
+        self._expected = None
 
     def _remember_checked(self, path: Path) -> None:
         """A part this store just wrote from checked rows: its next read skips the checks."""
@@ -811,6 +878,7 @@ class ResultStore:
             if changed and self._extends_tournament(stored.study_spec(), spec, changed):
                 atomic_write(self.spec_path,
                               json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
+                self._write_hashes(spec)
                 self._expected = None  # more entrants, more games: read the new spec
                 return
             for key in changed:
@@ -818,10 +886,13 @@ class ResultStore:
                     f"{key}: differs from the study in {self.study_dir} (stored "
                     f"{stored_flat.get(key, '<absent>')!r}, now {current.get(key, '<absent>')!r}); "
                     f"resume with the same spec or use a new study name / study.id")
+            if self.hashes_path.is_file():  # (a study from before the file: its older rows carry
+                self._write_hashes(spec)    # hashes nobody recorded, so it stays unchecked)
             return
         self.study_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.spec_path,
                       json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode("utf-8"))
+        self._write_hashes(spec)
         self._expected = None
 
     @staticmethod

@@ -136,7 +136,7 @@ class StudyResult:
     @property
     def counts(self) -> dict[str, int]:
         """What this invocation did: games played, skipped (already in the store),
-        retried after a lost host, errored (and replayed to rebuild learned state), and
+        retried on another host, errored (and replayed to rebuild learned state), and
         ``abandoned``, the host calls abandoned as hung, when there were any."""
         counts = {"played": self.games_played, "skipped": self.games_skipped,
                   "retried": self.host_retries, "errored": self.error_games,
@@ -255,6 +255,8 @@ def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
         tracker = StudyTracker(spec, flush_games=flush_games, context=context)
         tracker.start(existing)
     except Exception as exc:  # the store is the truth: run untracked, log on a later run
+        if not _tracking_fault(exc):
+            raise  # e.g. an agent's code failing while its parameters are described: not MLflow's doing
         reason = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
         database = sqlite_path(spec.tracking.uri)
         if database is not None:  # name the file, and what is wrong with it
@@ -266,6 +268,28 @@ def open_tracker(spec, prepared: Prepared, flush_games: int | None = None,
                     reason, time.monotonic() - t_start)
         return None
     return tracker
+
+
+#: Where an exception raised by tracking comes from when MLflow, its store or the network is to blame.
+_TRACKING_MODULES = ("mlflow", "sqlalchemy", "sqlite3", "requests", "urllib3", "http", "socket", "ssl",
+                     "alembic", "cluster/run/tracker", "cluster/tracking")
+
+
+def _tracking_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` (raised while the MLflow run was opened) is tracking's: an OSError, or
+    raised in MLflow, its database or network libraries, or Arena's tracking code; not, say,
+    an agent's or a game's code called on the way (that is a bug to report, not a reason to
+    run untracked)."""
+    if isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in _TRACKING_MODULES:
+        return True
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    if last is None:
+        return True
+    path = last.replace("\\", "/")
+    return any(f"/{name}/" in path or path.endswith(f"/{name}.py") for name in _TRACKING_MODULES)
 
 
 class Recorder:

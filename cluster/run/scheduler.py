@@ -357,7 +357,7 @@ class HostPool:
 
     A batch for a host is built from its own runs first (each goes on with its next
     games), then from ``pending`` in order, up to ``sizer.games`` games
-    (:class:`BatchSizer`); a run being retried after a lost host goes alone, one game
+    (:class:`BatchSizer`); a run being retried on another host goes alone, one game
     per call, until that game is in (so a game that kills its host is named, and costs
     no other game a retry), and so do the games of an abandoned call (``sent`` keeps when
     each call left, its games and how often its lone game was abandoned; :class:`HangRule`

@@ -522,9 +522,9 @@ def _first_line(exc: BaseException) -> str:
 
 
 def counts_text(counts: dict[str, int]) -> str:
-    """``32 played, 0 skipped (already in the store), 0 retried after a lost host, 0 errored``."""
+    """``32 played, 0 skipped (already in the store), 0 retried on another host, 0 errored``."""
     text = (f"{counts.get('played', 0)} played, {counts.get('skipped', 0)} skipped (already in the store), "
-            f"{counts.get('retried', 0)} retried after a lost host, {counts.get('errored', 0)} errored")
+            f"{counts.get('retried', 0)} retried on another host, {counts.get('errored', 0)} errored")
     if counts.get("replayed"):
         text += f", {counts['replayed']} replayed to rebuild learned state"
     if counts.get("abandoned"):

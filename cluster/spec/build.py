@@ -316,9 +316,14 @@ def build_lineup(raw, num_players: int, game: str, base_dir: Path,
         seat = section(_SeatTable, item, where, required={"agent": f"known: {agent_names()}"})
         agent = seat.agent
         try:
-            agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
+            cls = agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
         except ValueError as exc:  # chained: --debug shows where a plugin failed to import
             raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from exc
+        if not cls.plays(game):
+            players = [name for name in agent_names() if _plays_quietly(name, game)]
+            where_it_plays = ", ".join(cls.games) if cls.games else cls.plays_any_description
+            raise SpecError(f"{where}.agent: {agent!r} does not play {game!r} (it plays {where_it_plays}); "
+                            f"agents for {game!r}: {players}")
         params = table(f"{where}.params", {} if seat.params is None else seat.params)
         try:
             config = make_agent_config(agent, params, field_prefix=f"{where}.params")
@@ -384,6 +389,14 @@ def _assign_labels(agents: list[str], given: list[str | None]) -> list[str]:
             taken.add(label)
         labels.append(label)
     return labels
+
+
+def _plays_quietly(agent: str, game: str) -> bool:
+    """Whether ``agent`` plays ``game``; False for a plugin agent that does not load."""
+    try:
+        return agent_class(agent).plays(game)
+    except Exception:  # noqa: BLE001 - only a list of suggestions
+        return False
 
 
 def _check_fits_game(where: str, agent: str, config, game_config, arrays, population) -> None:

@@ -73,7 +73,7 @@ def describe(name: str) -> dict:
 def _plays(agent: dict, game: str) -> bool:
     from agents.registry import agent_class
 
-    return game in agent["games"] if agent["games"] else agent_class(agent["name"]).plays_game(game)
+    return agent_class(agent["name"]).plays(game)
 
 
 def _listed(args) -> list[dict]:

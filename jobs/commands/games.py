@@ -64,7 +64,7 @@ def describe(name: str, builtin_agents: bool = False) -> dict:
             continue
         if builtin_agents and not cls.__module__.startswith("agents."):
             continue
-        if name in cls.games or (not cls.games and cls.plays_game(name)):
+        if cls.plays(name):
             players.append(agent)
     return {
         "name": name,

@@ -24,12 +24,15 @@ def femcts_by_range(*study_dirs: str | Path) -> dict:
 
     from cluster.analysis.summary import LabelSummary
 
+    from cluster.results.store import ResultStore
+
     seats = []
     for study_dir in study_dirs:
-        parts = sorted(Path(study_dir, "results").glob("*.parquet"))
-        if not parts:
-            raise SystemExit(f"{study_dir}: no results/*.parquet (not a study directory?)")
-        df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+        if not Path(study_dir, "results").is_dir():
+            raise SystemExit(f"{study_dir}: no results/ (not a study directory?)")
+        df = ResultStore(study_dir).read()  # checked, one row per seat per game (StoreError names a bad file)
+        if not len(df):
+            raise SystemExit(f"{study_dir}: no games in the store")
         labels = sorted(label for label in df["label"].unique() if str(label).startswith("FEMCTS"))
         # a team's members share the result: one row per game
         seats.append(df[df["label"] == labels[0]].drop_duplicates("game_index"))

@@ -15,10 +15,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 ray = pytest.importorskip("ray")
-import psutil  # noqa: E402  (Ray ships it in ray/thirdparty_files, on sys.path once ray is imported)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -255,3 +255,35 @@ def test_a_record_pack_file_that_does_not_match_its_name_is_refused(tmp_path):
     path.write_bytes(data)
     with pytest.raises(RecordError, match=rf"{path.name}: its bytes do not match the sha256 in its name"):
         load_study_record(tmp_path, 5)
+
+
+def test_a_config_hash_that_is_not_its_agents_is_refused_and_a_new_release_hash_is_recorded(tmp_path):
+    import conftest  # noqa: F401 - registers the test plugins' game and agents
+    from agents.registry import config_hash
+    from cluster.results.store import HASHES_FILE
+    from cluster.spec.build import build_spec
+
+    spec = build_spec({"study": {"name": "h", "seed": 7, "results_dir": str(tmp_path)},
+                       "game": {"name": "count", "max_steps": 6}, "budget": {"iterations": 3},
+                       "design": {"seeds": 3, "games_per_seed": 2},
+                       "lineup": [{"agent": "fake", "label": "A"}, {"agent": "fake", "label": "B"}]})
+    store = ResultStore(spec.study_dir)
+    store.write_spec(spec)
+    right = config_hash("fake", spec.lineup[0].config, spec.budget_for(0))
+    assert json.loads((spec.study_dir / HASHES_FILE).read_text()) == {"A": [right], "B": [right]}
+    store.append(game_rows(0, config_hash=right) + game_rows(1, config_hash=right))
+    assert len(ResultStore(spec.study_dir).read()) == 4
+    # one hex digit changed: a plausible hash, but no agent of the study had it
+    wrong = ("1" if right[0] != "1" else "2") + right[1:]
+    part = put_part(store, game_rows(2, config_hash=right)[:1] + [dict(game_rows(2)[1], config_hash=wrong)])
+    refused(spec.study_dir, str(part), f"row 1: config_hash {wrong!r} of 'B' is not its agent's in this study")
+    part.unlink()
+    # a run whose release hashes the agent differently (e.g. a bumped config_version) adds its
+    # hash: the older rows and the new ones both read
+    (spec.study_dir / HASHES_FILE).write_text(json.dumps({"A": [wrong], "B": [wrong]}))
+    with pytest.raises(StoreError, match="config_hash"):
+        ResultStore(spec.study_dir).read()
+    ResultStore(spec.study_dir).write_spec(spec)
+    assert json.loads((spec.study_dir / HASHES_FILE).read_text()) == {"A": sorted([right, wrong]),
+                                                                      "B": sorted([right, wrong])}
+    assert len(ResultStore(spec.study_dir).read()) == 4

@@ -110,7 +110,7 @@ def test_experiment_kind_description_and_artifacts_beside_the_database(ray_local
     note = run.data.tags[NOTE_TAG]
     assert "| Player | Games | Win | Tie | Loss |" in note and "| A | 4 |" in note
     assert "arena run kinds.toml" in note
-    assert "4 played, 0 skipped (already in the store), 0 retried after a lost host, 0 errored" in note
+    assert "4 played, 0 skipped (already in the store), 0 retried on another host, 0 errored" in note
 
 
 def test_tracking_server_keeps_its_own_artifact_root(monkeypatch):
@@ -188,3 +188,25 @@ def test_arena_ui_url_shows_the_run_and_its_results_in_chromium(ray_local, tmp_p
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+
+
+def test_only_trackings_own_failures_make_a_study_run_untracked(tmp_path):
+    """open_tracker runs untracked when MLflow, its database or the network fail, and lets
+    any other error through: an agent's code failing while the run's parameters are described
+    was blamed on tracking ('MLflow tracking store ... cannot be opened (AttributeError: ...)')."""
+    import sqlite3
+
+    from cluster.run.driver import _tracking_fault
+
+    bad = tmp_path / "mlflow.db"
+    bad.write_bytes(b"not a database" * 100)
+    with pytest.raises(sqlite3.DatabaseError) as caught:
+        sqlite3.connect(bad).execute("select * from runs")
+    assert _tracking_fault(caught.value)
+    assert _tracking_fault(PermissionError(13, "Permission denied", str(bad)))
+    namespace: dict = {}
+    exec(compile("def describe(config):\n    return config.ruleset\n", "/repo/agents/pommerman/_agent.py", "exec"),
+         namespace)
+    with pytest.raises(AttributeError) as caught:
+        namespace["describe"](object())
+    assert not _tracking_fault(caught.value)

@@ -233,6 +233,9 @@ def test_an_xcom_layout_with_a_bad_cell_names_row_and_column(tmp_path, capsys, r
     ('design.stop.between=["MCTS-chance","Nobody"]', "design.stop.between[1]: no lineup label 'Nobody'"),
     ('design.stop.between=["MCTS-1det","MCTS-1det"]', "design.stop.between: the two labels must differ"),
     ("design.stop.max_games=0", "design.stop.max_games: must be a positive int, got 0"),
+    # a Pommerman agent seated at the bird game passed --check and failed in the first game
+    # (blamed on MLflow); refused before any game, naming the agents that play the game
+    ("lineup.0.agent=mcts", "lineup[0].agent: 'mcts' does not play 'birds' (it plays pommerman); agents for 'birds': ["),
 ])
 def test_an_impossible_sequential_stop_names_the_field(capsys, override, needle):
     assert_one_line_error(arena(capsys, "run", BIRDS, "--set", override, "--check"), needle)

@@ -521,18 +521,22 @@ def test_fog_diagnostics_collapse_counts():
 def test_fog_readings_table(tmp_path, capsys):
     """jobs.femcts.fog_readings: the FEMCTS seat's W/T/L per view range with a
     Wilson interval; a team's two FEMCTS seats count once per game."""
-    import pandas as pd
+    from datetime import datetime, timezone
 
+    from cluster.results.store import ResultStore
     from jobs.femcts.fog_readings import main
 
     rows = []
     for g, (vr, res) in enumerate([(0, "win"), (0, "loss"), (0, "win"), (4, "tie")]):
-        for label in ("FEMCTS-A", "FEMCTS-B", "MCTS-A"):
-            rows.append({"game_index": g, "label": label, "vary.view_range": vr,
-                         "result": res if label.startswith("FEMCTS") else "loss",
-                         "died_at": 700.0 if res == "loss" else None})
-    (tmp_path / "results").mkdir()
-    pd.DataFrame(rows).to_parquet(tmp_path / "results" / "part.parquet")
+        for seat, label in enumerate(("FEMCTS-A", "FEMCTS-B", "MCTS-A")):
+            rows.append({"study_id": "x", "series_id": g, "game_index": g, "index_in_series": 0, "board_seed": g,
+                         "seed_entropy": f"1/{g}", "seat": seat, "label": label, "agent": "femcts",
+                         "config_hash": "0123456789ab", "team": 0 if seat < 2 else 1, "budget": "10 it",
+                         "result": res if label.startswith("FEMCTS") else "loss", "reward": 0.0, "length": 800,
+                         "died_at": 700 if res == "loss" else None, "mean_iterations": 10.0, "mean_ms": 1.0,
+                         "invalid_actions": 0, "error": None, "worker": "w", "condition": f"view_range={vr}",
+                         "finished_at": datetime(2026, 1, 1, tzinfo=timezone.utc), "vary.view_range": vr})
+    ResultStore(tmp_path).append(rows)  # the store checks what it reads: the readings read it through the store
     assert main([f"x={tmp_path}"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[2].startswith("| x | 0 | 3 | 2/0/1 | 1 | 67% (21-94) |")
