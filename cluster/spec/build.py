@@ -319,7 +319,7 @@ def build_lineup(raw, num_players: int, game: str, base_dir: Path,
             cls = agent_class(agent)  # a plugin agent (entry point or import path) is loaded here
         except ValueError as exc:  # chained: --debug shows where a plugin failed to import
             raise SpecError(f"{where}.agent: {str(exc).removeprefix('agent: ')}") from exc
-        if not cls.plays(game):
+        if cls.games and not cls.plays(game):  # (an agent declaring no games is asked by check_for_game)
             players = [name for name in agent_names() if _plays_quietly(name, game)]
             where_it_plays = ", ".join(cls.games) if cls.games else cls.plays_any_description
             raise SpecError(f"{where}.agent: {agent!r} does not play {game!r} (it plays {where_it_plays}); "
