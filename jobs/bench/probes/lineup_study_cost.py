@@ -44,10 +44,14 @@ def main(argv=None) -> int:
     import ray
 
     from cluster.run.driver import run_study
-    from cluster.run.local_ray import init_local_ray
     from cluster.spec.build import build_spec
     from jobs.bench import cluster as bench_cluster
 
+    try:
+        from cluster.run.local_ray import init_local_ray
+    except ImportError:  # a tree from before it: the same options by hand
+        def init_local_ray(num_cpus):
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
     init_local_ray(max(2, args.workers))
     out = {}
     try:
