@@ -174,7 +174,7 @@ def swiss_text(spec) -> str:
            f"lowest-ranked without one; at most one per entrant)" if n % 2 else "")
     first = [(spec.lineup[a].label, spec.lineup[b].label) for a, b in swiss_pairing([0.0] * n, [0.0] * n, {},
                                                                                     set()).tables]
-    shown = ", ".join(f"{a}-{b}" for a, b in first[:4]) + (", ..." if len(first) > 4 else "")
+    shown = ", ".join(f"{a} vs {b}" for a, b in first[:4]) + (", ..." if len(first) > 4 else "")
     return (f"swiss of {n} entrants: {rounds} round{'s' * (rounds != 1)} x {tables} table{'s' * (tables != 1)} "
             f"x 2 seat rotations = {spec.design.total_games} games, every table on its own board{bye}. Round 1 "
             f"folds the lineup order ({shown}); each later round pairs entrants of equal or near points "

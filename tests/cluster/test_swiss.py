@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from cluster.analysis.swiss import COMPLETE, SwissSchedule
-from cluster.results.store import ResultStore
+from cluster.results.store import ResultStore, SpecMismatchError
 from cluster.spec.build import build_spec, spec_from_dict
 from cluster.spec.fields import SpecError
 from cluster.spec.plan import plan_study
@@ -223,9 +223,14 @@ def test_a_swiss_spec_plans_round_one_and_refuses_a_new_entrant(tmp_path):
     assert [g for s in schedule.series() for g in s.games] == games  # the schedule's round 1 is the plan's
     again = spec_from_dict(json.loads(json.dumps(spec.to_dict())))
     assert again.design.format == "swiss" and again.design.total_games == spec.design.total_games
-    bigger = build_spec(spec_data(tmp_path, entrants=8, rounds=4))
+    bigger = build_spec(spec_data(tmp_path, entrants=8, rounds=4, skills=[k / 6 for k in range(7)] + [0.5]))
     with pytest.raises(ExtensionError, match="^lineup: a swiss tournament is not extended"):
         check_extension(spec, bigger)
+    # through the store, as `arena run` meets it: one line
+    ResultStore(spec.study_dir).write_spec(spec)
+    with pytest.raises(SpecMismatchError) as err:
+        ResultStore(bigger.study_dir).write_spec(bigger)
+    assert str(err.value).startswith("lineup: a swiss tournament is not extended") and "\n" not in str(err.value)
 
 
 def test_check_describes_the_swiss_design(tmp_path, capsys):
@@ -257,7 +262,7 @@ enabled = false
     assert main(["run", str(toml), "--check"]) == 0
     out = capsys.readouterr().out
     assert "swiss tournament, 3 rounds = 12 games" in out
-    assert "swiss of 5 entrants: 3 rounds x 2 tables" in out and "S0-S2, S1-S3" in out and "bye" in out
+    assert "swiss of 5 entrants: 3 rounds x 2 tables" in out and "S0 vs S2, S1 vs S3" in out and "bye" in out
     toml.write_text(toml.read_text().replace("rounds = 3", "rounds = 5"))
     with pytest.raises(SystemExit) as exit_:
         main(["run", str(toml), "--check"])
