@@ -203,8 +203,12 @@ def _format_tables(spec) -> list[tuple[int, ...]]:
 
 # --- the plan -----------------------------------------------------------------------------
 def plan_tournament(spec) -> TournamentPlan:
-    """The tournament's rounds of tables and their games (see the module docstring)."""
+    """The tournament's rounds of tables and their games (see the module docstring); not for a
+    Swiss tournament, whose rounds are paired as it plays (:class:`cluster.analysis.swiss.SwissSchedule`)."""
     design = spec.design
+    if design.format == "swiss":
+        raise ValueError("a swiss tournament's rounds are paired from its results: "
+                         "cluster.analysis.swiss.SwissSchedule, or plan_study for round 1")
     slot_of_seat = slot_of_seats(spec.seat_teams)
     slots = max(slot_of_seat) + 1
     seats = len(slot_of_seat)
@@ -389,6 +393,7 @@ def check_extension(stored, spec) -> None:
             raise ExtensionError("lineup: a swiss tournament is not extended or changed: its pairings after "
                                  "round 1 follow from its entrants' results, so another entrant changes every "
                                  "pairing; use a new study id")
+        return  # the same entrants: the same pairings from the same results
     if stored.design.format != spec.design.format:
         raise ExtensionError(f"design.format: the stored tournament is a {stored.design.format}, now "
                              f"{spec.design.format}; use a new study id")

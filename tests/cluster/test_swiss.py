@@ -3,7 +3,6 @@ bye), the schedule's rounds (the same whatever order results arrive in, and afte
 the spec's errors, and a tournament on Ray interrupted and resumed."""
 from __future__ import annotations
 
-import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -277,15 +276,19 @@ def test_a_swiss_tournament_runs_and_resumes_on_ray_playing_nothing_twice(tmp_pa
     from cluster.run.driver import run_study
 
     skills = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
-    reference = run_study(build_spec(spec_data(tmp_path / "ref", skills=skills)), progress=False, plugins=PLUGINS,
-                          warm_up=False)
+    tracked = spec_data(tmp_path / "ref", skills=skills)
+    tracked["tracking"].update(enabled=True, experiment="swiss")
+    reference = run_study(build_spec(tracked), progress=False, plugins=PLUGINS, warm_up=False)
+    from mlflow.tracking import MlflowClient
+
+    run = MlflowClient(tracking_uri=tracked["tracking"]["uri"]).get_run(reference.mlflow_run_id)
+    top = reference.swiss.standings[0]
+    assert run.data.metrics[f"swiss_points/{top['entrant']}"] == top["points"]
+    assert run.data.metrics["swiss/rounds"] == 3 and "rating/S5" in run.data.metrics
     spec = build_spec(spec_data(tmp_path / "cut", skills=skills))
     assert reference.games_done == reference.games_total == spec.design.total_games == 3 * 3 * 2
     # the same tournament interrupted after 8 games (round 2 partly played)
     stop_after = 8
-    class Interrupt(Exception):
-        pass
-
     seen = []
 
     def on_progress(rows):
