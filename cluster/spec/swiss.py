@@ -178,8 +178,8 @@ def swiss_text(spec) -> str:
     return (f"swiss of {n} entrants: {rounds} round{'s' * (rounds != 1)} x {tables} table{'s' * (tables != 1)} "
             f"x 2 seat rotations = {spec.design.total_games} games, every table on its own board{bye}. Round 1 "
             f"folds the lineup order ({shown}); each later round pairs entrants of equal or near points "
-            f"(2 a pairing: wins + half draws of its two games), never a pair twice while avoidable, ties "
-            f"in the order broken by Buchholz, then lineup order.")
+            f"(1 a win, 1/2 a draw: up to 2 a pairing), never a pair twice while avoidable, ties in the "
+            f"order broken by Buchholz, then lineup order.")
 
 
 def swiss_first_series(spec) -> list:

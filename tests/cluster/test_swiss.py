@@ -300,7 +300,7 @@ def test_a_swiss_tournament_runs_and_resumes_on_ray_playing_nothing_twice(tmp_pa
         run_study(spec, progress=False, plugins=PLUGINS, warm_up=False, on_progress=on_progress, flush_games=1)
     at_cut = len(ResultStore(spec.study_dir).finished_games())
     assert 0 < at_cut < spec.design.total_games
-    resumed = run_study(spec, progress=False, plugins=PLUGINS, warm_up=False)
+    resumed = run_study(spec, num_workers=1, progress=False, plugins=PLUGINS, warm_up=False)  # another count
     assert resumed.games_skipped == at_cut and resumed.games_replayed == 0
     assert resumed.games_played + at_cut == resumed.games_done == spec.design.total_games
     rows = ResultStore(spec.study_dir).read()
