@@ -40,8 +40,8 @@ import numpy as np
 
 from cluster.analysis.ranking_stop import (OPEN, PairwiseTally, RankingFit, RankingStatus, choose_tables,
                                            fit_ranking, ranking_status)
-from cluster.analysis.ratings import RESULT_RANK
-from cluster.spec.adaptive import round_series, seed_round_tables
+from cluster.analysis.rounds import RUNNING, RoundSchedule, ScheduledRound
+from cluster.spec.adaptive import seed_round_tables
 from cluster.spec.tasks import SeriesTask
 from cluster.spec.tournament import slot_of_seats
 
@@ -49,23 +49,7 @@ __all__ = ["AdaptiveSchedule", "ScheduledRound", "AdaptiveResult", "RESOLVED", "
            "adaptive_markdown", "write_adaptive_report", "adaptive_of_study"]
 
 #: Decisions.
-RESOLVED, CAP, RUNNING = "resolved", "cap", "running"
-
-
-@dataclass(frozen=True)
-class ScheduledRound:
-    """One round: its tables, boards and games."""
-
-    index: int
-    tables: tuple[tuple[int, ...], ...]
-    """Entrant at each slot of every table (rotation 0), in board order."""
-    first_board: int
-    """Board of the first table; table ``j`` is board ``first_board + j``."""
-    games: tuple[int, ...]
-    """Game indices of the round."""
-    series: tuple[SeriesTask, ...]
-    open_pairs: int = -1
-    """Open adjacent pairs at the look that chose the round (-1: a seed round)."""
+RESOLVED, CAP = "resolved", "cap"
 
 
 @dataclass
@@ -97,7 +81,7 @@ class AdaptiveResult:
                 for p in self.status.pairs]
 
 
-class AdaptiveSchedule:
+class AdaptiveSchedule(RoundSchedule):
     """Rounds of an adaptive tournament, decided from complete rounds (module docstring).
 
     ``entrants``: how many; ``slot_of_seat``: the slot (team) of every seat; ``ranking``: a
@@ -106,15 +90,11 @@ class AdaptiveSchedule:
 
     def __init__(self, entrants: int, slot_of_seat: Sequence[int], ranking, seed: int, by_game: bool,
                  max_games: int, labels: Sequence[str] | None = None):
+        super().__init__(slot_of_seat, seed, by_game)
         self.entrants = int(entrants)
-        self.slot_of_seat = tuple(int(s) for s in slot_of_seat)
-        self.slots = max(self.slot_of_seat) + 1
-        self.seats = len(self.slot_of_seat)
         self.ranking = ranking
         self.alpha = 1.0 - float(ranking.confidence)
         self.delta = float(ranking.delta_elo)
-        self.seed = int(seed)
-        self.by_game = bool(by_game)
         self.max_games = int(max_games)
         self.labels = list(labels) if labels is not None else [f"E{i}" for i in range(self.entrants)]
         self.tables_per_round = int(ranking.tables_per_round) if ranking.tables_per_round else None
@@ -122,14 +102,7 @@ class AdaptiveSchedule:
         # pairwise results one table gives a pair of its entrants: rotations x seats of one slot x of the other
         per_slot = self.seats // self.slots
         self.results_per_pair = float(self.slots * per_slot * per_slot)
-        self.rounds: list[ScheduledRound] = []
-        self.seating: dict[int, tuple[int, ...]] = {}
-        self.board_of: dict[int, int] = {}
-        self.ranks: dict[int, np.ndarray | None] = {}
         self.tally = PairwiseTally(self.entrants)
-        self.read_rounds = 0
-        """Rounds whose results are in the tally."""
-        self.decision = RUNNING
         self.status: RankingStatus | None = None
         self.fit: RankingFit | None = None
         self.looks: list[tuple[int, int, int]] = []
@@ -146,90 +119,7 @@ class AdaptiveSchedule:
                    spec.design.series_by == "game", spec.design.total_games,
                    labels=[s.label for s in spec.lineup])
 
-    # --- the plan so far ------------------------------------------------------------------
-    @property
-    def games_planned(self) -> int:
-        return sum(len(r.games) for r in self.rounds)
-
-    @property
-    def boards_planned(self) -> int:
-        return sum(len(r.tables) for r in self.rounds)
-
-    def series(self) -> list[SeriesTask]:
-        """Every series planned so far, round by round."""
-        return [s for r in self.rounds for s in r.series]
-
-    def _add_round(self, tables: Sequence[Sequence[int]], open_pairs: int = -1) -> ScheduledRound:
-        index = len(self.rounds)
-        first_board = self.boards_planned
-        ordered, series = round_series(tables, self.slot_of_seat, self.seed, index, first_board, self.by_game)
-        games = []
-        for s in series:
-            for g in s.games:
-                self.seating[g.game_index] = tuple(g.seat_lineup)
-                self.board_of[g.game_index] = g.board_seed
-                games.append(g.game_index)
-        scheduled = ScheduledRound(index=index, tables=tuple(map(tuple, ordered.tolist())), first_board=first_board,
-                                   games=tuple(sorted(games)), series=tuple(series), open_pairs=open_pairs)
-        self.rounds.append(scheduled)
-        return scheduled
-
-    # --- results --------------------------------------------------------------------------
-    def record(self, game_index: int, ranks: Sequence[int] | None) -> None:
-        """The result of a planned game: each seat's rank (2 win, 1 tie, 0 loss), or None for
-        an errored game (it completes its round and counts nothing)."""
-        game_index = int(game_index)
-        if game_index not in self.seating:
-            raise ValueError(f"game {game_index} is not in the adaptive plan so far")
-        self.ranks[game_index] = None if ranks is None else np.asarray(ranks, dtype=np.int64)
-
-    def add_game(self, rows: Sequence[dict]) -> None:
-        """The rows of one recorded game (one per seat, as the store holds them)."""
-        if not rows:
-            return
-        game_index = int(rows[0]["game_index"])
-        if game_index not in self.seating:
-            return  # a game of another plan (not ours to read)
-        by_seat = sorted(rows, key=lambda r: int(r["seat"]))
-        results = [r["result"] for r in by_seat]
-        self.record(game_index, None if "error" in results else [RESULT_RANK[r] for r in results])
-
-    def add_frame(self, df) -> list[SeriesTask]:
-        """The stored rows of the study (a resume): every game recorded, every decision they
-        allow taken again; returns the series of the rounds decided on the way."""
-        if df is None or not len(df):
-            return []
-        games = {int(g): rows for g, rows in df.groupby("game_index", sort=True)}
-        added: list[SeriesTask] = []
-        while True:
-            for game_index in [g for g in self.seating if g in games and g not in self.ranks]:
-                self.add_game(games[game_index].to_dict("records"))
-            more = self.advance()
-            if not more:
-                return added
-            added += more
-
-    # --- decisions ------------------------------------------------------------------------
-    def _complete(self, scheduled: ScheduledRound) -> bool:
-        return all(g in self.ranks for g in scheduled.games)
-
-    @property
-    def finished(self) -> bool:
-        """Decided (resolved or at the cap): nothing more is planned."""
-        return self.decision != RUNNING
-
-    def advance(self) -> list[SeriesTask]:
-        """Read every newly complete round in order; once every planned round is complete,
-        look and decide: stop, or plan the next round (its series are returned)."""
-        if self.finished:
-            return []
-        while self.read_rounds < len(self.rounds) and self._complete(self.rounds[self.read_rounds]):
-            self._read(self.rounds[self.read_rounds])
-            self.read_rounds += 1
-        if self.read_rounds < len(self.rounds):
-            return []
-        return self._look()
-
+    # --- decisions (the plan, the results and advance(): RoundSchedule) -----------------
     def _read(self, scheduled: ScheduledRound) -> None:
         played = [g for g in scheduled.games if self.ranks[g] is not None]
         if not played:

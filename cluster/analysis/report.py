@@ -400,6 +400,11 @@ def report_study(study_dir, plot: bool = True) -> str:
     adaptive = adaptive_of_study(study_dir, df)
     if adaptive is not None:
         parts += ["", adaptive_markdown(adaptive).rstrip()]
+    from cluster.analysis.swiss import swiss_markdown, swiss_of_study, write_swiss_report
+
+    swiss = swiss_of_study(study_dir, df)
+    if swiss is not None:
+        parts += ["", swiss_markdown(swiss).rstrip()]
     if plot:
         files = write_study_report(df, study_dir / "report", title=study_dir.name, segments=segments,
                                    study_dir=study_dir)
@@ -409,5 +414,7 @@ def report_study(study_dir, plot: bool = True) -> str:
             files += write_leaderboard(board, study_dir / "report", title=study_dir.name)
         if adaptive is not None:
             files += write_adaptive_report(adaptive, study_dir / "report", title=study_dir.name)
+        if swiss is not None:
+            files += write_swiss_report(swiss, study_dir / "report", title=study_dir.name)
         parts.append("report files: " + ", ".join(str(f) for f in files))
     return "\n".join(parts)

@@ -37,6 +37,11 @@ pending (``more``), and the schedule decides it once every game of the round bef
 recorded. A resumed tournament feeds the stored games to a new schedule, which takes the
 same decisions again and leaves only the missing games to play.
 
+Swiss tournaments (``design.format = "swiss"``, :mod:`cluster.analysis.swiss`): the same
+mechanism (:class:`cluster.analysis.rounds.RoundSchedule`), each round paired from the points
+of the complete rounds before it; ``report/swiss.md`` and ``swiss_standings.csv`` hold the
+standings (points, Buchholz) beside the leaderboard.
+
 Tournaments (``design.format``, :mod:`cluster.spec.tournament`): the leaderboard is
 refreshed while they run (:class:`cluster.run.standings.LiveStandings`, at a bounded
 rate, terminal and MLflow) and computed in full at the end
@@ -62,6 +67,7 @@ from cluster.analysis import report
 from cluster.analysis.adaptive import AdaptiveSchedule, adaptive_markdown, write_adaptive_report
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
 from cluster.analysis.learning_curves import SEGMENT
+from cluster.analysis.swiss import SwissSchedule, swiss_markdown, write_swiss_report
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
 from cluster.replay.records import record_path, save_record, save_record_packs
 from cluster.results.populations import PopulationExportError, export_population
@@ -132,6 +138,8 @@ class StudyResult:
     """A tournament's :class:`cluster.analysis.leaderboard.Leaderboard` over every finished game, else None."""
     adaptive: object = None
     """An adaptive tournament's :class:`cluster.analysis.adaptive.AdaptiveResult`, else None."""
+    swiss: object = None
+    """A Swiss tournament's :class:`cluster.analysis.swiss.SwissResult` (standings), else None."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -163,8 +171,9 @@ class Prepared:
     """The series runs still to play, each from its restart point, in plan order."""
     monitor: SequentialMonitor | None = None
     """The sequential test (``design.stop``), fed the stored games."""
-    schedule: AdaptiveSchedule | None = None
-    """An adaptive tournament's schedule (``design.stop.ranking``), fed the stored games."""
+    schedule: AdaptiveSchedule | SwissSchedule | None = None
+    """An adaptive tournament's schedule (``design.stop.ranking``) or a Swiss tournament's
+    (``format = "swiss"``), fed the stored games."""
     learns: bool = False
     """Some entrant carries learned state (series restart from their saved state)."""
 
@@ -197,7 +206,7 @@ def plan_and_resume(spec) -> Prepared:
     nothing to play."""
     store = ResultStore(Path(spec.study_dir))
     store.write_spec(spec)
-    if spec.design.tournament and spec.design.stop is not None:
+    if spec.design.tournament and (spec.design.stop is not None or spec.design.format == "swiss"):
         return _plan_and_resume_adaptive(spec, store)
     plan = plan_study(spec)
     monitor = None
@@ -217,9 +226,10 @@ def plan_and_resume(spec) -> Prepared:
 
 
 def _plan_and_resume_adaptive(spec, store: ResultStore) -> Prepared:
-    """Stage 1 of an adaptive tournament: the schedule, fed the stored games (it takes again
-    every decision they allow), and what is missing of the rounds decided so far."""
-    schedule = AdaptiveSchedule.from_spec(spec)
+    """Stage 1 of an adaptive or Swiss tournament: the schedule, fed the stored games (it takes
+    again every decision they allow), and what is missing of the rounds decided so far."""
+    swiss = spec.design.format == "swiss"
+    schedule = SwissSchedule.from_spec(spec) if swiss else AdaptiveSchedule.from_spec(spec)
     finished = store.finished_set()
     if finished:
         schedule.add_frame(store.read())
@@ -229,7 +239,8 @@ def _plan_and_resume_adaptive(spec, store: ResultStore) -> Prepared:
     plan = schedule.series()
     runs = [] if schedule.finished else plan_runs(spec, plan, store, finished, learns)
     if schedule.finished:
-        log.info("adaptive schedule already decided (%s); nothing to play", schedule.decision)
+        log.info("%s schedule already decided (%s); nothing to play", "swiss" if swiss else "adaptive",
+                 schedule.decision)
     return Prepared(store=store, plan=plan, total=spec.design.total_games, finished=finished,
                     skipped=len(finished), runs=runs, schedule=schedule, learns=learns)
 
@@ -323,6 +334,8 @@ class Recorder:
         """An adaptive tournament's schedule (:class:`AdaptiveSchedule`, fed each game as it arrives), else None."""
         self.adaptive = None
         """An adaptive tournament's result (set by :func:`finish`), else None."""
+        self.swiss = None
+        """A Swiss tournament's standings (set by :func:`finish`), else None."""
         self.flush_seconds = flush_seconds
         self.flush_games = flush_games
         self.tally = Tally()
@@ -496,7 +509,7 @@ def tournament_leaderboard(spec, rows):
         return None
 
 
-def write_report(spec, rows, sequential=None, board=None, adaptive=None) -> list[Path]:
+def write_report(spec, rows, sequential=None, board=None, adaptive=None, swiss=None) -> list[Path]:
     """Result table (CSV + Markdown) and win-rate plot under ``study_dir/report``,
     replay pages under ``study_dir/replays`` (linked from ``report/replays.md``),
     from the study's result rows (``ResultStore.read()``); with a sequential test's
@@ -514,6 +527,8 @@ def write_report(spec, rows, sequential=None, board=None, adaptive=None) -> list
         files += write_leaderboard(board, out, title=spec.study_id)
     if adaptive is not None:
         files += write_adaptive_report(adaptive, out, title=spec.study_id)
+    if swiss is not None:
+        files += write_swiss_report(swiss, out, title=spec.study_id)
     return files
 
 
@@ -589,7 +604,9 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         log.warning("reading the results for the report failed: %s", exc)
         rows = None
     sequential = prepared.monitor.result() if prepared.monitor is not None else None
-    adaptive = prepared.schedule.result() if prepared.schedule is not None else None
+    schedule = prepared.schedule
+    adaptive = schedule.result() if isinstance(schedule, AdaptiveSchedule) else None
+    swiss = schedule.result() if isinstance(schedule, SwissSchedule) else None
     board = None
     try:
         board = tournament_leaderboard(spec, rows)
@@ -597,7 +614,7 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         log.warning("leaderboard failed: %s: %s", type(exc).__name__, exc)
     if rows is not None:
         try:
-            write_report(spec, rows, sequential, board, adaptive)
+            write_report(spec, rows, sequential, board, adaptive, swiss)
         except Exception as exc:
             log.warning("report failed: %s", exc)
     try:
@@ -617,6 +634,9 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
         if adaptive is not None:
             tracker.log_adaptive(adaptive)
             table_markdown = adaptive_markdown(adaptive) + "\n" + (table_markdown or "")
+        if swiss is not None:
+            tracker.log_swiss(swiss)
+            table_markdown = swiss_markdown(swiss) + "\n" + (table_markdown or "")
         if board is not None:
             from cluster.analysis.leaderboard import leaderboard_markdown
 
@@ -629,6 +649,7 @@ def finish(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTracker |
                        artifact_files=[sdir / "spec.json"])
     recorder.leaderboard = board
     recorder.adaptive = adaptive
+    recorder.swiss = swiss
     return rows, sequential
 
 
@@ -653,7 +674,7 @@ def study_result(spec, prepared: Prepared, recorder: Recorder, tracker: StudyTra
         batches=recorder.batches, flushes=recorder.flushes, commits=recorder.commits,
         mlflow_run_name=tracker.run_name if tracker is not None else None,
         mlflow_experiment_id=tracker.experiment_id if tracker is not None else None,
-        sequential=sequential, leaderboard=board, adaptive=recorder.adaptive)
+        sequential=sequential, leaderboard=board, adaptive=recorder.adaptive, swiss=recorder.swiss)
 
 
 def run_study(spec, address: str | None = None, num_workers: int | None = None, progress: bool = True,

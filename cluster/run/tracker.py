@@ -402,6 +402,29 @@ class StudyTracker:
         except Exception as exc:  # tracking must never fail a study
             self._give_up("logging of the adaptive schedule", exc, t0)
 
+    def log_swiss(self, result) -> None:
+        """A Swiss tournament's standings (:class:`cluster.analysis.swiss.SwissResult`): one
+        metric per entrant, ``swiss_points/<label>`` and ``swiss_buchholz/<label>``, and
+        ``swiss/rounds`` (rounds read), ``swiss/rematches``; the standings as a table
+        (``swiss/standings.json``, replaced on a resume)."""
+        if not self.enabled or self.run_id is None:
+            return
+        t0 = time.monotonic()
+        try:
+            metrics = {"swiss/rounds": float(result.rounds_read), "swiss/rematches": float(result.rematches)}
+            for row in result.standings:
+                metrics[metric_key("swiss_points", row["entrant"])] = float(row["points"])
+                metrics[metric_key("swiss_buchholz", row["entrant"])] = float(row["buchholz"])
+            log_batch(self.client, self.run_id, metrics=metrics)
+            if result.standings:
+                import pandas as pd
+
+                self._clear_artifacts("swiss")
+                self.client.log_table(self.run_id, pd.DataFrame(result.standings).astype({"bye": str}),
+                                      "swiss/standings.json")
+        except Exception as exc:  # tracking must never fail a study
+            self._give_up("logging of the Swiss standings", exc, t0)
+
     @_bounded
     def log_leaderboard(self, board, step: int, final: bool = False) -> None:
         """A tournament's leaderboard (:class:`cluster.analysis.leaderboard.Leaderboard`): one

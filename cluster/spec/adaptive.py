@@ -71,24 +71,27 @@ def covering_tables(entrants: int, slots: int) -> list[tuple[int, ...]]:
     return tables
 
 
-def seat_orders(tables: Sequence[Sequence[int]], seed: int, round_index: int) -> np.ndarray:
+def seat_orders(tables: Sequence[Sequence[int]], seed: int, round_index: int,
+                stream: int = ADAPTIVE_TABLE_STREAM) -> np.ndarray:
     """The tables (``tables x slots``) with their entrants in an order round the table drawn
-    per table from ``SeedSequence(seed, spawn_key=(ADAPTIVE_TABLE_STREAM, round_index))``."""
+    per table from ``SeedSequence(seed, spawn_key=(stream, round_index))`` (``stream``:
+    :data:`ADAPTIVE_TABLE_STREAM`, or a Swiss tournament's :data:`cluster.spec.swiss.SWISS_TABLE_STREAM`)."""
     array = np.asarray(tables, dtype=np.int64)
     if array.size == 0:
         return array.reshape(0, 0)
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(ADAPTIVE_TABLE_STREAM,
-                                                                             int(round_index))))
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(stream), int(round_index))))
     order = np.argsort(rng.random(array.shape), axis=1, kind="stable")
     return np.take_along_axis(array, order, axis=1)
 
 
 def round_series(tables: Sequence[Sequence[int]], slot_of_seat: Sequence[int], seed: int, round_index: int,
-                 first_board: int, by_game: bool) -> tuple[np.ndarray, list[SeriesTask]]:
+                 first_board: int, by_game: bool,
+                 stream: int = ADAPTIVE_TABLE_STREAM) -> tuple[np.ndarray, list[SeriesTask]]:
     """The seated tables of one round and its series (see the module docstring): table ``j``
-    on board ``first_board + j``, its games ``board * slots + rotation``."""
+    on board ``first_board + j``, its games ``board * slots + rotation``; the seat orders
+    from ``stream`` (:func:`seat_orders`)."""
     slots = max(slot_of_seat) + 1
-    ordered = seat_orders(tables, seed, round_index)
+    ordered = seat_orders(tables, seed, round_index, stream)
     series: list[SeriesTask] = []
     for j, rotations in enumerate(rotation_seatings(ordered, slot_of_seat)):
         board = first_board + j

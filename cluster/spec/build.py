@@ -298,7 +298,7 @@ def check_one_entry_per_seat(raw, num_players: int, game: str, tournament: bool 
     elif len(raw) != num_players:
         raise SpecError(f"lineup: the game {game!r} has {num_players} players, but the lineup "
                         f"has {len(raw)} entries (or hold a tournament of any number of entrants: "
-                        f"[design] format = \"round_robin\" or \"gauntlet\")")
+                        f"[design] format = \"round_robin\", \"gauntlet\" or \"swiss\")")
 
 
 def build_lineup(raw, num_players: int, game: str, base_dir: Path,

@@ -5,7 +5,7 @@
 * **runs x rounds**: ``runs`` independent runs of ``rounds`` games each (learned
   state carried from round to round, boards cycling over ``seeds``); a *group*
   is a run.
-* **a tournament** (``format = "round_robin"`` or ``"gauntlet"``, :mod:`cluster.spec.tournament`):
+* **a tournament** (``format = "round_robin"``, ``"gauntlet"`` or ``"swiss"``, :mod:`cluster.spec.tournament`):
   tables of entrants, each played on its own board with every seat rotation,
   repeated ``rounds`` times; a *group* is a round (what ``--scale`` scales).
 
@@ -31,7 +31,7 @@ __all__ = ["is_runs_design", "is_tournament", "group_key", "group_name", "games_
 #: ``design.format`` of a study with one lineup entry per seat (the default).
 LINEUP_FORMAT = "lineup"
 #: ``design.format`` values of tournaments (:mod:`cluster.spec.tournament`).
-TOURNAMENT_FORMATS = ("round_robin", "gauntlet")
+TOURNAMENT_FORMATS = ("round_robin", "gauntlet", "swiss")
 
 
 def is_tournament(design: Mapping) -> bool:

@@ -66,12 +66,17 @@ def _seat_lineup(n: int, rotation: int) -> tuple[int, ...]:
 
 def plan_study(spec) -> list[SeriesTask]:
     """The series of ``spec`` in order of ``series_id`` (a tournament's round by round; an
-    adaptive tournament's seed rounds, :mod:`cluster.spec.adaptive`); games ordered within each."""
+    adaptive tournament's seed rounds, :mod:`cluster.spec.adaptive`; a Swiss tournament's round 1,
+    :mod:`cluster.spec.swiss`); games ordered within each."""
     design = spec.design
     if design.tournament and design.stop is not None:  # adaptive: the seed rounds; the rest as it plays
         from cluster.spec.adaptive import adaptive_seed_series
 
         return adaptive_seed_series(spec)
+    if design.format == "swiss":  # round 1; the rest is paired from the results as it plays
+        from cluster.spec.swiss import swiss_first_series
+
+        return swiss_first_series(spec)
     if design.tournament:
         return plan_tournament(spec).series
     n = len(spec.lineup)

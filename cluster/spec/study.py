@@ -70,7 +70,8 @@ Designs (see :class:`DesignSpec`):
   "sets of 50 games" with one population carried through each: ``seeds = 20,
   games_per_seed = 5, seeds_per_set = 10``.
 
-Tournaments (``design.format = "round_robin"`` or ``"gauntlet"``, with ``candidates``;
+Tournaments (``design.format = "round_robin"``, ``"gauntlet"`` with ``candidates``, or
+``"swiss"`` for two-slot games, :mod:`cluster.spec.swiss`;
 :mod:`cluster.spec.tournament`): the lineup lists any number of entrants (at least two),
 ``rounds`` repeats the tables on fresh boards, and ``seeds``, ``games_per_seed``, ``runs``,
 ``vary`` and ``stop`` are refused; ``format = "lineup"`` (the default) is every design above,
@@ -294,7 +295,9 @@ class DesignSpec:
     format: one_of(LINEUP_FORMAT, *TOURNAMENT_FORMATS) = LINEUP_FORMAT
     """``lineup``: one lineup entry per seat, the designs above; ``round_robin``: every
     entrant meets every other at tables of the game's seats; ``gauntlet``: the
-    ``candidates`` against the field (:mod:`cluster.spec.tournament`)."""
+    ``candidates`` against the field (:mod:`cluster.spec.tournament`); ``swiss``: ``rounds``
+    rounds of pairs of entrants of equal or near points, no pair twice (two-slot games,
+    :mod:`cluster.spec.swiss`)."""
     candidates: Any = ()
     """A gauntlet's candidates (lineup labels); every other entrant is the field."""
 
@@ -379,6 +382,10 @@ class DesignSpec:
         if self.stop is not None and self.stop.ranking is None:
             raise SpecError(f"{where}.stop: a two-entrant sequential test, not with a tournament (whose own "
                             f"stop is stop = {{ ranking = {{ confidence = 0.95, delta_elo = 20 }} }})")
+        if self.stop is not None and self.format == "swiss":
+            raise SpecError(f"{where}.stop.ranking: not with format = \"swiss\" (a Swiss tournament pairs "
+                            f"by points for its design.rounds rounds; an adaptive schedule is format = "
+                            f"\"round_robin\" with stop.ranking)")
         if self.stop is not None and self.format != "round_robin":
             raise SpecError(f"{where}.stop.ranking: an adaptive schedule ranks every entrant against every "
                             f"other: format = \"round_robin\", got {self.format!r}")
@@ -458,6 +465,10 @@ class DesignSpec:
         if self.tournament and self.stop is not None:
             return (f"adaptive {self.format} tournament, at most {self.games_per_condition} games (every table "
                     f"on its own board, every seat rotation)")
+        if self.format == "swiss":
+            return (f"swiss tournament, {self.repeats} round{'s' * (self.repeats != 1)} = "
+                    f"{self.games_per_condition} games (each round pairs entrants by points, every pair on "
+                    f"its own board, both seat rotations)")
         if self.tournament:
             return (f"{self.format} tournament, {self.repeats} round{'s' * (self.repeats != 1)} = "
                     f"{self.games_per_condition} games (every table on its own board, every seat rotation)")

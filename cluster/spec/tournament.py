@@ -19,6 +19,12 @@ Formats (the tables of one round):
   at a 4-player game: 70 tables, 280 games per round. Fewer entrants than slots
   (one candidate and MCTS in a 4-player FFA): one table, the entrants repeated
   round the table (A B A B) so that each has as many seats as the numbers allow.
+* ``swiss`` (two-slot games only): ``rounds`` rounds of ``N // 2`` tables, each a pair of
+  entrants of equal or near points, no pair twice while avoidable, a bye for one entrant a
+  round when N is odd; its rounds after the first are paired from the results
+  (:mod:`cluster.spec.swiss` for the rule, :mod:`cluster.analysis.swiss` for the schedule,
+  which numbers its games as an adaptive tournament does: board ``r * (N // 2) + j`` for
+  table ``j`` of round ``r``). Not extended by a new entrant (refused).
 * ``gauntlet``: the ``candidates`` against the *field* (every other entrant);
   a table is one candidate and ``slots - 1`` entrants of the field (every such
   set), and candidates never meet each other. A field smaller than ``slots - 1``
@@ -197,8 +203,12 @@ def _format_tables(spec) -> list[tuple[int, ...]]:
 
 # --- the plan -----------------------------------------------------------------------------
 def plan_tournament(spec) -> TournamentPlan:
-    """The tournament's rounds of tables and their games (see the module docstring)."""
+    """The tournament's rounds of tables and their games (see the module docstring); not for a
+    Swiss tournament, whose rounds are paired as it plays (:class:`cluster.analysis.swiss.SwissSchedule`)."""
     design = spec.design
+    if design.format == "swiss":
+        raise ValueError("a swiss tournament's rounds are paired from its results: "
+                         "cluster.analysis.swiss.SwissSchedule, or plan_study for round 1")
     slot_of_seat = slot_of_seats(spec.seat_teams)
     slots = max(slot_of_seat) + 1
     seats = len(slot_of_seat)
@@ -249,6 +259,8 @@ def table_count(format: str, entrants: int, slots: int, candidates: int = 0) -> 
     >>> table_count("round_robin", 5, 4), table_count("gauntlet", 4, 2, candidates=1)
     (5, 3)
     """
+    if format == "swiss":
+        return entrants // 2
     if format == "gauntlet":
         field = entrants - candidates
         return candidates * (field if field < slots - 1 else math.comb(field, slots - 1))
@@ -274,6 +286,8 @@ def _check_size(spec) -> None:
 def tournament_games(spec) -> int:
     """Games of the tournament, without building its plan."""
     slots = max(slot_of_seats(spec.seat_teams)) + 1
+    if spec.design.format == "swiss":
+        return table_count("swiss", len(spec.lineup), slots) * spec.design.repeats * slots
     return len(_format_tables(spec)) * spec.design.repeats * slots
 
 
@@ -288,6 +302,8 @@ def check_tournament(spec) -> None:
     if design.format == "gauntlet" and len(design.candidates) == len(labels):
         raise SpecError(f"design.candidates: every entrant is a candidate, so the field is empty; "
                         f"a gauntlet needs entrants that are not candidates, got {list(design.candidates)}")
+    if design.format == "swiss":
+        _check_swiss(spec)
     _check_size(spec)
     games = tournament_games(spec)
     if design.stop is not None:  # an adaptive tournament: at most its cap
@@ -299,6 +315,21 @@ def check_tournament(spec) -> None:
         if games < slots:
             raise SpecError(f"design.stop.ranking.max_games: at least one table's games ({slots}), got {games}")
     object.__setattr__(design, "_tournament_games", games)
+
+
+def _check_swiss(spec) -> None:
+    """A Swiss tournament: a two-slot game, and fewer rounds than entrants (N - 1 rounds at
+    most can pair everyone without a rematch); one line naming the field."""
+    slots = max(slot_of_seats(spec.seat_teams)) + 1
+    n, rounds = len(spec.lineup), spec.design.repeats
+    if slots != 2:
+        raise SpecError(f"design.format: \"swiss\" pairs two entrants a table, and this game's tables seat "
+                        f"{slots} ({len(spec.seat_teams)} seats in {slots} teams); use "
+                        f"\"round_robin\" or \"gauntlet\"")
+    if rounds >= n:
+        raise SpecError(f"design.rounds: a swiss of {n} entrants has at most {n - 1} round"
+                        f"{'s' * (n - 1 != 1)} (each entrant meets each other at most once), got {rounds}; "
+                        f"use a round robin to meet everyone")
 
 
 # --- balance --------------------------------------------------------------------------------
@@ -357,6 +388,12 @@ def check_extension(stored, spec) -> None:
         raise ExtensionError("design.stop.ranking: an adaptive tournament is not extended: its rounds were "
                              "chosen from its entrants' results, so a new entrant changes every choice "
                              "after the seed round; use a new study id")
+    if "swiss" in (stored.design.format, spec.design.format) and stored.design.format == spec.design.format:
+        if old != new:
+            raise ExtensionError("lineup: a swiss tournament is not extended or changed: its pairings after "
+                                 "round 1 follow from its entrants' results, so another entrant changes every "
+                                 "pairing; use a new study id")
+        return  # the same entrants: the same pairings from the same results
     if stored.design.format != spec.design.format:
         raise ExtensionError(f"design.format: the stored tournament is a {stored.design.format}, now "
                              f"{spec.design.format}; use a new study id")

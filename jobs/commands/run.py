@@ -22,7 +22,9 @@ def add_parser(sub) -> None:
                         "runs x rounds design), at least one; each board keeps all its games and seat "
                         "rotation, each run all its rounds (see --check for the game count)")
     p.add_argument("--check", action="store_true",
-                   help="validate the spec, print the games per condition and exit without playing")
+                   help="validate the spec, print the games per condition and exit without playing; a "
+                        "tournament (design.format = round_robin, gauntlet or swiss) also prints its "
+                        "design: tables and balance, or the Swiss pairing rule")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     p.set_defaults(func=run)
@@ -52,6 +54,10 @@ def run(args) -> int:
             from cluster.spec.adaptive import adaptive_text
 
             print(f"  {adaptive_text(spec)}")
+        elif design.format == "swiss":
+            from cluster.spec.swiss import swiss_text
+
+            print(f"  {swiss_text(spec)}")
         elif design.tournament:
             from cluster.spec.tournament import balance_text
 
@@ -81,6 +87,10 @@ def run(args) -> int:
 
         print(leaderboard_markdown(result.leaderboard).rstrip() + "\n")
         print(crosstable_markdown(result.leaderboard).rstrip() + "\n")
+    if result.swiss is not None:
+        from cluster.analysis.swiss import swiss_markdown
+
+        print(swiss_markdown(result.swiss).rstrip() + "\n")
     if result.table is not None:
         print(to_markdown(result.table).rstrip())
     if result.condition_tables:  # e.g. against the view range
