@@ -263,7 +263,8 @@ class AdaptiveSchedule:
         if count < 1:
             self.decision = CAP
             return []
-        tables = choose_tables(self.fit, self.status, self.slots, count, self.results_per_pair)
+        tables = choose_tables(self.fit, self.status, self.slots, count, self.results_per_pair,
+                               self.tally)
         return list(self._add_round(tables, open_pairs).series)
 
     def next_round_tables(self) -> int:
