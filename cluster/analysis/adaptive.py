@@ -263,8 +263,7 @@ class AdaptiveSchedule:
         if count < 1:
             self.decision = CAP
             return []
-        tables = choose_tables(self.fit, self.status, self.slots, count, self.results_per_pair,
-                               self.tally)
+        tables = choose_tables(self.fit, self.status, self.slots, count, self.results_per_pair)
         return list(self._add_round(tables, open_pairs).series)
 
     def next_round_tables(self) -> int:

@@ -45,29 +45,12 @@ measured by simulation on entrants of known strength (``python -m jobs.bench.ran
 jobs/TOURNAMENTS.md). What it is not: a confidence interval for the difference (a pair
 reported ordered may be closer than delta), nor an exact small-sample guarantee.
 
-**Where to play next** (:func:`choose_tables`): every candidate table is valued by how much
-it would shrink the variance of the open pairs' differences, relative to their current
-variance, and tables are picked greedily, the information of each pick added before the next
-(so a round spreads over the open pairs). Which information depends on the seats:
-
-* *two slots*: the pairwise model's (its ``H^-1`` now; a game between two entrants of very
-  different ratings tells little: its information ``p (1 - p)`` is small), over the entrants
-  round an open adjacent pair, ``slots`` positions either side in the current order;
-* *more slots* (a free-for-all, :func:`winner_information`): the winner model's, Plackett-Luce's
-  first place at the current ratings: a game of a table tells ``J^T (diag(p) - p p^T) J``
-  about its entrants' ratings, ``p`` their chances to win, ``J`` picking them out; summed over
-  the games so far (their tables read from the tally's boards) and over a candidate's ``slots``
-  rotations. Unlike the pairwise model it sees who else sits at the table: two close entrants
-  are told apart when one of them wins, so they learn more beside weak others than beside
-  strong ones. The candidates are the neighbours' tables above and every table that seats an
-  open pair with any ``slots - 2`` others (at most :data:`MAX_FILLER_SETS` sets of others per
-  pair: else those among its neighbours and the ``slots`` lowest rated, else the lowest rated).
-  A game that records a draw tells less than this counts; every table is counted alike.
-  Measured (jobs/TOURNAMENTS.md), this changes the games the stop takes little: the stop's
-  pairwise statistic does not gain beside weak others as the winner model does.
-
-Only where to play comes from these models; whether an order is resolved is the pairwise
-test above, whatever the tables were.
+**Where to play next** (:func:`choose_tables`): every candidate table (the entrants round an
+open adjacent pair, ``slots`` positions either side in the current order) is valued by how
+much it would shrink the model variance of the open pairs' differences, relative to their
+current variance (a game between two entrants of very different ratings tells little: its
+information ``p (1 - p)`` is small). Tables are picked greedily, the information of each
+pick added before the next (so a round spreads over the open pairs).
 
 SciPy fits the model (L-BFGS-B); the sandwich, the boundary and the table values are
 written here (no installed library computes cluster-robust Davidson covariances or runs
@@ -85,14 +68,12 @@ import numpy as np
 from cluster.analysis.ratings import ELO_PER_NATURAL, LOG_NU_BOUNDS, PRIOR_SD_ELO, fit_davidson
 
 __all__ = ["PairwiseTally", "RankingFit", "PairStatus", "RankingStatus", "fit_ranking", "pair_state",
-           "ranking_status", "candidate_tables", "choose_tables", "winner_information", "ORDERED", "WITHIN", "OPEN"]
+           "ranking_status", "candidate_tables", "choose_tables", "ORDERED", "WITHIN", "OPEN"]
 
 #: States of an adjacent pair.
 ORDERED, WITHIN, OPEN = "ordered", "within", "open"
 #: Greedy steps of a round's table choice, per open pair (each step may take its table several times).
 MAX_PICKS_PER_OPEN_PAIR = 4
-#: Most sets of fillers per open pair among a table's candidates (more slots than two).
-MAX_FILLER_SETS = 200
 
 
 @dataclass
@@ -291,13 +272,9 @@ def ranking_status(fit: RankingFit, alpha: float, delta: float) -> RankingStatus
 
 
 # --- where to play next ---------------------------------------------------------------------------
-def candidate_tables(status: RankingStatus, slots: int, fillers: bool = False) -> list[tuple[int, ...]]:
+def candidate_tables(status: RankingStatus, slots: int) -> list[tuple[int, ...]]:
     """Tables (sorted entrant tuples) of ``slots`` entrants within ``slots`` positions of an
-    open adjacent pair that seat at least one of its two; every table when that is all.
-    ``fillers``: also every table that seats an open pair with any ``slots - 2`` others (when
-    there are more than :data:`MAX_FILLER_SETS` such sets, the others among the pair's
-    neighbours and the ``slots`` lowest rated; when still more, the ``slots - 2`` lowest
-    rated alone)."""
+    open adjacent pair that seat at least one of its two; every table when that is all."""
     order, n = status.order, len(status.order)
     out: set[tuple[int, ...]] = set()
     for position, pair in enumerate(status.pairs):
@@ -310,44 +287,34 @@ def candidate_tables(status: RankingStatus, slots: int, fillers: bool = False) -
         for table in itertools.combinations(window, slots):
             if pair.upper in table or pair.lower in table:
                 out.add(tuple(sorted(table)))
-        if not fillers or slots < 3:
-            continue
-        others = [e for e in order if e not in (pair.upper, pair.lower)]
-        if math.comb(len(others), slots - 2) > MAX_FILLER_SETS:
-            pool = set(window) | set(order[-slots:])
-            others = [e for e in others if e in pool]
-        if math.comb(len(others), slots - 2) > MAX_FILLER_SETS:
-            others = [e for e in order if e not in (pair.upper, pair.lower)][-(slots - 2):]
-        for rest in itertools.combinations(others, slots - 2):
-            out.add(tuple(sorted((pair.upper, pair.lower) + rest)))
     return sorted(out)
 
 
 def choose_tables(fit: RankingFit, status: RankingStatus, slots: int, count: int,
-                  results_per_pair: float, tally: PairwiseTally | None = None) -> list[tuple[int, ...]]:
+                  results_per_pair: float) -> list[tuple[int, ...]]:
     """``count`` tables (sorted entrant tuples, repeats allowed) that shrink the variance of the
     open adjacent pairs' differences the most, relative to now; greedy, each pick's information
     added before the next (see the module docstring). ``results_per_pair``: pairwise results a
-    table gives each pair of its entrants (its seat rotations times the pairs of seats).
-    Two slots, or no ``tally``: the pairwise model's information over the neighbours in the
-    order; more slots: the winner model's over tables with any fillers (:func:`winner_information`)."""
+    table gives each pair of its entrants (its seat rotations times the pairs of seats)."""
     open_pairs = status.open_pairs
-    if not open_pairs or count < 1:
-        return []
-    if slots > 2 and tally is not None:
-        return _choose_winner(fit, status, slots, count, tally, results_per_pair)
     candidates = candidate_tables(status, slots)
-    if not candidates:
+    if not open_pairs or not candidates or count < 1:
         return []
     n = len(fit.ratings)
     sigma = fit.model_covariance.copy() + 1e-9 * np.eye(n)
-    contrasts = _contrasts(n, open_pairs)
+    contrasts = np.zeros((n, len(open_pairs)))
+    for k, pair in enumerate(open_pairs):
+        contrasts[pair.upper, k], contrasts[pair.lower, k] = 1.0, -1.0
     tables = np.asarray(candidates, dtype=np.int64)
     pairs = np.asarray(list(itertools.combinations(range(slots), 2)), dtype=np.int64)
     a, b = tables[:, pairs[:, 0]], tables[:, pairs[:, 1]]  # candidates x table pairs
     information = results_per_pair * fit.pair_information[a, b]
+    # at most MAX_PICKS greedy steps, each taking its table as many times as the count allows
+    # (a round late in a long tournament has hundreds of tables; the values change slowly)
+    picks = min(count, MAX_PICKS_PER_OPEN_PAIR * len(open_pairs))
+    copies = [count // picks + (k < count % picks) for k in range(picks)]
     chosen = []
-    for times in _greedy_copies(count, len(open_pairs)):
+    for times in copies:
         inverse_d = 1.0 / np.maximum(times * information, 1e-12)
         variance = np.einsum("ik,ij,jk->k", contrasts, sigma, contrasts)
         inner = _u_sigma_u(sigma, a, b) + np.einsum("cm,mn->cmn", inverse_d, np.eye(a.shape[1]))
@@ -364,90 +331,6 @@ def choose_tables(fit: RankingFit, status: RankingStatus, slots: int, count: int
         sigma_u_best = sigma @ u
         core = np.linalg.inv(inner[best])
         sigma = sigma - sigma_u_best @ core @ sigma_u_best.T
-    return chosen
-
-
-def _contrasts(n: int, open_pairs: Sequence[PairStatus]) -> np.ndarray:
-    contrasts = np.zeros((n, len(open_pairs)))
-    for k, pair in enumerate(open_pairs):
-        contrasts[pair.upper, k], contrasts[pair.lower, k] = 1.0, -1.0
-    return contrasts
-
-
-def _greedy_copies(count: int, open_pairs: int) -> list[int]:
-    """At most MAX_PICKS greedy steps, each taking its table as many times as the count allows
-    (a round late in a long tournament has hundreds of tables; the values change slowly)."""
-    picks = min(count, MAX_PICKS_PER_OPEN_PAIR * open_pairs)
-    return [count // picks + (k < count % picks) for k in range(picks)]
-
-
-def _winner_factors(theta: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Square roots ``F`` (tables x slots x slots, ``F F^T = diag(p) - p p^T``) of the
-    information one game of each table gives about its entrants' ratings (natural scale) when
-    it records the winner, who is entrant ``i`` with chance ``p_i = pi_i / sum pi``."""
-    logits = theta[tables]
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    w = np.einsum("ci,ij->cij", p, np.eye(tables.shape[1])) - p[:, :, None] * p[:, None, :]
-    values, vectors = np.linalg.eigh(w)
-    return vectors * np.sqrt(np.clip(values, 0.0, None))[:, None, :]
-
-
-def winner_information(fit: RankingFit, tally: PairwiseTally, slots: int, results_per_pair: float) -> np.ndarray:
-    """The information (1/Elo^2) about the ratings of the games in ``tally`` under the winner
-    model (Plackett-Luce's first place) at ``fit``'s ratings, plus the fit's prior: per game
-    ``J^T (diag(p) - p p^T) J`` over its table's entrants (``J`` picks them out)."""
-    n = tally.entrants
-    information = np.eye(n) / PRIOR_SD_ELO ** 2
-    if len(tally.board) == 0:
-        return information
-    boards, index, lines = np.unique(tally.board, return_inverse=True, return_counts=True)
-    seated = np.zeros((len(boards), n), dtype=bool)
-    seated[index, tally.first] = seated[index, tally.second] = True
-    # a game gives every pair of slots (seats of one slot x of the other) its results
-    lines_per_game = math.comb(slots, 2) * results_per_pair / slots
-    games = lines / lines_per_game
-    tables, inverse = np.unique(seated, axis=0, return_inverse=True)
-    games = np.bincount(inverse.reshape(-1), weights=games, minlength=len(tables))
-    theta = fit.ratings / ELO_PER_NATURAL
-    for table, g in zip(tables, games):
-        members = np.flatnonzero(table)
-        f = _winner_factors(theta, members[None, :])[0]
-        information[np.ix_(members, members)] += g * (f @ f.T) / ELO_PER_NATURAL ** 2
-    return information
-
-
-def _choose_winner(fit: RankingFit, status: RankingStatus, slots: int, count: int, tally: PairwiseTally,
-                   results_per_pair: float) -> list[tuple[int, ...]]:
-    """:func:`choose_tables` for tables of more than two slots: the winner model's information
-    (the games so far, and each candidate's ``slots`` rotations), candidates with fillers."""
-    open_pairs = status.open_pairs
-    candidates = candidate_tables(status, slots, fillers=True)
-    if not candidates:
-        return []
-    n = len(fit.ratings)
-    sigma = np.linalg.inv(winner_information(fit, tally, slots, results_per_pair))
-    contrasts = _contrasts(n, open_pairs)
-    tables = np.asarray(candidates, dtype=np.int64)
-    # a table is played once per rotation: ``slots`` games, each its winner's information
-    factors = _winner_factors(fit.ratings / ELO_PER_NATURAL, tables) * math.sqrt(slots) / ELO_PER_NATURAL
-    m = tables.shape[1]
-    chosen = []
-    for times in _greedy_copies(count, len(open_pairs)):
-        variance = np.einsum("ik,ij,jk->k", contrasts, sigma, contrasts)
-        f_sigma_f = np.einsum("cim,cij,cjn->cmn", factors, sigma[tables[:, :, None], tables[:, None, :]], factors)
-        inner = f_sigma_f + np.eye(m)[None] / times
-        sigma_c = sigma @ contrasts  # n x P
-        u_sigma_c = np.einsum("cim,cip->cmp", factors, sigma_c[tables])  # C x m x P
-        solved = np.linalg.solve(inner, u_sigma_c)
-        reduction = np.einsum("cmp,cmp->cp", u_sigma_c, solved)
-        value = (reduction / variance[None, :]).sum(axis=1)
-        best = int(np.argmax(value))
-        chosen += [tuple(int(e) for e in tables[best])] * times
-        u = np.zeros((n, m))
-        u[tables[best]] = factors[best]
-        sigma_u_best = sigma @ u
-        sigma = sigma - sigma_u_best @ np.linalg.solve(inner[best], sigma_u_best.T)
     return chosen
 
 

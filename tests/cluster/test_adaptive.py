@@ -4,7 +4,6 @@ simulated tournaments of known strength, the spec's errors, and a tournament on 
 driver is killed and resumed."""
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import signal
@@ -19,9 +18,7 @@ import pandas as pd
 import pytest
 
 from cluster.analysis.adaptive import RESOLVED, AdaptiveSchedule
-from cluster.analysis.ranking_stop import (ORDERED, OPEN, WITHIN, PairwiseTally, RankingStatus, choose_tables,
-                                          fit_ranking, pair_state, ranking_status, winner_information)
-from cluster.analysis.ratings import ELO_PER_NATURAL
+from cluster.analysis.ranking_stop import ORDERED, OPEN, WITHIN, PairwiseTally, fit_ranking, pair_state
 from cluster.results.store import ResultStore
 from cluster.spec.adaptive import covering_tables
 from cluster.spec.plan import plan_study
@@ -112,50 +109,6 @@ def test_a_pair_is_ordered_within_delta_or_open_by_its_likelihood_ratios():
     llr_ordered, llr_within, _ = pair_state(10.0, 100.0, alpha, delta)
     assert llr_ordered == pytest.approx(2 * delta * 10.0 / 100.0)
     assert llr_within == pytest.approx(delta * (delta / 2 - 10.0) / 100.0)
-
-
-def _winner_variance(information, table, ratings, contrast, games):
-    """Variance of ``contrast`` under the winner model after ``games`` more games of ``table``."""
-    table = list(table)
-    p = np.exp(ratings[table] / ELO_PER_NATURAL)
-    p /= p.sum()
-    added = np.zeros_like(information)
-    added[np.ix_(table, table)] = games * (np.diag(p) - np.outer(p, p)) / ELO_PER_NATURAL ** 2
-    return contrast @ np.linalg.solve(information + added, contrast)
-
-
-def test_at_four_seats_an_open_pair_is_seated_with_the_weakest_when_that_tells_more():
-    """Free-for-all games that record the winner: two close entrants are told apart when one
-    of them wins, so the top pair learns more among the two weakest than among its neighbours.
-    The winner model's choice seats them so; the pairwise model's (which does not see the
-    others at the table) takes neighbours, and its table leaves the pair's difference less
-    certain under the winner model."""
-    truth = np.arange(8)[::-1] * 40.0
-    rng = np.random.default_rng(5)
-    tables = np.asarray(covering_tables(8, 4) * 3)
-    seating = np.concatenate([np.roll(tables, -j, axis=1) for j in range(4)])
-    boards = np.tile(np.arange(len(tables)), 4)
-    winner = np.argmax(truth[seating] / ELO_PER_NATURAL + rng.gumbel(size=seating.shape), axis=1)
-    ranks = np.zeros(seating.shape, dtype=np.int64)
-    ranks[np.arange(len(seating)), winner] = 2
-    tally = PairwiseTally(8)
-    tally.add_games(boards, seating, ranks, (0, 1, 2, 3))
-    fit = fit_ranking(tally)
-    status = ranking_status(fit, 0.05, 20.0)
-    top, weakest = status.order[:2], set(status.order[-2:])
-    pairs = tuple(dataclasses.replace(p, state=OPEN if k == 0 else ORDERED) for k, p in enumerate(status.pairs))
-    only_top_open = RankingStatus(status.order, pairs, status.threshold)  # only the top pair left to tell
-    new = choose_tables(fit, only_top_open, 4, 1, 4.0, tally)
-    old = choose_tables(fit, only_top_open, 4, 1, 4.0)
-    assert len(new) == len(old) == 1
-    assert set(top) <= set(new[0]) and set(new[0]) - set(top) == weakest
-    assert set(old[0]) <= set(status.order[:4])  # the pairwise model: neighbours
-    information = winner_information(fit, tally, 4, 4.0)
-    contrast = np.zeros(8)
-    contrast[top[0]], contrast[top[1]] = 1.0, -1.0
-    ratings = fit.ratings
-    assert (_winner_variance(information, new[0], ratings, contrast, 4 * 20)
-            < 0.9 * _winner_variance(information, old[0], ratings, contrast, 4 * 20))
 
 
 # --- decisions ----------------------------------------------------------------------------------
