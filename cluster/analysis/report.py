@@ -374,17 +374,52 @@ def by_condition_markdown(df: pd.DataFrame) -> list[str]:
     return parts
 
 
-def report_study(study_dir, plot: bool = True) -> str:
+class RoundsError(ValueError):
+    """``arena report --rounds`` asked of a study it does not apply to, or of rounds not played."""
+
+
+def first_rounds(study_dir: Path, df: pd.DataFrame, rounds: int) -> tuple[pd.DataFrame, str]:
+    """The rows of the first ``rounds`` rounds of a round robin or gauntlet, every one of
+    them complete (the balanced design of a shorter tournament: what a tournament stopped
+    before its last round reports, reading complete rounds only, as decisions do), and a
+    line saying so. Board ``b`` of such a tournament is table ``b // R``, round ``b % R``
+    (:mod:`cluster.spec.tournament`). Raises :class:`RoundsError` naming what does not fit."""
+    stored = read_stored_spec(study_dir)
+    design = None if stored is None else stored.design
+    if design is None or design.format not in ("round_robin", "gauntlet") or design.stop is not None:
+        raise RoundsError(f"--rounds: {study_dir} is not a round robin or gauntlet without a stop "
+                          f"(its rounds are not fixed in advance)")
+    total_rounds = int(design.rounds)
+    if not 1 <= rounds <= total_rounds:
+        raise RoundsError(f"--rounds: must be in 1 .. {total_rounds} (the tournament's design.rounds), got {rounds}")
+    per_round = stored.study_spec().design.total_games // total_rounds
+    round_of = df["board_seed"].astype("int64") % total_rounds
+    games = df.drop_duplicates("game_index").assign(round=round_of).groupby("round")["game_index"].nunique()
+    for r in range(rounds):
+        have = int(games.get(r, 0))
+        if have != per_round:
+            raise RoundsError(f"--rounds: round {r + 1} has {have} of its {per_round} games; "
+                              f"the complete rounds are the first {r} (resume the study to play the rest)")
+    kept = df[round_of < rounds]
+    return kept, f"the first {rounds} of {total_rounds} rounds ({rounds * per_round} games, every one complete)"
+
+
+def report_study(study_dir, plot: bool = True, rounds: int | None = None) -> str:
     """Re-read a (finished or interrupted) study's Parquet rows, rewrite its report
-    directory and return the tables as Markdown text."""
+    directory and return the tables as Markdown text (``rounds``: a round robin's or
+    gauntlet's first complete rounds only, :func:`first_rounds`)."""
     study_dir = Path(study_dir)
     if not (study_dir / "results").is_dir():
         raise NotAStudyError(not_a_study_message(study_dir))
     df = ResultStore(study_dir).read()
     if not len(df):
         return f"{study_dir}: no finished games yet"
+    scope = ""
+    if rounds is not None:
+        df, scope = first_rounds(study_dir, df, rounds)
+        scope = f" ({scope})"
     games = df["game_index"].nunique()
-    parts = [f"{study_dir.name}: {games} games", "", to_markdown(result_table(df))]
+    parts = [f"{study_dir.name}: {games} games{scope}", "", to_markdown(result_table(df))]
     parts += by_condition_markdown(df)
     sequential = sequential_of_study(study_dir, df)
     if sequential is not None:

@@ -11,15 +11,30 @@ def add_parser(sub) -> None:
     p.add_argument("study", help="study directory (it holds results/), e.g. arena-studies/pommerman-ffa-demo")
     p.add_argument("--no-plot", action="store_true",
                    help="print the tables only; do not rewrite the plots and table files in <study>/report/")
+    p.add_argument("--rounds", type=_positive_int, default=None, metavar="N",
+                   help="a round robin or gauntlet: report its first N rounds only, each of which must be "
+                        "complete (a tournament stopped before its last round, read as a shorter balanced one)")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from cluster.analysis.report import NotAStudyError, report_study
+def _positive_int(text: str) -> int:
+    import argparse
 
     try:
-        text = report_study(Path(args.study), plot=not args.no_plot)
-    except NotAStudyError as exc:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def run(args) -> int:
+    from cluster.analysis.report import NotAStudyError, RoundsError, report_study
+
+    try:
+        text = report_study(Path(args.study), plot=not args.no_plot, rounds=args.rounds)
+    except (NotAStudyError, RoundsError) as exc:
         print(f"arena report: {exc}", file=sys.stderr)
         return 2
     print(text)

@@ -306,3 +306,40 @@ def test_a_tournament_runs_resumes_and_extends_on_ray(tmp_path, ray_local):
     # run again: nothing left to play
     again = run_study(second, progress=False, plugins=PLUGINS, warm_up=False)
     assert again.counts["played"] == 0 and again.counts["skipped"] == second.design.total_games
+
+
+def test_report_reads_the_first_complete_rounds_of_a_round_robin(tmp_path):
+    """``arena report --rounds N``: a tournament stopped before its last round reports its
+    complete rounds only, a balanced design of its own; an incomplete round is refused."""
+    from datetime import datetime, timezone
+
+    from agents.registry import config_hash
+    from cluster.analysis.report import RoundsError, report_study
+    from cluster.results.store import ResultStore
+
+    spec = build_spec(spec_data(tmp_path, entrants=3, players=2, design={"rounds": 3}))
+    store = ResultStore(spec.study_dir)
+    store.write_spec(spec)
+    games = sorted(games_of(spec), key=lambda g: g.game_index)
+    assert len(games) == 3 * 3 * 2
+    rows = []
+    for g in games:
+        if g.board_seed % 3 == 2 and g.game_index % 4 == 0:
+            continue  # round 3 is missing some of its games
+        for seat, entry in enumerate(g.seat_lineup):
+            rows.append(dict(study_id=spec.study_id, series_id=g.series_id, game_index=g.game_index,
+                             index_in_series=g.index_in_series, board_seed=g.board_seed, seed_entropy="x", seat=seat,
+                             label=spec.lineup[entry].label, agent="fake",
+                             config_hash=config_hash("fake", spec.lineup[entry].config, spec.budget_for(entry)),
+                             team=seat, result="win" if entry == max(g.seat_lineup) else "loss", reward=0.0,
+                             length=3, died_at=None, mean_iterations=3.0, mean_ms=0.1, invalid_actions=0,
+                             budget="3 it", error=None, finished_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                             worker="w", condition=""))
+    store.append(rows)
+    text = report_study(spec.study_dir, plot=False, rounds=2)
+    assert text.splitlines()[0] == "t: 12 games (the first 2 of 3 rounds (12 games, every one complete))"
+    assert "| 1 | S2 |" in text  # the highest entry wins every game
+    with pytest.raises(RoundsError, match=r"round 3 has \d of its 6 games; the complete rounds are the first 2"):
+        report_study(spec.study_dir, plot=False, rounds=3)
+    with pytest.raises(RoundsError, match=r"must be in 1 \.\. 3"):
+        report_study(spec.study_dir, plot=False, rounds=4)
