@@ -501,7 +501,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_sigterm_while_ray_starts_takes_the_same_way_out(tmp_path):
+def test_sigterm_while_ray_starts_takes_the_same_way_out(ray_local, tmp_path):
     import psutil
 
     spec_file = write_toml_spec(tmp_path, "early", seeds=4)
