@@ -31,7 +31,6 @@ The guarantee of a resolved order is stated in :mod:`cluster.analysis.ranking_st
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -218,21 +217,6 @@ def adaptive_of_study(study_dir, rows) -> AdaptiveResult | None:
     """The adaptive schedule of a stored tournament (its ``spec.json`` has
     ``design.stop.ranking``) replayed from its rows, None for any other study (or when its
     spec cannot be rebuilt here)."""
-    from cluster.results.store import StoreError, read_stored_spec
-    from cluster.spec.fields import SpecError
+    from cluster.analysis.rounds import replayed_schedule
 
-    try:
-        stored = read_stored_spec(study_dir)
-    except StoreError:
-        return None
-    if stored is None or stored.design is None or stored.design.stop is None or stored.design.stop.ranking is None:
-        return None
-    try:
-        spec = stored.study_spec()
-    except SpecError as exc:  # e.g. an agent registered by a plugin not imported here
-        warnings.warn(f"{Path(study_dir) / 'spec.json'}: the adaptive schedule is not reported ({exc})",
-                      RuntimeWarning, stacklevel=2)
-        return None
-    schedule = AdaptiveSchedule.from_spec(spec)
-    schedule.add_frame(rows)
-    return schedule.result()
+    return replayed_schedule(AdaptiveSchedule, study_dir, rows, lambda design: design.stop is not None and design.stop.ranking is not None, "the adaptive schedule is")

@@ -164,3 +164,29 @@ class RoundSchedule:
 
     def _look(self) -> list[SeriesTask]:
         raise NotImplementedError
+
+
+def replayed_schedule(cls, study_dir, rows, applies, what: str):
+    """``cls.from_spec`` of the stored spec of ``study_dir`` (when ``applies(design)``), fed
+    ``rows``, and its ``result()``; None for any other study, or (with a warning naming
+    ``what``) when the spec cannot be rebuilt here (e.g. a plugin agent not imported)."""
+    import warnings
+    from pathlib import Path
+
+    from cluster.results.store import StoreError, read_stored_spec
+    from cluster.spec.fields import SpecError
+
+    try:
+        stored = read_stored_spec(study_dir)
+    except StoreError:
+        return None
+    if stored is None or stored.design is None or not applies(stored.design):
+        return None
+    try:
+        spec = stored.study_spec()
+    except SpecError as exc:
+        warnings.warn(f"{Path(study_dir) / 'spec.json'}: {what} not reported ({exc})", RuntimeWarning, stacklevel=3)
+        return None
+    schedule = cls.from_spec(spec)
+    schedule.add_frame(rows)
+    return schedule.result()

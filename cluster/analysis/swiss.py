@@ -29,7 +29,6 @@ points do not.
 from __future__ import annotations
 
 import csv
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,21 +201,6 @@ def swiss_of_study(study_dir, rows) -> SwissResult | None:
     """The Swiss standings of a stored tournament (its ``spec.json`` has ``design.format =
     "swiss"``) replayed from its rows, None for any other study (or when its spec cannot be
     rebuilt here)."""
-    from cluster.results.store import StoreError, read_stored_spec
-    from cluster.spec.fields import SpecError
+    from cluster.analysis.rounds import replayed_schedule
 
-    try:
-        stored = read_stored_spec(study_dir)
-    except StoreError:
-        return None
-    if stored is None or stored.design is None or stored.design.format != "swiss":
-        return None
-    try:
-        spec = stored.study_spec()
-    except SpecError as exc:  # e.g. an agent registered by a plugin not imported here
-        warnings.warn(f"{Path(study_dir) / 'spec.json'}: the Swiss standings are not reported ({exc})",
-                      RuntimeWarning, stacklevel=2)
-        return None
-    schedule = SwissSchedule.from_spec(spec)
-    schedule.add_frame(rows)
-    return schedule.result()
+    return replayed_schedule(SwissSchedule, study_dir, rows, lambda design: design.format == "swiss", "the Swiss standings are")
