@@ -45,13 +45,22 @@ import numpy as np
 
 from games.lowlevel import borrow, stack_alloca
 from games.rng import rng_integer
-from games.pommerman.kernels import STATE_RULESET, count_wood, heuristic, step_under
+from games.pommerman.kernels import (
+    RULESET_CANONICAL, RULESET_JAVA, STATE_RULESET, borrowed_state, count_wood, heuristic, require_layout_shapes, step_under,
+)
 from games.pommerman.kernels import (
     A_ALIVE, A_COL, A_REWARD, A_ROW, A_STATUS, A_VISIBLE, ACTION_DCOL, ACTION_DROW,
     BOARD_SIZE, FLAMES, M_DONE, M_INITIAL_WOOD, M_MAX_STEPS, M_MODE, M_RESULT, M_STEP,
     MODE_TEAM, N_ACTIONS, N_AGENTS, RESULT_INCOMPLETE, STATUS_INCOMPLETE, STATUS_LOSS,
     STATUS_TIE, copy_into,
 )
+
+from ..search import deadline_ns, monotonic_ns
+
+#: The rulesets a search has a decision kernel for, one kernel each: each search module
+#: makes its kernels with a closure factory over the ruleset (``_mcts_decide_for`` and the
+#: like), keyed by the observation's ruleset (``meta[M_RULESET]``) in its ``*_DECIDE`` dict.
+KERNEL_RULESETS = (RULESET_CANONICAL, RULESET_JAVA)
 
 QUIRK_SAFE_ACTION_SLIP = 1
 """Own rollout moves: the framework's safeRandomAction index slip."""
@@ -155,6 +164,34 @@ def prepare_search_in_frame(root, observation, rng, quirks, max_wood):
         hidden[i] = 1 if hidden_heap[i] else 0
         joint[i] = joint_heap[i]
     return hidden, joint, n_hidden, root_wood, borrow(rng)
+
+
+@nb.njit(cache=True, inline="always")
+def begin_search(observation, root, scratch, rng, quirks, max_wood, time_limit):
+    """The prologue of every Pommerman search kernel (MCTS, RHEA, OSLA, FEMCTS), once per
+    decision: the budget's clock, borrowed views of the agent's root and scratch states,
+    the scratch state's layout check, and the searched model (:func:`prepare_search_in_frame`).
+
+    Args: observation: PommermanState (unchanged); root, scratch: the agent's preallocated
+    PommermanStates (overwritten); rng: uint64[2]; quirks, max_wood: as
+    :func:`prepare_search`; time_limit: float seconds (0 = none).
+    Returns: (root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline):
+    ``root`` and ``scratch`` borrowed views (no reference counts in the search loop),
+    ``hidden`` .. ``rng`` those of :func:`prepare_search_in_frame`, ``start`` and
+    ``deadline`` the monotonic ns for :func:`agents.search.budget_exhausted`.
+
+    Inlined into the calling kernel, like :func:`prepare_search_in_frame`: ``hidden`` and
+    ``joint`` are on its stack and must not outlive it. The scratch state is checked once
+    here so that :func:`advance` steps it unchecked in the loop.
+    """
+    deadline = deadline_ns(time_limit)
+    start = monotonic_ns()
+    root = borrowed_state(root)
+    scratch = borrowed_state(scratch)
+    require_layout_shapes(scratch)
+    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
+                                                                      max_wood)
+    return root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline
 
 
 @nb.njit(cache=True)

@@ -12,17 +12,11 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from games.pommerman.kernels import (
-    M_RULESET, M_STEP, RULESET_CANONICAL, RULESET_JAVA, STOP, borrowed_state, copy_into,
-    require_layout_shapes,
-)
+from games.pommerman.kernels import M_RULESET, M_STEP, STOP, copy_into
 
 from ..evolution import evolve, normalise_rows
-from ..search import (
-    backup, borrowed_tree, budget_exhausted, deadline_ns, monotonic_ns, recommend_root_action,
-    reset_tree,
-)
-from ._common import prepare_search_in_frame, search_value
+from ..search import backup, borrowed_tree, budget_exhausted, recommend_root_action, reset_tree
+from ._common import KERNEL_RULESETS, begin_search, search_value
 from .mcts import tree_policy
 from .features import N_FEATURES, prepare_feature_cache
 from .femcts_rollout import evolved_rollout
@@ -51,8 +45,8 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
         mutation adds, mutation_variant: MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES,
         keep_positive: clip weights at 0, normalise: rows to unit norm after evolving)
         (a tuple: CPython passes a call of more than 30 arguments as ``*args``, which
-        numba's inliner refuses; :func:`femcts_decide_canonical` and
-        :func:`femcts_decide_java` take them one by one).
+        numba's inliner refuses; the decision kernels of :data:`FEMCTS_DECIDE` take
+        them one by one).
         discount: lambda; the backed-up value is heuristic * lambda**depth (1 = none).
         rng: uint64[2].
         quirks, max_wood: the profile's switches (``_common.prepare_search``).
@@ -63,9 +57,9 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
         best_mean: play the root child with the best mean value instead of the
             most visited one (``recommendation``).
         ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant in
-            :func:`femcts_decide_canonical` and :func:`femcts_decide_java`, which
-            inline this: each compiles only its own rules; :func:`femcts_decide`
-            picks one by the observation).
+            each decision kernel of :data:`FEMCTS_DECIDE`, which inline this: each
+            compiles only its own rules; :func:`femcts_decide` picks one by the
+            observation).
     Returns:
         (action, iterations, generations, ticks): int64 x 4; ``ticks`` is the
         forward-model ticks simulated (tree descent and rollouts), which is what
@@ -77,15 +71,9 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
     """
     (rollouts_per_individual, elite_count, tournament_size, mutation_probability, mutation_strength,
      positive_bias, mutation_variant, keep_positive, normalise) = evolution
-    deadline = deadline_ns(time_limit)
-    start = monotonic_ns()
-    # borrowed views (no reference counts) of the agent's tree and states for the loop
-    tree = borrowed_tree(tree)
-    root = borrowed_state(root)
-    scratch = borrowed_state(scratch)
-    require_layout_shapes(scratch)  # once per decision: advance steps it unchecked
-    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
-                                                                      max_wood)
+    root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline = begin_search(
+        observation, root, scratch, rng, quirks, max_wood, time_limit)
+    tree = borrowed_tree(tree)  # a borrowed view (no reference counts) for the loop
     if feature_index.shape[0] > 0:
         prepare_feature_cache(feature_cache, root, rollout_depth, feature_index)
     reset_tree(tree)
@@ -138,47 +126,35 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
     return action, iterations, generations, ticks
 
 
-@nb.njit(cache=True)
-def femcts_decide_canonical(observation, player, tree, root, scratch, max_iterations, time_limit,
-                            exploration, epsilon, rollout_depth,
-                            population, fitness, population_scratch, feature_index, scale, offset,
-                            n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                            mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                            keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
-                            absent=0.0, search_quirks=0, best_mean=False):
-    """:func:`femcts_search` for an observation of the canonical ruleset."""
-    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                         exploration, epsilon, rollout_depth,
-                         population, fitness, population_scratch, feature_index, scale, offset,
-                         n_effective, feature_cache,
-                         (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
-                          mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
-                         discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
-                         RULESET_CANONICAL)
+def _femcts_decide_for(ruleset):
+    """The decision kernel: :func:`femcts_search` with ``ruleset`` a constant of the kernel
+    (a closure value), so it compiles only its own rules (as
+    :func:`agents.pommerman.mcts._mcts_decide_for`). It takes the evolution's settings one
+    by one and hands them to :func:`femcts_search` as one tuple."""
 
+    @nb.njit(cache=True)
+    def femcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
+                      exploration, epsilon, rollout_depth,
+                      population, fitness, population_scratch, feature_index, scale, offset,
+                      n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
+                      mutation_probability, mutation_strength, positive_bias, mutation_variant,
+                      keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
+                      absent=0.0, search_quirks=0, best_mean=False):
+        return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                             exploration, epsilon, rollout_depth,
+                             population, fitness, population_scratch, feature_index, scale, offset,
+                             n_effective, feature_cache,
+                             (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
+                              mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
+                             discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
+                             ruleset)
 
-@nb.njit(cache=True)
-def femcts_decide_java(observation, player, tree, root, scratch, max_iterations, time_limit,
-                       exploration, epsilon, rollout_depth,
-                       population, fitness, population_scratch, feature_index, scale, offset,
-                       n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                       mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                       keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
-                       absent=0.0, search_quirks=0, best_mean=False):
-    """:func:`femcts_search` for an observation of the java ruleset."""
-    return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                         exploration, epsilon, rollout_depth,
-                         population, fitness, population_scratch, feature_index, scale, offset,
-                         n_effective, feature_cache,
-                         (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
-                          mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
-                         discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
-                         RULESET_JAVA)
+    return femcts_decide
 
 
 #: The decision kernel by the observation's ruleset (``meta[M_RULESET]``): each compiles
 #: only its own rules (seconds on a fresh numba cache; before the split FEMCTS compiled both).
-FEMCTS_DECIDE = {RULESET_CANONICAL: femcts_decide_canonical, RULESET_JAVA: femcts_decide_java}
+FEMCTS_DECIDE = {ruleset: _femcts_decide_for(ruleset) for ruleset in KERNEL_RULESETS}
 
 
 def femcts_decide(observation, *args, **kwargs):

@@ -40,21 +40,18 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games.pommerman.kernels import (
-    M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STATE_RULESET, STOP, borrowed_state, copy_into,
-    require_layout_shapes,
-)
+from games.pommerman.kernels import M_RULESET, N_ACTIONS, STATE_RULESET, STOP, copy_into
 from games.validation import config_class
 
 from ..registry import register
 
 from ..search import (
-    ROOT_INDEX, backup, borrowed_tree, budget_exhausted, deadline_ns, expand, monotonic_ns, most_visited_child,
-    new_tree, random_untried_action, reset_tree, root_child_value, SearchConfig, select_uct,
+    ROOT_INDEX, backup, borrowed_tree, budget_exhausted, expand, most_visited_child, new_tree,
+    random_untried_action, reset_tree, root_child_value, SearchConfig, select_uct,
 )
 from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act
 from ._common import (
-    advance, prepare_search_in_frame, safe_random_action, search_over, search_value,
+    KERNEL_RULESETS, advance, begin_search, safe_random_action, search_over, search_value,
 )
 
 
@@ -141,8 +138,8 @@ def simulate(tree, state, player, rollout_depth, exploration, epsilon, joint, hi
 @nb.njit(cache=True, inline="always")
 def mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
                 exploration, epsilon, rollout_depth, rng, quirks, max_wood, ruleset):
-    """One MCTS decision (inlined into :func:`mcts_decide_canonical` and
-    :func:`mcts_decide_java`, each compiled for one ruleset).
+    """One MCTS decision (inlined into the decision kernel of each ruleset,
+    :data:`MCTS_DECIDE`).
 
     Args:
         observation: PommermanState, the agent's observation (unchanged).
@@ -160,15 +157,9 @@ def mcts_search(observation, player, tree, root, scratch, max_iterations, time_l
     Returns:
         (action, iterations): int64, int64.
     """
-    deadline = deadline_ns(time_limit)
-    start = monotonic_ns()
-    # borrowed views (no reference counts) of the agent's tree and scratch states for the loop
-    tree = borrowed_tree(tree)
-    root = borrowed_state(root)
-    scratch = borrowed_state(scratch)
-    require_layout_shapes(scratch)  # once per decision: advance steps it unchecked
-    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
-                                                                      max_wood)
+    root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline = begin_search(
+        observation, root, scratch, rng, quirks, max_wood, time_limit)
+    tree = borrowed_tree(tree)  # a borrowed view (no reference counts) for the loop
     reset_tree(tree)
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
@@ -182,25 +173,24 @@ def mcts_search(observation, player, tree, root, scratch, max_iterations, time_l
     return action, iterations
 
 
-@nb.njit(cache=True)
-def mcts_decide_canonical(observation, player, tree, root, scratch, max_iterations, time_limit,
-                          exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
-    """:func:`mcts_search` for an observation of the canonical ruleset."""
-    return mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                       exploration, epsilon, rollout_depth, rng, quirks, max_wood, RULESET_CANONICAL)
+def _mcts_decide_for(ruleset):
+    """The decision kernel: :func:`mcts_search` with ``ruleset`` (RULESET_CANONICAL /
+    RULESET_JAVA) a constant of the kernel (a closure value, which numba folds as it does
+    globals), so it compiles only its own rules; numba caches each closure under its own
+    key (the closure values are part of it)."""
 
+    @nb.njit(cache=True)
+    def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
+                    exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
+        return mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
+                           exploration, epsilon, rollout_depth, rng, quirks, max_wood, ruleset)
 
-@nb.njit(cache=True)
-def mcts_decide_java(observation, player, tree, root, scratch, max_iterations, time_limit,
-                     exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
-    """:func:`mcts_search` for an observation of the java ruleset."""
-    return mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                       exploration, epsilon, rollout_depth, rng, quirks, max_wood, RULESET_JAVA)
+    return mcts_decide
 
 
 #: The decision kernel by the observation's ruleset (``meta[M_RULESET]``): each compiles
 #: only its own rules (seconds on a fresh numba cache).
-MCTS_DECIDE = {RULESET_CANONICAL: mcts_decide_canonical, RULESET_JAVA: mcts_decide_java}
+MCTS_DECIDE = {ruleset: _mcts_decide_for(ruleset) for ruleset in KERNEL_RULESETS}
 
 
 # --------------------------------------------------------------------- the agent

@@ -7,15 +7,13 @@ import numba as nb
 import numpy as np
 from pydantic import Field
 
-from games.pommerman.kernels import (
-    M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STOP, copy_into, require_layout_shapes,
-)
+from games.pommerman.kernels import M_RULESET, N_ACTIONS, STOP, copy_into
 from games.validation import Real, config_class
 
 from ..registry import register
 from ..search import tie_noise
 from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act
-from ._common import advance, prepare_search_in_frame, search_value
+from ._common import KERNEL_RULESETS, advance, begin_search, search_value
 
 
 @nb.njit(cache=True, inline="always")
@@ -24,9 +22,8 @@ def osla_search(observation, player, root, scratch, epsilon, rng, quirks, max_wo
     heuristic (tie noise); returns (best action, 6 simulations). ``quirks``,
     ``max_wood``: the profile's switches (see ``_common.prepare_search``); ``ruleset``:
     the observation's, a constant (inlined into one kernel per ruleset)."""
-    require_layout_shapes(scratch)  # once per decision: advance steps it unchecked
-    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
-                                                                      max_wood)
+    root, scratch, hidden, joint, n_hidden, root_wood, rng, _, _ = begin_search(
+        observation, root, scratch, rng, quirks, max_wood, 0.0)
     best = 0
     best_value = -np.inf
     for action in range(N_ACTIONS):
@@ -39,21 +36,19 @@ def osla_search(observation, player, root, scratch, epsilon, rng, quirks, max_wo
     return best, N_ACTIONS
 
 
-@nb.njit(cache=True)
-def osla_decide_canonical(observation, player, root, scratch, epsilon, rng, quirks=0, max_wood=0):
-    """:func:`osla_search` for an observation of the canonical ruleset."""
-    return osla_search(observation, player, root, scratch, epsilon, rng, quirks, max_wood,
-                       RULESET_CANONICAL)
+def _osla_decide_for(ruleset):
+    """The decision kernel: :func:`osla_search` with ``ruleset`` a constant of the kernel
+    (a closure value), so it compiles only its own rules (as :func:`.mcts._mcts_decide_for`)."""
 
+    @nb.njit(cache=True)
+    def osla_decide(observation, player, root, scratch, epsilon, rng, quirks=0, max_wood=0):
+        return osla_search(observation, player, root, scratch, epsilon, rng, quirks, max_wood, ruleset)
 
-@nb.njit(cache=True)
-def osla_decide_java(observation, player, root, scratch, epsilon, rng, quirks=0, max_wood=0):
-    """:func:`osla_search` for an observation of the java ruleset."""
-    return osla_search(observation, player, root, scratch, epsilon, rng, quirks, max_wood, RULESET_JAVA)
+    return osla_decide
 
 
 #: The decision kernel by the observation's ruleset (each compiles only its rules).
-OSLA_DECIDE = {RULESET_CANONICAL: osla_decide_canonical, RULESET_JAVA: osla_decide_java}
+OSLA_DECIDE = {ruleset: _osla_decide_for(ruleset) for ruleset in KERNEL_RULESETS}
 
 
 # --------------------------------------------------------------------- the agent

@@ -30,16 +30,15 @@ from pydantic import Field
 
 from games.rng import rng_integer, rng_uniform
 from games.pommerman.kernels import (
-    M_RULESET, N_ACTIONS, RULESET_CANONICAL, RULESET_JAVA, STATE_RULESET, STOP, borrowed_state, copy_into,
-    require_layout_shapes,
+    M_RULESET, N_ACTIONS, STATE_RULESET, STOP, borrowed_state, copy_into, require_layout_shapes,
 )
 from games.validation import Real, config_class, one_of
 
 from ..registry import register
 
-from ..search import budget_exhausted, deadline_ns, monotonic_ns, normalise
+from ..search import budget_exhausted, normalise
 from ._agent import PommermanSearchAgent, PommermanSearchConfig, can_act, scratch_state
-from ._common import advance, prepare_search_in_frame, search_over, search_value
+from ._common import KERNEL_RULESETS, advance, begin_search, search_over, search_value
 
 EVALUATE_LAST = 0
 EVALUATE_DISCOUNT = 1
@@ -198,8 +197,8 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
                 offspring, off_values, max_iterations, time_limit, mutation_rate, tournament_size,
                 shift_buffer, evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, rng,
                 quirks, max_wood, ruleset):
-    """One RHEA decision (inlined into :func:`rhea_decide_canonical` and
-    :func:`rhea_decide_java`, each compiled for one ruleset).
+    """One RHEA decision (inlined into the decision kernels of :data:`RHEA_DECIDE`, each
+    compiled for one ruleset and Monte Carlo rollouts on or off).
 
     Args:
         observation: PommermanState; player: int.
@@ -219,17 +218,11 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
     Returns:
         (action, iterations): int64, int64.
     """
-    deadline = deadline_ns(time_limit)
-    start = monotonic_ns()
-    # borrowed views (no reference counts) of the agent's states for the loop
-    root = borrowed_state(root)
-    scratch = borrowed_state(scratch)
-    mc_state = borrowed_state(mc_state)
-    require_layout_shapes(scratch)  # once per decision: advance steps them unchecked
+    root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline = begin_search(
+        observation, root, scratch, rng, quirks, max_wood, time_limit)
+    mc_state = borrowed_state(mc_state)  # a borrowed view (no reference counts) for the loop
     if mc_rollouts:
-        require_layout_shapes(mc_state)
-    hidden, joint, n_hidden, root_wood, rng = prepare_search_in_frame(root, observation, rng, quirks,
-                                                                      max_wood)
+        require_layout_shapes(mc_state)  # once per decision: advance steps it unchecked
     p = population.shape[0]
     o = offspring.shape[0]
     length = population.shape[1]
@@ -306,7 +299,7 @@ def _rhea_decide_for(ruleset, mc_rollouts):
 #: The decision kernel by (the observation's ruleset, Monte Carlo rollouts on), see
 #: :func:`_rhea_decide_for`: a fresh cache compiles only the kernel a lineup uses.
 RHEA_DECIDE = {(ruleset, mc): _rhea_decide_for(ruleset, mc)
-               for ruleset in (RULESET_CANONICAL, RULESET_JAVA) for mc in (False, True)}
+               for ruleset in KERNEL_RULESETS for mc in (False, True)}
 
 
 # --------------------------------------------------------------------- the agent
