@@ -67,9 +67,11 @@ from ._common import QUIRK_STOP_AT_OWN_END, QUIRK_TIE_DEATH_SCORED
 from .features import ALL_FEATURES, SUBSET_NEA2, new_feature_cache
 from .fog_memory import GHOST_KINDS, new_fog_memory, remember
 from .femcts_rollout import (  # re-exported: the rollout policy's public names
-    evolved_rollout, policy_action, rollout_features, safe_move_on,
+    evolved_rollout, policy_action, rollout_features, RolloutPolicy, safe_move_on,
 )
-from .femcts_search import FEMCTS_DECIDE, femcts_decide, femcts_search  # re-exported: the search
+from .femcts_search import (  # re-exported: the search
+    EvolutionParams, FEMCTS_DECIDE, femcts_decide, femcts_search, FemctsParams,
+)
 
 
 # --------------------------------------------------------------------- the agent
@@ -243,6 +245,23 @@ def validate_population(arrays: dict, config: FEMCTSConfig, source: str = "seed_
     return pop.astype(np.float64)
 
 
+def rollout_policy(config: FEMCTSConfig, fog_moves: str) -> RolloutPolicy:
+    """The :class:`RolloutPolicy` of ``config`` with the resolved ``fog_moves``
+    (:func:`resolve_fog_moves`)."""
+    return RolloutPolicy(config.feature_index, config.softmax_scale, config.softmax_offset,
+                         int(config.n_effective), fog_moves == "blocked", float(config.absent_closeness))
+
+
+def evolution_params(config: FEMCTSConfig) -> EvolutionParams:
+    """The :class:`EvolutionParams` of ``config``."""
+    c = config
+    return EvolutionParams(
+        int(c.rollouts_per_individual), int(c.elite_count), int(c.tournament_size),
+        float(c.mutation_probability), float(c.mutation_strength), float(c.effective_positive_bias),
+        int(MUTATION_VARIANTS[c.mutation_variant]), bool(c.effective_keep_positive),
+        bool(c.normalise_weights))
+
+
 @register
 class FEMCTSAgent(PommermanSearchAgent):
     """MCTS whose rollout policy is evolved online (population carried across games)."""
@@ -265,17 +284,21 @@ class FEMCTSAgent(PommermanSearchAgent):
         self.population = np.zeros(config.population_shape)
         self.fitness = np.zeros(config.population_size)
         self._pop_scratch = np.empty_like(self.population)
-        self._feature_index = config.feature_index
-        self._scale = config.softmax_scale
-        self._offset = config.softmax_offset
         self._feature_cache = new_feature_cache()
-        self._variant = MUTATION_VARIANTS[config.mutation_variant]
         self.fog_moves = resolve_fog_moves(config.fog_moves, self.profile)
         """``blocked`` or ``open``: the resolved ``fog_moves``."""
-        self._fog_blocks = self.fog_moves == "blocked"
         self.search_quirks = ((QUIRK_STOP_AT_OWN_END | QUIRK_TIE_DEATH_SCORED)
                               if config.mcts_switches == "java" else 0)
         """The ``QUIRK_*`` bits FEMCTS's tree, rollouts and value take (``mcts_switches``)."""
+        self.rollout_policy = rollout_policy(config, self.fog_moves)
+        """The :class:`RolloutPolicy` (the evolved policy besides its weights)."""
+        c = config
+        max_iterations, seconds = budget.kernel_args()
+        self._params = FemctsParams(
+            int(max_iterations), float(seconds), float(c.exploration), float(c.epsilon),
+            int(c.rollout_depth), float(c.discount), int(self.quirks), int(self.search_quirks),
+            c.recommendation == "best_mean")
+        self._evolution = evolution_params(c)
         self._remembers = config.features_from == "memory"
         self.memory = new_fog_memory()
         """This game's :class:`~agents.pommerman.fog_memory.FogMemory` (``features_from = "memory"``)."""
@@ -297,22 +320,13 @@ class FEMCTSAgent(PommermanSearchAgent):
     def decide(self, observation):
         if not can_act(observation, self.seat):
             return STOP, 0
-        max_iterations, seconds = self.budget.kernel_args()
-        c = self.config
         if self._remembers:
-            self.remembered += remember(self.memory, observation, self.seat, int(c.memory_ticks),
+            self.remembered += remember(self.memory, observation, self.seat, int(self.config.memory_ticks),
                                         self._feature_cache)
         action, iterations, generations, ticks = femcts_decide(
-            observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
-            float(c.exploration), float(c.epsilon), int(c.rollout_depth),
-            self.population, self.fitness, self._pop_scratch, self._feature_index,
-            self._scale, self._offset, int(c.n_effective), self._feature_cache,
-            int(c.rollouts_per_individual),
-            int(c.elite_count), int(c.tournament_size), float(c.mutation_probability),
-            float(c.mutation_strength), c.effective_positive_bias, self._variant,
-            bool(c.effective_keep_positive), bool(c.normalise_weights), float(c.discount), self._rng,
-            self.quirks, self.model_max_wood(observation), self._fog_blocks,
-            float(c.absent_closeness), self.search_quirks, c.recommendation == "best_mean")
+            observation, self.seat, self._tree, self._root, self._scratch, self._params, self._evolution,
+            self.population, self.fitness, self._pop_scratch, self.rollout_policy, self._feature_cache,
+            self._rng, self.model_max_wood(observation))
         self.generations += int(generations)
         self.ticks += int(ticks)
         self.last_value = root_child_value(self._tree, action)

@@ -11,6 +11,8 @@ the features as the rollouts see them.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
@@ -29,6 +31,29 @@ from .features import (
     F_NEAR_RIGID, F_NEAR_WOOD, FAR_SQ, G_BOMB, G_ENEMY, G_POWER, G_RIGID, G_WOOD, MAX_BLAST,
     closeness_or_far, closeness_or_none, merge_ghosts, state_features,
 )
+
+
+class RolloutPolicy(NamedTuple):
+    """What the evolved policy D(W) is besides an individual's weights W (fixed per agent:
+    built once by :class:`~agents.pommerman.femcts.FEMCTSAgent`).
+
+    Fields:
+        feature_index: int64[F] indices into the 8 state features; empty = unfeatured (F = 1,
+            the constant feature 1).
+        scale, offset: float64[A], the softmax's weighting of the effective actions (see
+            :func:`agents.evolution.policy_probabilities` and ``move_weighting``).
+        n_effective: int, A: 6, 3 or 2 effective actions.
+        fog_blocks: bool, unseen cells are not safe moves (``fog_moves``; see :func:`safe_move_on`).
+        absent: float, the closeness feature of an object not on the searched board
+            (``absent_closeness``).
+    """
+
+    feature_index: np.ndarray
+    scale: np.ndarray
+    offset: np.ndarray
+    n_effective: int
+    fog_blocks: bool
+    absent: float
 
 
 @nb.njit(cache=True, inline="always")
@@ -94,41 +119,35 @@ def _effective_to_real(state, player, n_effective, e, rng, fog_blocks):
 
 
 @nb.njit(cache=True)
-def policy_action(state, player, weights, feature_index, scale, offset, n_effective,
-                  feature_cache, all_features, features, probabilities, rng, fog_blocks=False,
-                  absent=0.0):
+def policy_action(state, player, weights, policy, feature_cache, all_features, features, probabilities,
+                  rng):
     """A real action drawn from the evolved policy of one individual in ``state``
     (what :func:`evolved_rollout` plays at each step).
 
     Args:
-        weights: float64[A, F] (F = len(feature_index), or 1 when unfeatured).
-        feature_index: int64[F] indices into the 8 state features; empty = unfeatured.
-        scale, offset: float64[A] (see :func:`agents.evolution.policy_probabilities`);
-        n_effective: 6, 3 or 2.
+        weights: float64[A, F] (F = len(policy.feature_index), or 1 when unfeatured).
+        policy: :class:`RolloutPolicy`, the rest of the policy.
         feature_cache: FeatureCache prepared from the decision's root.
         all_features: float64[8], features: float64[F], probabilities: float64[A]: scratch.
-        fog_blocks: bool, unseen cells are not safe moves (``fog_moves``).
-        absent: float, the closeness feature of an object not on the searched
-            board (``absent_closeness``).
     """
+    feature_index, n_effective, absent = policy.feature_index, policy.n_effective, policy.absent
     if feature_index.shape[0] > 0:
         rollout_features(state, player, feature_cache, all_features, absent)
         for j in range(feature_index.shape[0]):
             features[j] = all_features[feature_index[j]]
     else:
         features[0] = 1.0
-    e = _draw_effective(weights, features, scale, offset, probabilities, rng)
-    return _effective_to_real(state, player, n_effective, e, rng, fog_blocks)
+    e = _draw_effective(weights, features, policy.scale, policy.offset, probabilities, rng)
+    return _effective_to_real(state, player, n_effective, e, rng, policy.fog_blocks)
 
 
 @nb.njit(cache=True, inline="always")
-def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index, scale, offset,
-                    n_effective, feature_cache, all_features, features, probabilities, joint,
-                    hidden, n_hidden, rng, features_only=False, fog_blocks=False, absent=0.0,
+def evolved_rollout(state, player, depth, rollout_depth, weights, policy, feature_cache, all_features,
+                    features, probabilities, joint, hidden, n_hidden, rng, features_only=False,
                     quirks=0, ruleset=STATE_RULESET):
     """Play the evolved policy (opponents random) from ``depth`` to ``rollout_depth`` ticks.
 
-    Args: those of :func:`policy_action` (``fog_blocks``, ``absent`` too), plus
+    Args: those of :func:`policy_action`, plus
     ``joint``, ``hidden``, ``n_hidden`` of :func:`~agents.pommerman._common.advance`;
     ``quirks``: ``QUIRK_STOP_AT_OWN_END`` stops the rollout when ``player``'s
     result is decided (``_common.search_over``; FEMCTS's ``mcts_switches``);
@@ -150,6 +169,8 @@ def evolved_rollout(state, player, depth, rollout_depth, weights, feature_index,
     reference count whenever one is bound to a (even inlined) function's
     argument, and at eleven arrays per step that cost more than the features.
     """
+    feature_index, scale, offset = policy.feature_index, policy.scale, policy.offset
+    n_effective, fog_blocks, absent = policy.n_effective, policy.fog_blocks, policy.absent
     n_features = feature_index.shape[0]
     cached = n_features > 0 and feature_cache.counts[C_FULL_SCAN] == 0
     agents, board, bombs, flames, meta = state.agents, state.board, state.bombs, state.flames, state.meta
@@ -306,7 +327,7 @@ def rollout_features(state, player, feature_cache, out, absent=0.0):
     :func:`~agents.pommerman.features.state_features` (tested). ``absent``:
     the closeness of an object not on the board (``absent_closeness``)."""
     no_hidden = np.zeros(N_AGENTS, dtype=np.bool_)
-    evolved_rollout(state, player, 0, 0, np.zeros((1, 1)), ALL_FEATURES, np.ones(1), np.zeros(1),
-                    6, feature_cache, out, np.zeros(1), np.zeros(1),
-                    np.zeros(N_AGENTS, dtype=np.int64), no_hidden, 0, np.zeros(2, dtype=np.uint64),
-                    True, False, absent)
+    policy = RolloutPolicy(ALL_FEATURES, np.ones(1), np.zeros(1), np.int64(6), False, np.float64(absent))
+    evolved_rollout(state, player, 0, 0, np.zeros((1, 1)), policy, feature_cache, out, np.zeros(1),
+                    np.zeros(1), np.zeros(N_AGENTS, dtype=np.int64), no_hidden, 0,
+                    np.zeros(2, dtype=np.uint64), True)

@@ -9,6 +9,8 @@ individual (L rollouts each) and evolved after each complete generation
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
@@ -22,40 +24,77 @@ from .features import N_FEATURES, prepare_feature_cache
 from .femcts_rollout import evolved_rollout
 
 
+class FemctsParams(NamedTuple):
+    """A FEMCTS agent's search settings (built once per agent by
+    :class:`~agents.pommerman.femcts.FEMCTSAgent`).
+
+    Fields:
+        max_iterations: int (rollouts); time_limit: float seconds (0 = none): the budget.
+        exploration, epsilon: float, the UCT constant and the tie-breaking noise.
+        rollout_depth: int, ticks simulated per iteration counted from the root.
+        discount: float, lambda: the backed-up value is heuristic * lambda**depth (1 = none).
+        quirks: int, the profile's ``QUIRK_*`` switches (``_common.prepare_search``).
+        search_quirks: int, ``QUIRK_STOP_AT_OWN_END`` / ``QUIRK_TIE_DEATH_SCORED`` bits
+            taken in the tree, the rollouts and the value (``mcts_switches``).
+        best_mean: bool, play the root child with the best mean value instead of the
+            most visited one (``recommendation``).
+    """
+
+    max_iterations: int
+    time_limit: float
+    exploration: float
+    epsilon: float
+    rollout_depth: int
+    discount: float
+    quirks: int
+    search_quirks: int
+    best_mean: bool
+
+
+class EvolutionParams(NamedTuple):
+    """How FEMCTS evaluates and evolves its population of rollout policies (built once
+    per agent; the last seven are :func:`agents.evolution.evolve`'s settings).
+
+    Fields:
+        rollouts_per_individual: int, L, the rollouts whose mean value is an
+            individual's fitness.
+        elite_count: int, E; tournament_size: int.
+        mutation_probability: float, mP; mutation_strength: float, mS;
+        positive_bias: float, the probability that a mutation adds.
+        mutation_variant: int, MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES.
+        keep_positive: bool, clip the weights at 0.
+        normalise: bool, scale the weights' rows to unit norm after evolving.
+    """
+
+    rollouts_per_individual: int
+    elite_count: int
+    tournament_size: int
+    mutation_probability: float
+    mutation_strength: float
+    positive_bias: float
+    mutation_variant: int
+    keep_positive: bool
+    normalise: bool
+
+
 @nb.njit(cache=True, inline="always")
-def femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                  exploration, epsilon, rollout_depth,
-                  population, fitness, population_scratch, feature_index, scale, offset,
-                  n_effective, feature_cache, evolution, discount, rng, quirks, max_wood, fog_blocks,
-                  absent, search_quirks, best_mean, ruleset):
+def femcts_search(observation, player, tree, root, scratch, params, evolution, population, fitness,
+                  population_scratch, policy, feature_cache, rng, max_wood, ruleset):
     """One FEMCTS decision; evolves ``population`` in place.
 
     Args:
         observation: PommermanState (unchanged); player: int.
         tree: Tree with 6 actions; root, scratch: preallocated PommermanStates.
-        max_iterations: int (rollouts); time_limit: float seconds (0 = none).
-        exploration, epsilon: UCT constants; rollout_depth: ticks from the root.
+        params: :class:`FemctsParams`, the budget and the search's settings.
+        evolution: :class:`EvolutionParams`.
         population: float64[P, A, F]; fitness: float64[P] (written);
         population_scratch: float64[P, A, F].
-        feature_index: int64[F] (empty: unfeatured, F = 1); scale, offset: float64[A]
-        (the softmax's weighting of effective actions, see ``move_weighting``).
-        n_effective: A (6, 3 or 2); feature_cache: FeatureCache (refilled here);
-        evolution: the tuple (rollouts_per_individual: L, elite_count: E, tournament_size,
-        mutation_probability: mP, mutation_strength: mS, positive_bias: probability a
-        mutation adds, mutation_variant: MUTATE_PER_ACTION / MUTATE_SHARED_FEATURES,
-        keep_positive: clip weights at 0, normalise: rows to unit norm after evolving)
-        (a tuple: CPython passes a call of more than 30 arguments as ``*args``, which
-        numba's inliner refuses; the decision kernels of :data:`FEMCTS_DECIDE` take
-        them one by one).
-        discount: lambda; the backed-up value is heuristic * lambda**depth (1 = none).
+        policy: :class:`~agents.pommerman.femcts_rollout.RolloutPolicy`, the rollout
+            policy besides the individuals' weights (A = ``policy.n_effective``; F =
+            len(``policy.feature_index``), or 1 when unfeatured).
+        feature_cache: FeatureCache (refilled here).
         rng: uint64[2].
-        quirks, max_wood: the profile's switches (``_common.prepare_search``).
-        fog_blocks: bool, unseen cells are not safe moves (``fog_moves``);
-        absent: float, closeness of an object not on the board (``absent_closeness``).
-        search_quirks: ``QUIRK_STOP_AT_OWN_END`` / ``QUIRK_TIE_DEATH_SCORED`` bits
-            taken in the tree, the rollouts and the value (``mcts_switches``).
-        best_mean: play the root child with the best mean value instead of the
-            most visited one (``recommendation``).
+        max_wood: int, see ``_common.prepare_search``.
         ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant in
             each decision kernel of :data:`FEMCTS_DECIDE`, which inline this: each
             compiles only its own rules; :func:`femcts_decide` picks one by the
@@ -71,8 +110,11 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
     """
     (rollouts_per_individual, elite_count, tournament_size, mutation_probability, mutation_strength,
      positive_bias, mutation_variant, keep_positive, normalise) = evolution
+    max_iterations, rollout_depth, discount = params.max_iterations, params.rollout_depth, params.discount
+    exploration, epsilon, search_quirks = params.exploration, params.epsilon, params.search_quirks
+    feature_index = policy.feature_index
     root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline = begin_search(
-        observation, root, scratch, rng, quirks, max_wood, time_limit)
+        observation, root, scratch, rng, params.quirks, max_wood, params.time_limit)
     tree = borrowed_tree(tree)  # a borrowed view (no reference counts) for the loop
     if feature_index.shape[0] > 0:
         prepare_feature_cache(feature_cache, root, rollout_depth, feature_index)
@@ -97,9 +139,8 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
                 leaf = tree_policy(tree, scratch, player, rollout_depth, exploration, epsilon,
                                    joint, hidden, n_hidden, rng, search_quirks, ruleset)
                 depth = evolved_rollout(scratch, player, tree.depth[leaf], rollout_depth,
-                                        population[p], feature_index, scale, offset, n_effective,
-                                        feature_cache, all_features, features, probabilities,
-                                        joint, hidden, n_hidden, rng, False, fog_blocks, absent,
+                                        population[p], policy, feature_cache, all_features, features,
+                                        probabilities, joint, hidden, n_hidden, rng, False,
                                         search_quirks, ruleset)
                 ticks += scratch.meta[M_STEP] - root_step
                 value = search_value(root, root_wood, scratch, player, search_quirks)
@@ -120,7 +161,7 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
             for p in range(P):
                 normalise_rows(population[p])
         generations += 1
-    action = recommend_root_action(tree, best_mean, epsilon, rng)
+    action = recommend_root_action(tree, params.best_mean, epsilon, rng)
     if action < 0:  # no expanded child (best_mean only; most visited returns 0 then)
         action = STOP
     return action, iterations, generations, ticks
@@ -129,25 +170,13 @@ def femcts_search(observation, player, tree, root, scratch, max_iterations, time
 def _femcts_decide_for(ruleset):
     """The decision kernel: :func:`femcts_search` with ``ruleset`` a constant of the kernel
     (a closure value), so it compiles only its own rules (as
-    :func:`agents.pommerman.mcts._mcts_decide_for`). It takes the evolution's settings one
-    by one and hands them to :func:`femcts_search` as one tuple."""
+    :func:`agents.pommerman.mcts._mcts_decide_for`)."""
 
     @nb.njit(cache=True)
-    def femcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
-                      exploration, epsilon, rollout_depth,
-                      population, fitness, population_scratch, feature_index, scale, offset,
-                      n_effective, feature_cache, rollouts_per_individual, elite_count, tournament_size,
-                      mutation_probability, mutation_strength, positive_bias, mutation_variant,
-                      keep_positive, normalise, discount, rng, quirks=0, max_wood=0, fog_blocks=False,
-                      absent=0.0, search_quirks=0, best_mean=False):
-        return femcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                             exploration, epsilon, rollout_depth,
-                             population, fitness, population_scratch, feature_index, scale, offset,
-                             n_effective, feature_cache,
-                             (rollouts_per_individual, elite_count, tournament_size, mutation_probability,
-                              mutation_strength, positive_bias, mutation_variant, keep_positive, normalise),
-                             discount, rng, quirks, max_wood, fog_blocks, absent, search_quirks, best_mean,
-                             ruleset)
+    def femcts_decide(observation, player, tree, root, scratch, params, evolution, population, fitness,
+                      population_scratch, policy, feature_cache, rng, max_wood=0):
+        return femcts_search(observation, player, tree, root, scratch, params, evolution, population,
+                             fitness, population_scratch, policy, feature_cache, rng, max_wood, ruleset)
 
     return femcts_decide
 

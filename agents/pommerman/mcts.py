@@ -34,7 +34,7 @@ Remaining deviations from the Java framework (all deliberate):
 """
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -135,9 +135,29 @@ def simulate(tree, state, player, rollout_depth, exploration, epsilon, joint, hi
     return node if leaf < 0 else leaf
 
 
+class MctsParams(NamedTuple):
+    """An MCTS agent's search settings (built once per agent: :meth:`MCTSAgent.__init__`).
+
+    Fields:
+        max_iterations: int; time_limit: float seconds (0 = none): the budget
+            (``Budget.kernel_args``); the search stops at whichever comes first, after at
+            least one iteration. With a time limit it does not start an iteration it
+            expects to overrun.
+        exploration: float, the UCT constant K; epsilon: float, the tie-breaking noise.
+        rollout_depth: int, ticks simulated per iteration counted from the root.
+        quirks: int, ``QUIRK_*`` bits of the profile (see ``_common.prepare_search``).
+    """
+
+    max_iterations: int
+    time_limit: float
+    exploration: float
+    epsilon: float
+    rollout_depth: int
+    quirks: int
+
+
 @nb.njit(cache=True, inline="always")
-def mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                exploration, epsilon, rollout_depth, rng, quirks, max_wood, ruleset):
+def mcts_search(observation, player, tree, root, scratch, params, rng, max_wood, ruleset):
     """One MCTS decision (inlined into the decision kernel of each ruleset,
     :data:`MCTS_DECIDE`).
 
@@ -146,23 +166,21 @@ def mcts_search(observation, player, tree, root, scratch, max_iterations, time_l
         player: int, the searching agent's id.
         tree: Tree with 6 actions (reset here).
         root, scratch: preallocated PommermanStates (overwritten).
-        max_iterations: int; time_limit: float seconds (0 = none); the search
-            stops at whichever comes first, after at least one iteration. With a
-            time limit it does not start an iteration it expects to overrun.
-        exploration (K), epsilon: floats; rollout_depth: int ticks from the root.
+        params: :class:`MctsParams`, the budget and the search's settings.
         rng: uint64[2] (advanced).
-        quirks: int, ``QUIRK_*`` bits of the profile; max_wood: int, see
-            ``_common.prepare_search``.
+        max_wood: int, see ``_common.prepare_search``.
         ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant).
     Returns:
         (action, iterations): int64, int64.
     """
+    quirks, rollout_depth = params.quirks, params.rollout_depth
+    exploration, epsilon = params.exploration, params.epsilon
     root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline = begin_search(
-        observation, root, scratch, rng, quirks, max_wood, time_limit)
+        observation, root, scratch, rng, quirks, max_wood, params.time_limit)
     tree = borrowed_tree(tree)  # a borrowed view (no reference counts) for the loop
     reset_tree(tree)
     iterations = 0
-    while not budget_exhausted(iterations, max_iterations, start, deadline):
+    while not budget_exhausted(iterations, params.max_iterations, start, deadline):
         copy_into(scratch, root)
         leaf = simulate(tree, scratch, player, rollout_depth, exploration, epsilon, joint, hidden, n_hidden,
                         rng, quirks, ruleset)
@@ -180,10 +198,8 @@ def _mcts_decide_for(ruleset):
     key (the closure values are part of it)."""
 
     @nb.njit(cache=True)
-    def mcts_decide(observation, player, tree, root, scratch, max_iterations, time_limit,
-                    exploration, epsilon, rollout_depth, rng, quirks=0, max_wood=0):
-        return mcts_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                           exploration, epsilon, rollout_depth, rng, quirks, max_wood, ruleset)
+    def mcts_decide(observation, player, tree, root, scratch, params, rng, max_wood=0):
+        return mcts_search(observation, player, tree, root, scratch, params, rng, max_wood, ruleset)
 
     return mcts_decide
 
@@ -203,6 +219,14 @@ class MCTSConfig(PommermanSearchConfig, SearchConfig):
     the FEMCTS study's runner uses 12."""
 
 
+def mcts_params(config: MCTSConfig, budget, quirks: int) -> MctsParams:
+    """The :class:`MctsParams` of an agent with ``config``, ``budget`` (:class:`~agents.api.Budget`)
+    and the profile's ``quirks`` (each field of the type its kernel is compiled for)."""
+    max_iterations, seconds = budget.kernel_args()
+    return MctsParams(int(max_iterations), float(seconds), float(config.exploration),
+                      float(config.epsilon), int(config.rollout_depth), int(quirks))
+
+
 @register
 class MCTSAgent(PommermanSearchAgent):
     """Open-loop UCT from the agent's observation; most visited root action."""
@@ -216,15 +240,13 @@ class MCTSAgent(PommermanSearchAgent):
         max_iterations, _ = budget.kernel_args()
         capacity = min(max_iterations + 1, config.max_nodes)
         self._tree = new_tree(capacity, N_ACTIONS)
+        self._params = mcts_params(config, budget, self.quirks)
 
     def decide(self, observation):
         if not can_act(observation, self.seat):
             return STOP, 0
-        max_iterations, seconds = self.budget.kernel_args()
-        c = self.config
         action, iterations = MCTS_DECIDE[int(observation.meta[M_RULESET])](
-            observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
-            float(c.exploration), float(c.epsilon), int(c.rollout_depth), self._rng,
-            self.quirks, self.model_max_wood(observation))
+            observation, self.seat, self._tree, self._root, self._scratch, self._params, self._rng,
+            self.model_max_wood(observation))
         self.last_value = root_child_value(self._tree, action)
         return int(action), int(iterations)

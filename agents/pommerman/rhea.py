@@ -22,7 +22,7 @@ new fitness is the average of the old fitness and this value
 """
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -44,19 +44,64 @@ EVALUATE_LAST = 0
 EVALUATE_DISCOUNT = 1
 
 
+class RheaParams(NamedTuple):
+    """A RHEA agent's search settings (built once per agent: :meth:`RHEAAgent.__init__`).
+
+    Fields:
+        max_iterations: int (generations); time_limit: float seconds (0 = none): the budget.
+        mutation_rate: float, the per-gene mutation probability.
+        tournament_size: int, parents picked per tournament.
+        shift_buffer: bool, keep the population between decisions, shifted by one action.
+        evaluate_act: EVALUATE_LAST / EVALUATE_DISCOUNT; discount: float, the factor of
+            EVALUATE_DISCOUNT.
+        mc_length, mc_repeat: int, ticks per Monte Carlo rollout and rollouts per
+            evaluation (unused with Monte Carlo rollouts off: whether they are on is a
+            constant of the decision kernel, see :data:`RHEA_DECIDE`).
+        quirks: int, ``QUIRK_*`` bits of the profile (see ``_common.prepare_search``).
+    """
+
+    max_iterations: int
+    time_limit: float
+    mutation_rate: float
+    tournament_size: int
+    shift_buffer: bool
+    evaluate_act: int
+    discount: float
+    mc_length: int
+    mc_repeat: int
+    quirks: int
+
+
+class RheaPopulation(NamedTuple):
+    """The arrays a RHEA agent evolves (allocated once per agent, written by each decision).
+
+    Fields:
+        population: int8[P, L], the individuals' actions; values: float64[P], their
+            fitness (in/out: the shift buffer between the decisions of a game).
+        offspring: int8[O, L], off_values: float64[O]: the generation's offspring (scratch).
+    """
+
+    population: np.ndarray
+    values: np.ndarray
+    offspring: np.ndarray
+    off_values: np.ndarray
+
+
 @nb.njit(cache=True, inline="always")
-def _mc_rollout_value(state, player, root, root_wood, evaluate_act, discount, partial,
-                      n_values, mc_length, joint, hidden, n_hidden, rng, quirks, ruleset):
+def _mc_rollout_value(state, player, root, root_wood, params, partial, n_values, joint, hidden,
+                      n_hidden, rng, ruleset):
     """Random continuation from ``state`` (in place) for up to ``mc_length`` ticks; the
     normalised value: the last state's (``EVALUATE_LAST``), or ``partial`` plus the
     discounted values of every state from ``state`` on, the first at power ``n_values``
     (the individual's values followed by the rollout's: its first value is the end
-    state again, as the framework concatenates them).
+    state again, as the framework concatenates them). ``params``: :class:`RheaParams`
+    (``evaluate_act``, ``discount``, ``mc_length``, ``quirks``).
 
     One call site each of ``advance`` and ``search_value`` (both inlined): every
     inlined copy costs compile time on a fresh cache, none of them speed. Inlined (into
     :func:`evaluate`), so that it compiles with the kernel's one ruleset.
     """
+    evaluate_act, discount, mc_length, quirks = params.evaluate_act, params.discount, params.mc_length, params.quirks
     acc = partial
     k = n_values
     ticks = 0
@@ -76,10 +121,12 @@ def _mc_rollout_value(state, player, root, root_wood, evaluate_act, discount, pa
 
 
 @nb.njit(cache=True, inline="always")
-def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, player,
-             evaluate_act, discount, mc_rollouts, mc_length, mc_repeat,
-             joint, hidden, n_hidden, rng, quirks=0, ruleset=STATE_RULESET):
+def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, player, params, mc_rollouts,
+             joint, hidden, n_hidden, rng, ruleset=STATE_RULESET):
     """Roll ``genes`` (int8[L], mutated in place where ``mutate[i]``) from the root.
+
+    ``params``: :class:`RheaParams` (``evaluate_act``, ``discount``, ``mc_repeat`` and those
+    of :func:`_mc_rollout_value`); ``mc_rollouts``: bool, a constant of the calling kernel.
 
     Returns: float64, the new fitness ``(old_value + value) / 2``.
 
@@ -88,6 +135,7 @@ def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, playe
     ``search_value`` (inlined too): every inlined copy costs compile time on a fresh
     cache (seconds each), none of them speed.
     """
+    evaluate_act, discount, quirks = params.evaluate_act, params.discount, params.quirks
     copy_into(scratch, root)
     length = genes.shape[0]
     acc = 0.0
@@ -113,12 +161,11 @@ def evaluate(genes, old_value, mutate, root, root_wood, scratch, mc_state, playe
         value = acc
     if mc_rollouts and not search_over(scratch, player, quirks):
         total = 0.0
-        for _ in range(mc_repeat):
+        for _ in range(params.mc_repeat):
             copy_into(mc_state, scratch)
-            total += _mc_rollout_value(mc_state, player, root, root_wood, evaluate_act, discount,
-                                       acc, n_values, mc_length, joint, hidden, n_hidden, rng,
-                                       quirks, ruleset)
-        value = total / mc_repeat
+            total += _mc_rollout_value(mc_state, player, root, root_wood, params, acc, n_values,
+                                       joint, hidden, n_hidden, rng, ruleset)
+        value = total / params.mc_repeat
     return (old_value + value) / 2.0
 
 
@@ -193,33 +240,29 @@ def _keep_best(population, values, offspring, off_values, pool, pool_values, ord
 
 
 @nb.njit(cache=True, inline="always")
-def rhea_search(observation, player, root, scratch, mc_state, population, values, has_population,
-                offspring, off_values, max_iterations, time_limit, mutation_rate, tournament_size,
-                shift_buffer, evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, rng,
-                quirks, max_wood, ruleset):
+def rhea_search(observation, player, root, scratch, mc_state, evolved, has_population, params,
+                mc_rollouts, rng, max_wood, ruleset):
     """One RHEA decision (inlined into the decision kernels of :data:`RHEA_DECIDE`, each
     compiled for one ruleset and Monte Carlo rollouts on or off).
 
     Args:
         observation: PommermanState; player: int.
         root, scratch, mc_state: preallocated PommermanStates (overwritten).
-        population: int8[P, L], values: float64[P] (in/out: the shift buffer).
+        evolved: :class:`RheaPopulation` (the population in/out, the offspring scratch).
         has_population: bool, False on the first decision of a game (random init).
-        offspring: int8[O, L], off_values: float64[O] (scratch).
-        max_iterations: int; time_limit: float seconds (0 = none).
-        mutation_rate: float; tournament_size: int; shift_buffer: bool;
-        evaluate_act: EVALUATE_LAST / EVALUATE_DISCOUNT; discount: float;
-        mc_rollouts: bool, a constant of the calling kernel (see :data:`RHEA_DECIDE`);
-        mc_length, mc_repeat: int.
+        params: :class:`RheaParams`, the budget and the search's settings.
+        mc_rollouts: bool, a constant of the calling kernel (see :data:`RHEA_DECIDE`).
         rng: uint64[2].
-        quirks: int, ``QUIRK_*`` bits of the profile; max_wood: int, see
-            ``_common.prepare_search``.
+        max_wood: int, see ``_common.prepare_search``.
         ruleset: RULESET_CANONICAL or RULESET_JAVA, the observation's (a constant).
     Returns:
         (action, iterations): int64, int64.
     """
+    population, values = evolved.population, evolved.values
+    offspring, off_values = evolved.offspring, evolved.off_values
+    max_iterations, tournament_size, mutation_rate = params.max_iterations, params.tournament_size, params.mutation_rate
     root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline = begin_search(
-        observation, root, scratch, rng, quirks, max_wood, time_limit)
+        observation, root, scratch, rng, params.quirks, max_wood, params.time_limit)
     mc_state = borrowed_state(mc_state)  # a borrowed view (no reference counts) for the loop
     if mc_rollouts:
         require_layout_shapes(mc_state)  # once per decision: advance steps it unchecked
@@ -232,7 +275,7 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
     pool_values = np.empty(p + o, dtype=np.float64)
     order = np.empty(p + o, dtype=np.int64)
 
-    shift = has_population and shift_buffer
+    shift = has_population and params.shift_buffer
     iterations = 0
     initial = True  # first the (shifted or random) population is evaluated, then the generations
     while initial or not budget_exhausted(iterations, max_iterations, start, deadline):
@@ -259,8 +302,7 @@ def rhea_search(observation, player, root, scratch, mc_state, population, values
                 old_value = values[k - o]
                 genes, mutated = population[k - o], no_mutation
             value = evaluate(genes, old_value, mutated, root, root_wood, scratch, mc_state, player,
-                             evaluate_act, discount, mc_rollouts, mc_length, mc_repeat, joint,
-                             hidden, n_hidden, rng, quirks, ruleset)
+                             params, mc_rollouts, joint, hidden, n_hidden, rng, ruleset)
             if initial:
                 values[k] = value
             elif k < o:
@@ -280,18 +322,14 @@ def _rhea_decide_for(ruleset, mc_rollouts):
     RULESET_JAVA) and ``mc_rollouts`` (bool) as constants of the kernel (closure values,
     which numba folds as it does globals), so it compiles only its own rules and, with
     Monte Carlo rollouts off, leaves out the rollout's inlined tick and evaluation
-    (``mc_length`` and ``mc_repeat`` are then unused). numba caches each closure under its
-    own key (the closure values are part of it)."""
+    (``params.mc_length`` and ``params.mc_repeat`` are then unused). numba caches each
+    closure under its own key (the closure values are part of it)."""
 
     @nb.njit(cache=True)
-    def rhea_decide(observation, player, root, scratch, mc_state, population, values,
-                    has_population, offspring, off_values, max_iterations, time_limit,
-                    mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                    mc_length, mc_repeat, rng, quirks=0, max_wood=0):
-        return rhea_search(observation, player, root, scratch, mc_state, population, values,
-                           has_population, offspring, off_values, max_iterations, time_limit,
-                           mutation_rate, tournament_size, shift_buffer, evaluate_act, discount,
-                           mc_rollouts, mc_length, mc_repeat, rng, quirks, max_wood, ruleset)
+    def rhea_decide(observation, player, root, scratch, mc_state, evolved, has_population, params,
+                    rng, max_wood=0):
+        return rhea_search(observation, player, root, scratch, mc_state, evolved, has_population, params,
+                           mc_rollouts, rng, max_wood, ruleset)
 
     return rhea_decide
 
@@ -358,6 +396,12 @@ class RHEAAgent(PommermanSearchAgent):
         self._values = np.zeros(c.population_size, dtype=np.float64)
         self._offspring = np.zeros((c.offspring_count, c.individual_length), dtype=np.int8)
         self._off_values = np.zeros(c.offspring_count, dtype=np.float64)
+        self._evolved = RheaPopulation(self._population, self._values, self._offspring, self._off_values)
+        max_iterations, seconds = budget.kernel_args()
+        self._params = RheaParams(
+            int(max_iterations), float(seconds), float(c.mutation_rate), int(c.tournament_size),
+            bool(c.shift_buffer), _EVALUATE[c.evaluate_act], float(c.discount),
+            int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), int(self.quirks))
         self._has_population = False
 
     def begin_game(self, seat, seed):
@@ -369,15 +413,9 @@ class RHEAAgent(PommermanSearchAgent):
     def decide(self, observation):
         if not can_act(observation, self.seat):
             return STOP, 0
-        max_iterations, seconds = self.budget.kernel_args()
-        c = self.config
-        action, iterations = RHEA_DECIDE[int(observation.meta[M_RULESET]), bool(c.mc_rollouts)](
-            observation, self.seat, self._root, self._scratch, self._mc_state,
-            self._population, self._values, self._has_population, self._offspring, self._off_values,
-            max_iterations, seconds, float(c.mutation_rate), int(c.tournament_size),
-            bool(c.shift_buffer), _EVALUATE[c.evaluate_act], float(c.discount),
-            int(c.mc_rollouts_length), int(c.mc_rollouts_repeat), self._rng,
-            self.quirks, self.model_max_wood(observation))
+        action, iterations = RHEA_DECIDE[int(observation.meta[M_RULESET]), bool(self.config.mc_rollouts)](
+            observation, self.seat, self._root, self._scratch, self._mc_state, self._evolved,
+            self._has_population, self._params, self._rng, self.model_max_wood(observation))
         self._has_population = True
         self.last_value = float(self._values[0])  # the fitness of the individual played
         return int(action), int(iterations)

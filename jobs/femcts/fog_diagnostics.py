@@ -245,8 +245,6 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
     state = copy_state(root)
     if femcts:
         index = agent.config.feature_index
-        scale, offset = agent.config.softmax_scale, agent.config.softmax_offset
-        fog_blocks = agent.fog_moves == "blocked"
         cache = new_feature_cache()
         if index.shape[0] > 0:
             prepare_feature_cache(cache, root, depth, index)
@@ -275,9 +273,7 @@ def sample_rollouts(agent, observation, counter: _Counter, n_rollouts: int, rng)
                 # giving it (closeness values are < 1 except at d = 0, never equal to 0)
                 counter.feature_absent += (vals == absent) & np.isin(index, [2, 3, 4, 5, 6, 7])
                 weights = agent.population[k % agent.population.shape[0]]
-                action = policy_action(state, seat, weights, index, scale, offset,
-                                       int(c.n_effective), cache, all_f, f, probs, rng,
-                                       fog_blocks, absent)
+                action = policy_action(state, seat, weights, agent.rollout_policy, cache, all_f, f, probs, rng)
             else:
                 action = safe_random_action(state, seat, rng, agent.quirks)
             kind = _kind(int(action))

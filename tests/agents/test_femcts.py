@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.api import Budget
-from agents.pommerman.femcts import policy_action
+from agents.pommerman.femcts import policy_action, RolloutPolicy
 from agents.pommerman.features import (
     F_BOMB_STRENGTH, F_CAN_KICK, F_NEAR_BOMB, F_NEAR_ENEMY, F_NEAR_FLAME, F_NEAR_POWERUP,
     F_NEAR_RIGID, F_NEAR_WOOD, new_feature_cache, prepare_feature_cache, state_features,
@@ -65,20 +65,22 @@ def test_policy_follows_the_weights():
     weights[LAY_BOMB, 0] = 50.0
     cache = new_feature_cache()
     prepare_feature_cache(cache, state, 12, np.arange(8))
-    acts = {policy_action(state, 2, weights, np.zeros(0, np.int64), np.ones(6), np.zeros(6), 6,
-                          cache, scratch8, np.zeros(1), probs, rng) for _ in range(50)}
+    policy = RolloutPolicy(np.zeros(0, np.int64), np.ones(6), np.zeros(6), 6, False, 0.0)
+    acts = {policy_action(state, 2, weights, policy, cache, scratch8, np.zeros(1), probs, rng)
+            for _ in range(50)}
     assert acts == {LAY_BOMB}
     # nEA = 3 with a huge "move" weight: only safe directions (agent 2 at (5,5): up is flames)
     weights = np.zeros((3, 8))
     weights[0, :] = 50.0
-    acts = {policy_action(state, 2, weights, np.arange(8), np.array([4.0, 1, 1]), np.zeros(3), 3,
-                          cache, scratch8, np.zeros(8), np.zeros(3), rng) for _ in range(200)}
+    policy = RolloutPolicy(np.arange(8), np.array([4.0, 1, 1]), np.zeros(3), 3, False, 0.0)
+    acts = {policy_action(state, 2, weights, policy, cache, scratch8, np.zeros(8), np.zeros(3), rng)
+            for _ in range(200)}
     assert acts == {2, 3, 4}
     # nEA = 3, "stop" dominates
     weights = np.zeros((3, 8))
     weights[1, :] = 50.0
-    assert policy_action(state, 2, weights, np.arange(8), np.ones(3), np.zeros(3), 3, cache,
-                         scratch8, np.zeros(8), np.zeros(3), rng) == STOP
+    policy = RolloutPolicy(np.arange(8), np.ones(3), np.zeros(3), 3, False, 0.0)
+    assert policy_action(state, 2, weights, policy, cache, scratch8, np.zeros(8), np.zeros(3), rng) == STOP
 
 
 def test_config_validation_names_fields():

@@ -18,7 +18,8 @@ from agents.pommerman.features import (
     F_NEAR_WOOD, SUBSET_NEA2, new_feature_cache, prepare_feature_cache, state_features,
 )
 from agents.pommerman.femcts import (
-    FEMCTSConfig, evolved_rollout, policy_action, resolve_fog_moves, rollout_features, safe_move_on,
+    FEMCTSConfig, evolved_rollout, policy_action, resolve_fog_moves, rollout_features, RolloutPolicy,
+    safe_move_on,
 )
 from agents.registry import make_agent, resolved_params
 from games.rng import make_rng
@@ -115,9 +116,9 @@ def _rollout_positions(view_range, fog_blocks, n_rollouts=40):
     for _ in range(n_rollouts):
         state = copy_state(root)
         for _ in range(12):
-            evolved_rollout(state, 0, 0, 1, weights, SUBSET_NEA2, config.softmax_scale,
-                            config.softmax_offset, 2, cache, np.zeros(8), np.zeros(5), np.zeros(2),
-                            joint, hidden, n_hidden, rng, False, fog_blocks, 0.0)
+            policy = RolloutPolicy(SUBSET_NEA2, config.softmax_scale, config.softmax_offset, 2, fog_blocks, 0.0)
+            evolved_rollout(state, 0, 0, 1, weights, policy, cache, np.zeros(8), np.zeros(5), np.zeros(2),
+                            joint, hidden, n_hidden, rng, False)
             cells.add((int(state.agents[0, A_ROW]), int(state.agents[0, A_COL])))
     return cells
 
@@ -185,8 +186,8 @@ def test_policy_action_at_view_range_0():
     config = FEMCTSConfig(n_effective=2)
     for fog_blocks, expected in ((True, {STOP, LAY_BOMB}), (False, {STOP, UP, DOWN, LEFT, RIGHT, LAY_BOMB})):
         rng = make_rng(2)
-        acts = [int(policy_action(obs, 0, weights, SUBSET_NEA2, config.softmax_scale, config.softmax_offset,
-                                  2, cache, np.zeros(8), np.zeros(5), np.zeros(2), rng, fog_blocks, 0.0))
+        policy = RolloutPolicy(SUBSET_NEA2, config.softmax_scale, config.softmax_offset, 2, fog_blocks, 0.0)
+        acts = [int(policy_action(obs, 0, weights, policy, cache, np.zeros(8), np.zeros(5), np.zeros(2), rng))
                 for _ in range(2000)]
         assert set(acts) == expected
         assert np.mean(np.array(acts) == LAY_BOMB) == pytest.approx(0.5, abs=0.04)
@@ -231,9 +232,9 @@ def _rollout_depth_reached(quirks):
     hidden, joint, n_hidden, _ = prepare_search(root, root)
     config = FEMCTSConfig(n_effective=2)
     state = copy_state(root)
-    depth = evolved_rollout(state, 0, 0, 12, np.zeros((2, 5)), SUBSET_NEA2, config.softmax_scale,
-                            config.softmax_offset, 2, new_feature_cache(), np.zeros(8), np.zeros(5),
-                            np.zeros(2), joint, hidden, n_hidden, make_rng(5), False, True, 0.0, quirks)
+    policy = RolloutPolicy(SUBSET_NEA2, config.softmax_scale, config.softmax_offset, 2, True, 0.0)
+    depth = evolved_rollout(state, 0, 0, 12, np.zeros((2, 5)), policy, new_feature_cache(), np.zeros(8),
+                            np.zeros(5), np.zeros(2), joint, hidden, n_hidden, make_rng(5), False, quirks)
     return depth, state
 
 

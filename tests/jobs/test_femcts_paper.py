@@ -18,7 +18,8 @@ from agents.pommerman.features import (
     ALL_FEATURES, C_FULL_SCAN, SUBSET_NEA2, new_feature_cache, prepare_feature_cache, state_features,
 )
 from agents.pommerman.femcts import (
-    FEMCTSConfig, evolved_rollout, femcts_decide, policy_action, rollout_features,
+    EvolutionParams, FEMCTSConfig, FemctsParams, evolved_rollout, femcts_decide, policy_action,
+    rollout_features, RolloutPolicy,
 )
 from agents.registry import make_agent
 from agents.search import ROOT_INDEX, new_tree
@@ -49,11 +50,13 @@ def test_generations_are_iterations_over_p_times_l_and_fitness_is_mean_backup(it
     obs = game.observation(0)
     c = config
     tree = new_tree(iterations + 1, N_ACTIONS)
+    params = FemctsParams(iterations, 0.0, float(c.exploration), float(c.epsilon), int(c.rollout_depth),
+                          1.0, 0, 0, False)
+    evolution = EvolutionParams(L, 1, 2, 0.2, 0.5, 0.5, 1, False, False)
+    policy = RolloutPolicy(c.feature_index, c.softmax_scale, c.softmax_offset, 2, False, 0.0)
     action, done, generations, ticks = femcts_decide(
-        obs, 0, tree, agent._root, agent._scratch, iterations, 0.0, float(c.exploration),
-        float(c.epsilon), int(c.rollout_depth), agent.population, agent.fitness,
-        agent._pop_scratch, c.feature_index, c.softmax_scale, c.softmax_offset, 2,
-        new_feature_cache(), L, 1, 2, 0.2, 0.5, 0.5, 1, False, False, 1.0, make_rng(3))
+        obs, 0, tree, agent._root, agent._scratch, params, evolution, agent.population, agent.fitness,
+        agent._pop_scratch, policy, new_feature_cache(), make_rng(3))
     assert done == iterations
     assert generations == iterations // (P * L)
     assert 0 < ticks <= iterations * c.rollout_depth
@@ -196,13 +199,13 @@ def test_evolved_rollout_plays_the_reference_policy_step_by_step(n_effective, mo
             a, b = copy_state(root), copy_state(root)
             rng_a, rng_b = make_rng(seed * 101 + compared), make_rng(seed * 101 + compared)
             scratch = (np.zeros(8), np.zeros(weights.shape[1]), np.zeros(weights.shape[0]))
-            depth = evolved_rollout(a, player, 0, 12, weights, feature_index, config.softmax_scale,
-                                    config.softmax_offset, config.n_effective, cache, *scratch,
+            policy = RolloutPolicy(feature_index, config.softmax_scale, config.softmax_offset,
+                                   config.n_effective, False, 0.0)
+            depth = evolved_rollout(a, player, 0, 12, weights, policy, cache, *scratch,
                                     joint.copy(), hidden, n_hidden, rng_a)
             steps = 0
             while steps < 12 and not b.meta[3]:
-                action = policy_action(b, player, weights, feature_index, config.softmax_scale,
-                                       config.softmax_offset, config.n_effective, cache, *scratch, rng_b)
+                action = policy_action(b, player, weights, policy, cache, *scratch, rng_b)
                 advance(b, player, action, joint, hidden, n_hidden, rng_b)
                 steps += 1
             assert depth == steps
