@@ -15,6 +15,8 @@ is from a station. Policies choose among the legal moves of the player to move:
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
@@ -321,29 +323,60 @@ def presence_counts(detailed_a, out):
                     out[c] += records
 
 
+class LcTables(NamedTuple):
+    """The Location Categorization tables (L categories; one record per update, see
+    ``mcts_seekers``).
+
+    Fields:
+        general_n, general_a: float64[L], the general table;
+        detailed_n, detailed_a: float64[2**L, L], the detailed table, by the combination
+            of categories present.
+        (n: possible locations counted per category, a: Mr X's category counted.)
+    """
+
+    general_n: np.ndarray
+    general_a: np.ndarray
+    detailed_n: np.ndarray
+    detailed_a: np.ndarray
+
+
+class Determinization(NamedTuple):
+    """How the seekers place Mr X (:func:`location_weights`; fixed per agent).
+
+    Fields:
+        mode: int, 0 uniform, 1 LC general table, 2 LC detailed table.
+        num_categories: int, L.
+        general_count: int, LC_N_PRESENCE (the paper: n = records with the category
+            present, from :func:`presence_counts`) or LC_N_LOCATIONS (``general_n``).
+        detailed_rule: int, LC_DETAILED_COUNTS (the paper: ``detailed_a[combo]``) or
+            LC_DETAILED_RATIO (``detailed_a[combo] / detailed_n[combo]``).
+        prior: int, PRIOR_ADD_ONE or PRIOR_MEAN_FLOOR (see the constants).
+    """
+
+    mode: int
+    num_categories: int
+    general_count: int
+    detailed_rule: int
+    prior: int
+
+
 @nb.njit(cache=True)
-def location_weights(state, mode, num_categories, general_n, general_a, detailed_n,
-                     detailed_a, general_count, detailed_rule, prior, stations, cumulative,
-                     weights):
+def location_weights(state, determinization, tables, stations, cumulative, weights):
     """The determinization distribution over the possible locations: each possible
     location weighs its category's weight (roulette wheel).
 
     Args:
-        state: the seekers' observation; mode: 0 uniform, 1 LC general table,
-            2 LC detailed table; num_categories: L;
-        general_n, general_a: float64[L]; detailed_n, detailed_a: float64[2**L, L]
-            (n: possible locations counted per category, a: Mr X's category
-            counted; one record per update, see ``mcts_seekers``);
-        general_count: LC_N_PRESENCE (the paper: n = records with the category
-            present, from :func:`presence_counts`) or LC_N_LOCATIONS (``general_n``);
-        detailed_rule: LC_DETAILED_COUNTS (the paper: ``detailed_a[combo]``) or
-            LC_DETAILED_RATIO (``detailed_a[combo] / detailed_n[combo]``);
-        prior: PRIOR_ADD_ONE or PRIOR_MEAN_FLOOR (see the constants);
+        state: the seekers' observation;
+        determinization: :class:`Determinization`, the rule;
+        tables: :class:`LcTables` (read by the LC modes only);
         stations: int32[S + 1] (out: the possible locations);
         cumulative: float64[S + 1] (out: their cumulative weights);
         weights: float64[L] (out: the category weights used; 1 when uniform).
     Returns: int, the number of possible locations (0 if the set is empty).
     """
+    mode, num_categories, prior = determinization.mode, determinization.num_categories, determinization.prior
+    general_count, detailed_rule = determinization.general_count, determinization.detailed_rule
+    general_n, general_a, detailed_n, detailed_a = tables
     if mode == 1:
         if general_count == LC_N_PRESENCE:
             n = np.empty(num_categories, dtype=np.float64)
@@ -396,7 +429,7 @@ def check_seat(agent_name: str, seat: int, expected: int) -> None:
 
 __all__ = [
     "BLACK_WASTED_ROUNDS", "categorize", "category_of", "category_weights",
-    "check_seat", "filter_mrx_moves", "greedy_detective_action", "greedy_mrx_action",
+    "check_seat", "Determinization", "filter_mrx_moves", "LcTables", "greedy_detective_action", "greedy_mrx_action",
     "location_weights", "mean_detective_distance", "count_weights", "ratio_weights",
     "presence_counts", "LC_N_PRESENCE", "LC_N_LOCATIONS", "LC_DETAILED_COUNTS",
     "LC_DETAILED_RATIO", "PRIOR_ADD_ONE", "PRIOR_MEAN_FLOOR", "nearest_detective_distance",

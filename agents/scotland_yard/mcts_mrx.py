@@ -16,7 +16,7 @@ and the root move with the best mean value (or the most visited) is played.
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -52,24 +52,46 @@ def legal_moves(state, mask, filter_black, filter_double, double_distance):
     return n
 
 
+class MrxParams(NamedTuple):
+    """A Mr X MCTS agent's search settings (built once per agent: :class:`MrXMCTSAgent`).
+
+    Fields:
+        max_iterations: int; time_limit: float seconds (0 = none): the budget.
+        exploration: float, C of UCB.
+        epsilon_mrx, epsilon_detectives: float, the playout randomness of Mr X's and
+            the detectives' moves.
+        filter_black, filter_double: bool, and double_distance: float: the filters of
+            Mr X's moves (:func:`~._common.filter_mrx_moves`).
+        best_mean: bool, play the best mean root child (else the most visited).
+    """
+
+    max_iterations: int
+    time_limit: float
+    exploration: float
+    epsilon_mrx: float
+    epsilon_detectives: float
+    filter_black: bool
+    filter_double: bool
+    double_distance: float
+    best_mean: bool
+
+
 @nb.njit(cache=True)
-def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, time_limit,
-               exploration, epsilon_mrx, epsilon_detectives, filter_black, filter_double,
-               double_distance, best_mean, rng):
+def mrx_decide(observation, tree, node_player, root, scratch, params, rng):
     """One decision of Mr X.
 
     Args:
         observation: ScotlandYardState, Mr X's (full) view, Mr X to move (unchanged).
         tree: Tree over NUM_ACTIONS actions (reset here); node_player: int8[capacity].
         root, scratch: preallocated states on the same board (overwritten).
-        max_iterations: int; time_limit: float seconds (0 = none).
-        exploration: float C of UCB; epsilon_mrx, epsilon_detectives: playout
-            randomness; filter_black, filter_double: bool; double_distance: float;
-        best_mean: bool, play the best mean root child (else the most visited).
+        params: :class:`MrxParams`, the budget and the search's settings.
         rng: uint64[2] (advanced).
     Returns: (action, iterations).
     """
-    deadline = deadline_ns(time_limit)
+    exploration, epsilon_mrx, epsilon_detectives = params.exploration, params.epsilon_mrx, params.epsilon_detectives
+    filter_black, filter_double, double_distance = params.filter_black, params.filter_double, params.double_distance
+    max_iterations = params.max_iterations
+    deadline = deadline_ns(params.time_limit)
     start = monotonic_ns()
     prepare_root(root, observation)
     reset_tree(tree)
@@ -103,7 +125,7 @@ def mrx_decide(observation, tree, node_player, root, scratch, max_iterations, ti
             values[d] = 1.0 - escaped
         backup_by_player(tree, node, values, node_player)
         iterations += 1
-    action = recommend_root_action(tree, best_mean, 1e-9, rng)
+    action = recommend_root_action(tree, params.best_mean, 1e-9, rng)
     if action < 0:
         legal_moves(root, mask, filter_black, filter_double, double_distance)
         action = np.argmax(mask)
@@ -189,13 +211,13 @@ class MrXMCTSAgent(ScotlandYardAgent):
     def __init__(self, config, budget, game_config):
         super().__init__(config, budget, game_config)
         self._preallocate_search(budget, config.max_nodes)
+        max_iterations, seconds = budget.kernel_args()
+        c = config
+        self._params = MrxParams(int(max_iterations), float(seconds), float(c.exploration), float(c.epsilon),
+                                 float(c.epsilon_detectives), bool(c.filter_black), bool(c.filter_double),
+                                 float(c.double_distance), c.final_move == "best_mean")
 
     def decide(self, observation):
-        max_iterations, seconds = self.budget.kernel_args()
-        c = self.config
-        action, iterations = mrx_decide(
-            observation, self._tree, self._node_player, self._root, self._scratch,
-            max_iterations, seconds, float(c.exploration), float(c.epsilon),
-            float(c.epsilon_detectives), c.filter_black, c.filter_double,
-            float(c.double_distance), c.final_move == "best_mean", self._rng)
+        action, iterations = mrx_decide(observation, self._tree, self._node_player, self._root,
+                                        self._scratch, self._params, self._rng)
         return int(action), int(iterations)

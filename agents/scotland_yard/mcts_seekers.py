@@ -70,7 +70,7 @@ the uniform probability) and the number of decisions scored (``p_true_decisions`
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -92,8 +92,8 @@ from ..search import (
     select_ucb_among_legal_children,
 )
 from ._common import (
-    LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
-    PRIOR_MEAN_FLOOR, borrowed_search_arguments, categorize, filter_mrx_moves, location_weights,
+    Determinization, LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, LcTables,
+    PRIOR_ADD_ONE, PRIOR_MEAN_FLOOR, borrowed_search_arguments, categorize, filter_mrx_moves, location_weights,
     playout, playout_detective_action, playout_mrx_action, prepare_root, roulette,
     search_work_buffers,
 )
@@ -116,6 +116,38 @@ COMBINE = {"visits": 0, "vote": 1}
 #: (``sy_mcts_mrx``'s defaults: black tickets filtered, the double move only
 #: within this mean distance of the detectives).
 MRX_TREE_DOUBLE_DISTANCE = 3.0
+
+
+class SeekersParams(NamedTuple):
+    """A seekers' MCTS agent's search settings (built once per agent: :class:`SeekersMCTSAgent`).
+
+    Fields:
+        max_iterations: int; time_limit: float seconds (0 = none): the budget.
+        exploration: float, UCB C.
+        epsilon_mrx, epsilon_detectives: float, the playout randomness of Mr X's and
+            the detectives' moves.
+        reduction: float, Coalition Reduction r in [0, 1].
+        root_view: bool, the root player's point of view for every detective (else
+            each its own).
+        trees: int, TREES_SINGLE, TREES_PER_DETERMINIZATION or TREES_PER_DETECTIVE.
+        num_trees: int, K (per determinization).
+        combine: int, 0 summed visits, 1 votes.
+        mrx_in_tree: bool, Mr X's moves as tree nodes.
+        best_mean: bool, play the best mean root child (else the most visited).
+    """
+
+    max_iterations: int
+    time_limit: float
+    exploration: float
+    epsilon_mrx: float
+    epsilon_detectives: float
+    reduction: float
+    root_view: bool
+    trees: int
+    num_trees: int
+    combine: int
+    mrx_in_tree: bool
+    best_mean: bool
 
 
 @nb.njit(cache=True)
@@ -148,13 +180,15 @@ def coalition_values_root(state, reduction, root_player, values):
 
 
 @nb.njit(cache=True)
-def seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values, exploration,
-                      epsilon_mrx, epsilon_detectives, reduction, root_view, all_detectives,
-                      mrx_in_tree, rng):
+def seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values, params,
+                      all_detectives, rng):
     """One iteration from ``scratch`` (the root with Mr X placed; played out in
-    place): descend by UCB over the legal moves of the tree's players, expand one
-    untried move, play out, back up the Coalition Reduction values. Work buffers:
-    ``mask`` bool[NUM_ACTIONS], ``occupied`` and ``moves`` (``_common.playout``)."""
+    place): descend by UCB over the legal moves of the tree's players (every
+    detective's if ``all_detectives``, else only ``me``'s), expand one untried move,
+    play out, back up the Coalition Reduction values. ``params``: :class:`SeekersParams`.
+    Work buffers: ``mask`` bool[NUM_ACTIONS], ``occupied`` and ``moves`` (``_common.playout``)."""
+    exploration, epsilon_mrx, epsilon_detectives = params.exploration, params.epsilon_mrx, params.epsilon_detectives
+    reduction, root_view, mrx_in_tree = params.reduction, params.root_view, params.mrx_in_tree
     node = ROOT_INDEX
     expanded = False
     while not is_terminal(scratch) and not expanded:
@@ -217,10 +251,7 @@ def combined_root_action(visits, value_sums, votes, combine, rng):
 
 @nb.njit(cache=True)
 def seekers_decide(observation, tree, node_player, root, scratch, stations, cumulative, weights,
-                   max_iterations, time_limit, exploration, epsilon_mrx, epsilon_detectives,
-                   reduction, root_view, trees, num_trees, combine, mrx_in_tree,
-                   determinization, num_categories, general_n, general_a, detailed_n,
-                   detailed_a, general_count, detailed_rule, prior, best_mean, rng):
+                   params, determinization, tables, rng):
     """One decision of the detective to move.
 
     Args:
@@ -231,27 +262,19 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
         stations: int32[S + 1], cumulative: float64[S + 1]: work buffers (out: the
             possible locations and their cumulative weights); weights: float64[L]
             (out: the category weights used).
-        max_iterations: int; time_limit: float seconds (0 = none).
-        exploration: UCB C; epsilon_mrx, epsilon_detectives: playout randomness;
-        reduction: Coalition Reduction r in [0, 1]; root_view: bool (the root
-            player's point of view for every detective, else each its own);
-        trees: TREES_SINGLE, TREES_PER_DETERMINIZATION or TREES_PER_DETECTIVE;
-        num_trees: K (per determinization); combine: 0 summed visits, 1 votes;
-        mrx_in_tree: bool;
-        determinization: 0 uniform, 1 LC general, 2 LC detailed; num_categories: L;
-        general_n, general_a: float64[L]; detailed_n, detailed_a: float64[2**L, L];
-        general_count, detailed_rule, prior: the LC definitions (``_common``);
-        best_mean: bool (else most visited); rng: uint64[2] (advanced).
+        params: :class:`SeekersParams`, the budget and the search's settings.
+        determinization: :class:`~._common.Determinization`, how Mr X is placed;
+        tables: :class:`~._common.LcTables`, the Location Categorization tables.
+        rng: uint64[2] (advanced).
     Returns: (action, iterations, possible locations m).
     """
-    deadline = deadline_ns(time_limit)
+    max_iterations, trees, num_trees, best_mean = params.max_iterations, params.trees, params.num_trees, params.best_mean
+    deadline = deadline_ns(params.time_limit)
     start = monotonic_ns()
     prepare_root(root, observation)
     root.positions[MRX] = HIDDEN
     me = root.meta[M_TO_MOVE]
-    m = location_weights(root, determinization, num_categories, general_n, general_a,
-                         detailed_n, detailed_a, general_count, detailed_rule, prior,
-                         stations, cumulative, weights)
+    m = location_weights(root, determinization, tables, stations, cumulative, weights)
     reset_tree(tree)
     node_player[ROOT_INDEX] = -1
     root, scratch, tree, node_player, rng = borrowed_search_arguments(root, scratch, tree,
@@ -264,9 +287,8 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
         while m > 0 and not budget_exhausted(iterations, max_iterations, start, deadline):
             copy_dynamic_into(scratch, root)
             scratch.positions[MRX] = roulette(stations, cumulative, m, rng)
-            seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values,
-                              exploration, epsilon_mrx, epsilon_detectives, reduction, root_view,
-                              all_detectives, mrx_in_tree, rng)
+            seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values, params,
+                              all_detectives, rng)
             iterations += 1
         action = recommend_root_action(tree, best_mean, 1e-9, rng)
     else:
@@ -291,9 +313,8 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
             while not budget_exhausted(done, tree_iterations, tree_start, tree_deadline):
                 copy_dynamic_into(scratch, root)
                 scratch.positions[MRX] = guess
-                seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values,
-                                  exploration, epsilon_mrx, epsilon_detectives, reduction,
-                                  root_view, True, mrx_in_tree, rng)
+                seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, values, params,
+                                  True, rng)
                 done += 1
             iterations += done
             for a in range(NUM_ACTIONS):
@@ -304,7 +325,7 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
             vote = recommend_root_action(tree, best_mean, 1e-9, rng)
             if vote >= 0:
                 votes[vote] += 1.0
-        action = combined_root_action(visits, value_sums, votes, combine, rng)
+        action = combined_root_action(visits, value_sums, votes, params.combine, rng)
     if action < 0:
         legal_actions_into(root, me, mask)
         action = np.argmax(mask)
@@ -481,11 +502,30 @@ class SeekersMCTSAgent(ScotlandYardAgent):
         self._stations = np.zeros(s, dtype=np.int32)
         self._cumulative = np.zeros(s, dtype=np.float64)
         self._weights = np.zeros(config.categories, dtype=np.float64)
-        self._mode = DETERMINIZATIONS[config.determinization]
+        c = config
+        self._determinization = Determinization(
+            DETERMINIZATIONS[c.determinization], int(c.categories), LC_GENERAL_N[c.lc_general_n],
+            LC_DETAILED[c.lc_detailed], LC_PRIORS[c.lc_prior])
+        max_iterations, seconds = budget.kernel_args()
+        self._params = SeekersParams(
+            int(max_iterations), float(seconds), float(c.exploration), float(c.epsilon_mrx), float(c.epsilon),
+            float(c.coalition_reduction), COALITION_VIEWS[c.coalition_view], TREES[c.trees],
+            int(c.determinizations), COMBINE[c.combine], bool(c.mrx_in_tree), c.final_move == "best_mean")
         self.tables = empty_tables(config.categories)
         self._records: list[tuple] = []
         self._decisions: list[tuple] = []
         self._metrics: dict[str, float] = {}
+
+    @property
+    def tables(self) -> dict[str, np.ndarray]:
+        """The Location Categorization tables by name (``TABLE_KEYS``); assigning a new dict
+        rebuilds the :class:`~._common.LcTables` the kernel reads (their arrays are shared)."""
+        return self._tables
+
+    @tables.setter
+    def tables(self, tables: dict[str, np.ndarray]) -> None:
+        self._tables = tables
+        self._lc_tables = LcTables(*(tables[k] for k in TABLE_KEYS))
 
     def begin_game(self, seat, seed):
         super().begin_game(seat, seed)
@@ -503,17 +543,10 @@ class SeekersMCTSAgent(ScotlandYardAgent):
             counts = np.zeros(c.categories)
             combo = categorize(observation, c.categories, counts)
             self._records.append((rnd, combo, counts, detectives))
-        max_iterations, seconds = self.budget.kernel_args()
-        t = self.tables
         action, iterations, m = seekers_decide(
             observation, self._tree, self._node_player, self._root, self._scratch,
-            self._stations, self._cumulative, self._weights, max_iterations, seconds,
-            float(c.exploration), float(c.epsilon_mrx), float(c.epsilon),
-            float(c.coalition_reduction), COALITION_VIEWS[c.coalition_view], TREES[c.trees],
-            int(c.determinizations), COMBINE[c.combine], c.mrx_in_tree, self._mode,
-            c.categories, t["lc_general_n"], t["lc_general_a"], t["lc_detailed_n"],
-            t["lc_detailed_a"], LC_GENERAL_N[c.lc_general_n], LC_DETAILED[c.lc_detailed],
-            LC_PRIORS[c.lc_prior], c.final_move == "best_mean", self._rng)
+            self._stations, self._cumulative, self._weights, self._params, self._determinization,
+            self._lc_tables, self._rng)
         if m > 0:
             self._decisions.append((rnd, detectives, observation.possible.copy(),
                                     self._weights.copy(), float(self._cumulative[m - 1]), int(m)))

@@ -171,7 +171,7 @@ def log_probabilities(moves, tables: dict, samplers=None) -> dict[str, np.ndarra
     lc_general_n, lc_detailed, lc_prior), default :data:`SAMPLERS`) gives Mr X's true
     station, by the agent's ``location_weights``; key ``"uniform"``: log(1 / possible
     locations). Raises ValueError if the truth is not a possible location."""
-    from agents.scotland_yard.categorization import category_of, location_weights
+    from agents.scotland_yard.categorization import category_of, Determinization, LcTables, location_weights
     from agents.scotland_yard.mcts_seekers import (
         DETERMINIZATIONS, LC_DETAILED, LC_GENERAL_N, LC_PRIORS,
     )
@@ -180,6 +180,7 @@ def log_probabilities(moves, tables: dict, samplers=None) -> dict[str, np.ndarra
     categories = len(tables["lc_general_n"])
     out: dict[str, list[float]] = {name: [] for name in ["uniform", *samplers]}
     weights = np.zeros(categories)
+    lc = LcTables(tables["lc_general_n"], tables["lc_general_a"], tables["lc_detailed_n"], tables["lc_detailed_a"])
     for obs, station in moves:
         s = obs.possible.shape[0]
         if not (0 < station < s and obs.possible[station]):
@@ -188,11 +189,9 @@ def log_probabilities(moves, tables: dict, samplers=None) -> dict[str, np.ndarra
         truth = category_of(obs, station, categories) - 1
         out["uniform"].append(-math.log(int(obs.possible.sum())))
         for name, (det, general_n, detailed, prior) in samplers.items():
-            m = location_weights(obs, DETERMINIZATIONS[det], categories, tables["lc_general_n"],
-                                 tables["lc_general_a"], tables["lc_detailed_n"],
-                                 tables["lc_detailed_a"], LC_GENERAL_N[general_n],
-                                 LC_DETAILED[detailed], LC_PRIORS[prior], stations, cumulative,
-                                 weights)
+            rule = Determinization(DETERMINIZATIONS[det], categories, LC_GENERAL_N[general_n],
+                                   LC_DETAILED[detailed], LC_PRIORS[prior])
+            m = location_weights(obs, rule, lc, stations, cumulative, weights)
             out[name].append(math.log(weights[truth] / cumulative[m - 1]))
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
 

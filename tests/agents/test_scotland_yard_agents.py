@@ -11,7 +11,7 @@ import pytest
 from agents.api import Budget
 from agents.registry import make_agent
 from agents.scotland_yard._common import (
-    category_of, filter_mrx_moves, location_weights, roulette,
+    Determinization, LcTables, category_of, filter_mrx_moves, location_weights, roulette,
 )
 from agents.scotland_yard.mcts_seekers import coalition_values, empty_tables
 from games.rng import make_rng
@@ -99,8 +99,8 @@ def test_roulette_matches_category_weights():
     buf_s = np.zeros(200, dtype=np.int32)
     buf_c = np.zeros(200)
     old_rules = (LC_N_LOCATIONS, LC_DETAILED_RATIO, PRIOR_MEAN_FLOOR)  # today's a / n, by name
-    m = location_weights(s, 1, L, n, a, np.zeros((32, L)), np.zeros((32, L)), *old_rules,
-                         buf_s, buf_c, np.zeros(L))
+    tables = LcTables(n, a, np.zeros((32, L)), np.zeros((32, L)))
+    m = location_weights(s, Determinization(1, L, *old_rules), tables, buf_s, buf_c, np.zeros(L))
     assert m == len(stations)
     cats = {v: category_of(s, v, L) for v in stations}
     expected = np.zeros(L)
@@ -116,8 +116,7 @@ def test_roulette_matches_category_weights():
     sd = np.sqrt(expected * (1 - expected) / draws)
     assert np.all(np.abs(observed - expected) <= 5 * sd + 1e-9), (observed, expected)
     # uniform mode: every possible location equally likely
-    m = location_weights(s, 0, L, n, a, np.zeros((32, L)), np.zeros((32, L)), *old_rules,
-                         buf_s, buf_c, np.zeros(L))
+    m = location_weights(s, Determinization(0, L, *old_rules), tables, buf_s, buf_c, np.zeros(L))
     assert np.allclose(np.diff(np.concatenate([[0.0], buf_c[:m]])), 1.0)
 
 
@@ -139,8 +138,8 @@ def test_detailed_table_weights_by_combination():
     da[combo, present[0]] = 1.0  # only the first present category ever held Mr X
     buf_s = np.zeros(200, dtype=np.int32)
     buf_c = np.zeros(200)
-    m = location_weights(s, 2, L, np.ones(L), np.ones(L), dn, da, LC_N_LOCATIONS,
-                         LC_DETAILED_RATIO, PRIOR_MEAN_FLOOR, buf_s, buf_c, np.zeros(L))
+    m = location_weights(s, Determinization(2, L, LC_N_LOCATIONS, LC_DETAILED_RATIO, PRIOR_MEAN_FLOOR),
+                         LcTables(np.ones(L), np.ones(L), dn, da), buf_s, buf_c, np.zeros(L))
     rng = make_rng(1)
     hits = [category_of(s, roulette(buf_s, buf_c, m, rng), L) - 1 for _ in range(2000)]
     share = np.mean(np.array(hits) == present[0])

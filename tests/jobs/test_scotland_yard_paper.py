@@ -12,8 +12,8 @@ import pytest
 from agents.api import Budget
 from agents.registry import make_agent, make_agent_config
 from agents.scotland_yard._common import (
-    LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, PRIOR_ADD_ONE,
-    PRIOR_MEAN_FLOOR, categorize, category_of, location_weights, presence_counts,
+    Determinization, LC_DETAILED_COUNTS, LC_DETAILED_RATIO, LC_N_LOCATIONS, LC_N_PRESENCE, LcTables,
+    PRIOR_ADD_ONE, PRIOR_MEAN_FLOOR, categorize, category_of, location_weights, presence_counts,
 )
 from agents.scotland_yard.mcts_seekers import (
     coalition_values, coalition_values_root, combined_root_action, empty_tables, update_tables,
@@ -77,9 +77,10 @@ def weights_of(obs, tables, mode, general_count, detailed_rule, prior):
     """(category weights, per-location weights, stations) of one determinization."""
     s = obs.possible.shape[0]
     stations, cumulative, w = np.zeros(s, dtype=np.int32), np.zeros(s), np.zeros(L)
-    m = location_weights(obs, mode, L, tables["lc_general_n"], tables["lc_general_a"],
-                         tables["lc_detailed_n"], tables["lc_detailed_a"], general_count,
-                         detailed_rule, prior, stations, cumulative, w)
+    lc = LcTables(tables["lc_general_n"], tables["lc_general_a"], tables["lc_detailed_n"],
+                  tables["lc_detailed_a"])
+    m = location_weights(obs, Determinization(mode, L, general_count, detailed_rule, prior), lc,
+                         stations, cumulative, w)
     return w, np.diff(np.concatenate([[0.0], cumulative[:m]])), stations[:m]
 
 
