@@ -63,7 +63,7 @@ old default), ``chance_selection = "proportional"`` (what ``pw_ucb`` meant).
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -112,6 +112,61 @@ CLOSED_LOOP_TREE_WIDTH = max(TREE_WIDTH, OPP_FOOD + 1)
 
 
 # --- the search -------------------------------------------------------------------
+class BirdsMctsParams(NamedTuple):
+    """A bird MCTS agent's search settings (built once per agent: :class:`BirdsMCTSAgent`).
+
+    Fields:
+        max_iterations: int; time_limit: float seconds (0 = none): the budget.
+        exploration: float, the UCB1 constant.
+        chance_nodes: bool (False: one determinization, no chance nodes).
+        grouping: int, GROUPING_* (NONE: a fresh determinization per iteration and no
+            chance node).
+        chance_selection: int, CHANCE_SAMPLE, CHANCE_PROPORTIONAL or CHANCE_PW_UCB.
+        widening_alpha: float, the progressive widening exponent at chance nodes (0: off).
+        closed_loop: bool (the opponent's move and the refill after it are chance nodes
+            too; else merged into the searcher's transition).
+        opp_model, rollout_model: int, MODEL_* of the opponent and of the searcher's own
+            rollout moves.
+        most_visited: bool (else best mean).
+        backup_kind: int, BACKUP_RESULT or BACKUP_MARGIN, with margin_scale: float
+            (points; see :func:`leaf_value`).
+        true_state: bool (with ``chance_nodes`` False: the one determinization is the
+            root itself, hidden slots as given: the true-state upper bound when the root
+            is the true state).
+    """
+
+    max_iterations: int
+    time_limit: float
+    exploration: float
+    chance_nodes: bool
+    grouping: int
+    chance_selection: int
+    widening_alpha: float
+    closed_loop: bool
+    opp_model: int
+    rollout_model: int
+    most_visited: bool
+    backup_kind: int
+    margin_scale: float
+    true_state: bool
+
+
+class SearchScratch(NamedTuple):
+    """The work arrays of :func:`search` (the agent's, reallocated when the card table changes).
+
+    Fields:
+        pool: int16[C], the unseen cards; counts: int64[N_CLASSES], outcome counts;
+        legal: bool[N_ACTIONS]; feats: float64[N_ACTIONS, N_FEATURES] and
+        probs: float64[N_ACTIONS], the models' features and move probabilities.
+    """
+
+    pool: np.ndarray
+    counts: np.ndarray
+    legal: np.ndarray
+    feats: np.ndarray
+    probs: np.ndarray
+
+
 @nb.njit(cache=True)
 def widen(tree, node, counts, total, widening_alpha):
     """Progressive widening at a chance node: once ``node`` has
@@ -147,10 +202,7 @@ def select_outcome(tree, node, counts, total, chance_selection, exploration, rng
 
 
 @nb.njit(cache=True)
-def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, outcome_of, stats,
-           exploration, chance_nodes, grouping, chance_selection, widening_alpha, closed_loop,
-           opp_model, rollout_model, most_visited, backup_kind, margin_scale, max_iterations,
-           time_limit, rng, true_state=False):
+def search(root, tree, sim, det, scratch, weights, outcome_of, stats, params, rng):
     """Search from ``root`` (the observation of the player to move) and return
     ``(action, iterations)``.
 
@@ -159,26 +211,17 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         tree: a Tree of width ``TREE_WIDTH`` (``CLOSED_LOOP_TREE_WIDTH`` with
         ``closed_loop``; reset here).
         sim, det: scratch BirdsStates sharing ``root.cards``.
-        pool: int16[C]; counts: int64[N_CLASSES]; legal: bool[N_ACTIONS];
-        feats: float64[N_ACTIONS, N_FEATURES]; probs: float64[N_ACTIONS] (scratch).
+        scratch: :class:`SearchScratch`, the work arrays.
         weights: float64[N_FEATURES], the policy of MODEL_POLICY models.
         outcome_of: int64[N_CLASSES], the chance outcome of each card class
         (:func:`outcome_map`); stats: int64[N_STATS], counters (added to).
-        exploration: UCB1 constant; chance_nodes: bool (False: one
-        determinization, no chance nodes); grouping: GROUPING_* (NONE: a fresh
-        determinization per iteration and no chance node); chance_selection:
-        CHANCE_SAMPLE, CHANCE_PROPORTIONAL or CHANCE_PW_UCB; widening_alpha:
-        progressive widening exponent at chance nodes (0: off); closed_loop:
-        bool (the opponent's move and the refill after it are chance nodes
-        too; else merged into the searcher's transition); opp_model /
-        rollout_model: MODEL_* of the opponent and of the searcher's own
-        rollout moves; most_visited: bool (else best mean); backup_kind:
-        BACKUP_RESULT or BACKUP_MARGIN, with margin_scale (points; see
-        :func:`leaf_value`). max_iterations: int; time_limit: seconds (0 =
-        none); rng: uint64[2]; true_state: bool (with ``chance_nodes`` False: the
-        one determinization is ``root`` itself, hidden slots as given: the
-        true-state upper bound when ``root`` is the true state).
+        params: :class:`BirdsMctsParams`, the budget and the search's settings.
+        rng: uint64[2].
     """
+    exploration, chance_nodes, grouping = params.exploration, params.chance_nodes, params.grouping
+    chance_selection, widening_alpha, closed_loop = params.chance_selection, params.widening_alpha, params.closed_loop
+    opp_model, rollout_model = params.opp_model, params.rollout_model
+    backup_kind, margin_scale = params.backup_kind, params.margin_scale
     # Borrowed views (no reference counts) of the scratch states and the tree for the
     # search's loops: numba counts a reference each time a kernel reads an array out
     # of a state or a tree, dozens of times per iteration. The owners (the arguments)
@@ -190,8 +233,9 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
     # the work arrays, weights and rng too: they go to the opponent model, the
     # determinization and the rollout on every iteration (atomic reference counts were
     # a fifth of an iteration)
-    pool, counts, legal = borrow(pool), borrow(counts), borrow(legal)
-    feats, probs, weights = borrow(feats), borrow(probs), borrow(weights)
+    pool, counts, legal = borrow(scratch.pool), borrow(scratch.counts), borrow(scratch.legal)
+    feats, probs, weights = borrow(scratch.feats), borrow(scratch.probs), borrow(weights)
+    work = SearchScratch(pool, counts, legal, feats, probs)  # the borrowed views, for resolve_chance
     outcome_of, stats, rng = borrow(outcome_of), borrow(stats), borrow(rng)
     player = root.meta[M_TO_MOVE]
     split = chance_nodes and grouping != GROUPING_NONE
@@ -203,9 +247,10 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
     in_pool, pool_counts = borrow(in_pool_owner), borrow(pool_counts_owner)
     pool_outcome_counts(root.cards, pool, n_pool, grouped, outcome_of, in_pool, pool_counts)
     start = monotonic_ns()
-    deadline = deadline_ns(time_limit)
+    deadline = deadline_ns(params.time_limit)
+    max_iterations = params.max_iterations
     if not chance_nodes:
-        if true_state:
+        if params.true_state:
             copy_dynamic(det, root)
         else:
             determinize(det, root, player, pool, n_pool, rng)
@@ -239,8 +284,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                         end_turn(sim)
                         pending = PENDING_NONE
                     else:
-                        resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
-                                       opp_model, weights, feats, probs, rng)
+                        resolve_chance(sim, player, pending, k, counts[k], outcome_of, params, weights, work, rng)
                         pending = opponent_pending(sim, player, closed_loop)
                 child = children[node, k]
                 if child < 0:
@@ -276,8 +320,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
                 total = unseen_outcome_counts(sim, player, grouped, outcome_of, in_pool, pool_counts,
                                                    n_pool, counts)
                 k = sample_outcome(counts, total, rng)
-                resolve_chance(sim, player, pending, k, counts[k], grouped, outcome_of, closed_loop,
-                               opp_model, weights, feats, probs, rng)
+                resolve_chance(sim, player, pending, k, counts[k], outcome_of, params, weights, work, rng)
             elif pending == PENDING_OPP_REFILL:  # the opponent's turn ends (refill as dealt)
                 end_turn(sim)
             # PENDING_OPPONENT: the rollout plays the opponent's move
@@ -287,7 +330,7 @@ def search(root, tree, sim, det, pool, counts, legal, feats, probs, weights, out
         iterations += 1
         if is_full(tree):
             break
-    action = recommend_root_action(tree, not most_visited, 1e-6, rng)
+    action = recommend_root_action(tree, not params.most_visited, 1e-6, rng)
     keep_alive((in_pool_owner, pool_counts_owner))
     return action, iterations
 
@@ -384,6 +427,13 @@ class BirdsMCTSAgent(BirdsAgent):
         self.outcome_of = outcome_map(config.chance_grouping)
         self.stats = np.zeros(N_STATS, dtype=np.int64)
         self.has_weights = False  # True once learned state (a seed population) replaced them
+        c = config
+        self.params = BirdsMctsParams(
+            int(self.max_iterations), float(self.time_limit), float(c.exploration), bool(c.chance_nodes),
+            GROUPINGS[c.chance_grouping], CHANCE_SELECTIONS[c.chance_selection], float(c.widening_alpha),
+            bool(c.closed_loop), OPPONENT_MODELS[c.opponent], OPPONENT_MODELS[c.rollout],
+            c.final == "most_visited", BACKUPS[c.backup], float(c.margin_scale), bool(c.true_state))
+        """The :class:`BirdsMctsParams` of the config and budget."""
         self._cards_shape = None
         #: the study shows this seat the true state (``cluster.run.play.observation_for``)
         self.reads_true_state = bool(config.true_state)
@@ -398,6 +448,7 @@ class BirdsMCTSAgent(BirdsAgent):
             self.legal = np.zeros(N_ACTIONS, dtype=np.bool_)
             self.feats = np.zeros((N_ACTIONS, N_FEATURES), dtype=np.float64)
             self.probs = np.zeros(N_ACTIONS, dtype=np.float64)
+            self._work = SearchScratch(self.pool, self.counts, self.legal, self.feats, self.probs)
             self._cards_shape = observation.cards.shape
         else:
             self.sim = self.sim._replace(cards=observation.cards)
@@ -410,15 +461,8 @@ class BirdsMCTSAgent(BirdsAgent):
             raise ValueError("true_state: given an observation with hidden cards; the true-state "
                              "tree needs the true state (cluster.run.play.observation_for)")
         self.stats[:] = 0
-        action, iterations = search(
-            observation, self.tree, self.sim, self.det, self.pool, self.counts, self.legal,
-            self.feats, self.probs, self.weights, self.outcome_of, self.stats,
-            float(c.exploration), bool(c.chance_nodes), GROUPINGS[c.chance_grouping],
-            CHANCE_SELECTIONS[c.chance_selection], float(c.widening_alpha), bool(c.closed_loop),
-            OPPONENT_MODELS[c.opponent],
-            OPPONENT_MODELS[c.rollout], c.final == "most_visited", BACKUPS[c.backup],
-            float(c.margin_scale), self.max_iterations, self.time_limit, self.rng,
-            bool(c.true_state))
+        action, iterations = search(observation, self.tree, self.sim, self.det, self._work, self.weights,
+                                    self.outcome_of, self.stats, self.params, self.rng)
         return int(action), int(iterations)
 
     # the policy weights of the opponent / rollout model travel as learned state (the

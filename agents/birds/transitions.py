@@ -18,7 +18,7 @@ from games.birds.kernels import (
 )
 
 from .features import model_action
-from .information_sets import force_top_card
+from .information_sets import GROUPING_COARSE, force_top_card
 
 #: What a finished game backs up (``BirdsMCTSConfig.backup``).
 BACKUP_RESULT = 0
@@ -74,17 +74,21 @@ def begin_action(sim, player, action, pending, closed_loop, opp_model, weights, 
 
 
 @nb.njit(cache=True, inline="always")
-def resolve_chance(sim, player, pending, outcome, count, grouped, outcome_of, closed_loop,
-                   opp_model, weights, feats, probs, rng):
+def resolve_chance(sim, player, pending, outcome, count, outcome_of, params, weights, scratch, rng):
     """Finish a turn whose chance event has ``outcome`` (a card class, or a group by
     ``outcome_of``, with ``count`` unseen cards): such a card is drawn (or refills
-    the tray), the turn ends and (open loop) the opponent replies."""
-    force_top_card(sim, player, outcome, count, grouped, outcome_of, rng)
+    the tray), the turn ends and (open loop) the opponent replies.
+
+    ``params``: the search's :class:`~agents.birds.mcts.BirdsMctsParams` (its
+    ``grouping``, ``closed_loop`` and ``opp_model``); ``weights``: the policy of a
+    MODEL_POLICY opponent; ``scratch``: the search's
+    :class:`~agents.birds.mcts.SearchScratch` (its ``feats`` and ``probs``)."""
+    force_top_card(sim, player, outcome, count, params.grouping == GROUPING_COARSE, outcome_of, rng)
     if pending == PENDING_DRAW:
         apply_action(sim, DRAW_DECK)
     end_turn(sim)
-    if not closed_loop:
-        opponent_turn(sim, player, opp_model, weights, feats, probs, rng)
+    if not params.closed_loop:
+        opponent_turn(sim, player, params.opp_model, weights, scratch.feats, scratch.probs, rng)
 
 
 @nb.njit(cache=True, inline="always")
