@@ -171,19 +171,22 @@ def afterstate_value(state, player, unit, kind, weights, enc, cells, dist, board
 
 
 @nb.njit(cache=True)
-def command_value(afterstate, player, unit, reward, target, gamma, kind, weights, enc, cells,
-                  dist, board_scratch, phi):
+def command_value(afterstate, player, unit, reward, params, weights, enc, scratch):
     """The value of one of ``player``'s commands, read from its afterstate.
 
     Args:
         afterstate: XcomState right after the command (``unit`` of ``player`` acted).
         reward: float, ``player``'s reward gained by the command (+10 per kill).
-        target: TARGET_TD (``reward + gamma * V(afterstate)``, V = 0 when the round is
-            over) or TARGET_NEXT_STATE (``V(afterstate)``).
-        kind, weights, enc: the value term (VALUE_NONE: V = 0).
-        cells, dist, board_scratch, phi: scratch for the features (overwritten).
+        params: the search's :class:`~agents.xcom.mcts.XcomParams`, of which
+            ``value_target``: TARGET_TD (``reward + gamma * V(afterstate)``, V = 0 when the
+            round is over) or TARGET_NEXT_STATE (``V(afterstate)``), ``gamma``, and
+            ``value_kind``, with ``weights`` and ``enc`` the value term (VALUE_NONE: V = 0).
+        scratch: the search's :class:`~agents.xcom.mcts.XcomScratch`, whose ``cells``,
+            ``dist``, ``board`` and ``phi`` the features overwrite.
     Returns: float, on the reward scale.
     """
+    target, gamma, kind = params.value_target, params.gamma, params.value_kind
+    cells, dist, board_scratch, phi = scratch.cells, scratch.dist, scratch.board, scratch.phi
     if target == TARGET_NEXT_STATE:
         return afterstate_value(afterstate, player, unit, kind, weights, enc, cells, dist,
                                 board_scratch, phi)

@@ -43,7 +43,7 @@ here, for drivers outside this package that call :func:`search_kernel`'s kernels
 """
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -82,21 +82,66 @@ MOVE_ENCODINGS = ("flat", "two_level")
 KIND_UNIT, KIND_COMMAND = 0, 1
 
 
+class XcomParams(NamedTuple):
+    """An XCOM agent's search settings (built once per agent, at its first search:
+    :meth:`XcomSearchAgent.search`).
+
+    Fields:
+        max_iterations: int; time_limit: float seconds (0 = none): the budget.
+        exploration: float, K; epsilon: float, the tie-breaking noise.
+        value_kind: int, ``_value.VALUE_*`` (the value term's kind; VALUE_NONE: none).
+        value_target: int, ``_value.TARGET_*`` (how the command's value is read).
+        gamma: float, the discount of V in TARGET_TD.
+        value_weight: float, the weight of the command's value in UCT.
+    """
+
+    max_iterations: int
+    time_limit: float
+    exploration: float
+    epsilon: float
+    value_kind: int
+    value_target: int
+    gamma: float
+    value_weight: float
+
+
+class XcomScratch(NamedTuple):
+    """The scratch arrays of one search of a board (:func:`search_scratch`).
+
+    Fields:
+        mask: bool[width], a legal mask; cells: int64[D] and dist: int16[C], the move
+        generator's; index_table: its offset index table; board: float64[n, n] and
+        phi: float64[W], the value features'; marked: bool[capacity], the nodes whose
+        illegal commands are marked (all False: see :func:`descend`).
+    """
+
+    mask: np.ndarray
+    cells: np.ndarray
+    dist: np.ndarray
+    index_table: np.ndarray
+    board: np.ndarray
+    phi: np.ndarray
+    marked: np.ndarray
+
+
 @nb.njit(cache=True)
-def descend(tree, state, player, exploration, epsilon, value_kind, value_target, gamma,
-            value_weight, weights, enc, mask, cells, dist, index_table, board_scratch, phi,
-            marked, stats, rng):
+def descend(tree, state, player, params, weights, enc, scratch, stats, rng):
     """Tree policy: walk down from the root applying commands to ``state``; expand
     one node (giving it its command's value as ``node_bonus`` when the agent chose
-    the command). Returns the node the rollout starts from.
+    the command). Returns the node the rollout starts from. ``params``:
+    :class:`XcomParams`; ``weights``, ``enc``: the value term's; ``scratch``:
+    :class:`XcomScratch` (borrowed views).
 
     A node's illegal commands are marked (``mark_illegal``) when the descent first
     goes on from it, not when it is expanded: most nodes of a short search are leaves
     that are never entered again, and their legal commands cost more than the rest of
     the iteration's tree work. ``marked`` (bool[N]) says which nodes are; the rng is
     not involved, so the tree and the moves are those of marking at expansion."""
+    mask, cells, dist, index_table, marked = (scratch.mask, scratch.cells, scratch.dist,
+                                              scratch.index_table, scratch.marked)
+    exploration, epsilon, value_weight = params.exploration, params.epsilon, params.value_weight
     node = ROOT_INDEX
-    with_bonus = value_kind != VALUE_NONE or value_target == TARGET_TD
+    with_bonus = params.value_kind != VALUE_NONE or params.value_target == TARGET_TD
     while state.meta[M_DONE] == 0:
         if not marked[node]:
             legal_actions_into(state, state.meta[M_TO_MOVE], mask, cells, dist, index_table)
@@ -114,8 +159,8 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
             if with_bonus and mover == player:
                 unit = decode_action(state, action)[0]
                 tree.node_bonus[child] = command_value(
-                    state, player, unit, state.rewards[player] - reward_before, value_target,
-                    gamma, value_kind, weights, enc, cells, dist, board_scratch, phi)
+                    state, player, unit, state.rewards[player] - reward_before, params, weights, enc,
+                    scratch)
                 stats[STAT_BONUSES] += 1
             return child
         if state.meta[M_TO_MOVE] == player:
@@ -130,24 +175,24 @@ def descend(tree, state, player, exploration, epsilon, value_kind, value_target,
 
 @nb.njit(cache=True)
 def search_scratch(root, width, capacity, weights):
-    """The scratch arrays of one search of ``root``'s board: (legal mask bool[width],
-    cells int64[D], dist int16[C], offset index table, board float64[n, n], phi,
-    marked bool[capacity] (all False: see :func:`descend`))."""
+    """The scratch arrays of one search of ``root``'s board: an :class:`XcomScratch` (legal
+    mask bool[width], marked bool[capacity], phi of the ``weights``' length)."""
     n = root.meta[M_SIZE]
     max_move = root.meta[M_MAX_MOVE]
     d_count = 2 * max_move * max_move + 2 * max_move + 1
-    return (np.zeros(width, dtype=np.bool_), np.empty(d_count, dtype=np.int64),
-            np.full(n * n, -1, dtype=np.int16), offset_index_table(max_move), np.zeros((n, n)),
-            np.zeros(max(weights.shape[0], 1)), np.zeros(capacity, dtype=np.bool_))
+    return XcomScratch(np.zeros(width, dtype=np.bool_), np.empty(d_count, dtype=np.int64),
+                       np.full(n * n, -1, dtype=np.int16), offset_index_table(max_move), np.zeros((n, n)),
+                       np.zeros(max(weights.shape[0], 1)), np.zeros(capacity, dtype=np.bool_))
 
 
 @nb.njit(cache=True, inline="always")
 def borrowed_scratch(owners):
-    """The arrays of :func:`search_scratch` as borrowed views (``games.lowlevel.borrow``).
-    Inlined, so ``owners`` is the calling kernel's local, and it must call
-    ``keep_alive(owners)`` after its last use of a view."""
-    return (borrow(owners[0]), borrow(owners[1]), borrow(owners[2]), borrow(owners[3]),
-            borrow(owners[4]), borrow(owners[5]), borrow(owners[6]))
+    """The :class:`XcomScratch` of :func:`search_scratch` as borrowed views
+    (``games.lowlevel.borrow``). Inlined, so ``owners`` is the calling kernel's local, and
+    it must call ``keep_alive(owners)`` after its last use of a view."""
+    return XcomScratch(borrow(owners.mask), borrow(owners.cells), borrow(owners.dist),
+                       borrow(owners.index_table), borrow(owners.board), borrow(owners.phi),
+                       borrow(owners.marked))
 
 
 @nb.njit(cache=True, inline="always")
@@ -160,20 +205,14 @@ def borrowed_search_arguments(root, scratch, tree, weights, stats, rng):
 
 
 @nb.njit(cache=True)
-def xcom_search(observation, player, tree, root, scratch, max_iterations, time_limit,
-                exploration, epsilon, value_kind, value_target, gamma, value_weight, weights, enc,
-                stats, rng):
+def xcom_search(observation, player, tree, root, scratch, params, weights, enc, stats, rng):
     """One decision of the XCOM agents.
 
     Args:
         observation: XcomState (unchanged); player: int, the searching side (0 humans, 1 aliens).
         tree: Tree over the game's actions (reset here).
         root, scratch: XcomStates of the same board (overwritten).
-        max_iterations: int; time_limit: float seconds (0 = none).
-        exploration (K), epsilon: floats.
-        value_kind: int (``_value.VALUE_*``); value_target: int (``_value.TARGET_*``);
-        gamma: float, the discount of V in TARGET_TD; value_weight: float, the weight of
-        the command's value in UCT;
+        params: :class:`XcomParams`, the budget and the search's settings.
         weights: float64[W] (table or linear weights; unused for VALUE_NONE);
         enc: Encoder (used by VALUE_CONV only).
         stats: int64[SEARCH_STATS] (zeroed, then counted; see the module docstring).
@@ -181,11 +220,13 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     Returns:
         (action, iterations): int64, int64.
     """
-    deadline = deadline_ns(time_limit)
+    deadline = deadline_ns(params.time_limit)
     start = monotonic_ns()
+    max_iterations, epsilon = params.max_iterations, params.epsilon
     copy_into(root, observation)
     owners = search_scratch(root, tree.children.shape[1], tree.node_visits.shape[0], weights)
-    mask, cells, dist, index_table, board_scratch, phi, marked = borrowed_scratch(owners)
+    work = borrowed_scratch(owners)
+    mask, cells, dist, index_table, marked = work.mask, work.cells, work.dist, work.index_table, work.marked
     root, scratch, tree, weights, stats, rng = borrowed_search_arguments(root, scratch, tree,
                                                                         weights, stats, rng)
     stats[:] = 0
@@ -197,9 +238,7 @@ def xcom_search(observation, player, tree, root, scratch, max_iterations, time_l
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
-        leaf = descend(tree, scratch, player, exploration, epsilon, value_kind, value_target,
-                       gamma, value_weight, weights, enc, mask, cells, dist, index_table,
-                       board_scratch, phi, marked, stats, rng)
+        leaf = descend(tree, scratch, player, params, weights, enc, work, stats, rng)
         while scratch.meta[M_DONE] == 0:
             random_command(scratch, cells, dist, rng)
         backup_alternating(tree, leaf, scratch.rewards[player] - root_reward)
@@ -239,18 +278,20 @@ def backup_two_level(tree, mover, leaf, value, player):
 
 
 @nb.njit(cache=True)
-def descend_two_level(tree, kind, mover, state, player, exploration, epsilon, value_kind,
-                      value_target, gamma, value_weight, weights, enc, mask, umask, cells, dist,
-                      index_table, board_scratch, phi, stats, rng):
+def descend_two_level(tree, kind, mover, state, player, params, weights, enc, scratch, umask, stats, rng):
     """:func:`descend` on the two-level tree. At a unit node, an untried unit is expanded
     and the descent goes on at once into that unit's command node (so a new unit is
     always tried with one of its own commands); at a command node, an untried command is
     played and expanded, and its child (the next unit node) gets the command's value as
     ``node_bonus`` when the agent chose it. A command node (a unit) of the agent carries
     the best bonus among its expanded commands, so UCT compares units by their best known
-    ``r + gamma * V``. Returns the node the rollout starts from."""
+    ``r + gamma * V``. Returns the node the rollout starts from. ``kind``, ``mover``: the
+    nodes' kinds and sides to move; ``umask``: bool[A], a unit mask (scratch); the rest as
+    :func:`descend`."""
+    mask, cells, dist, index_table = scratch.mask, scratch.cells, scratch.dist, scratch.index_table
+    exploration, epsilon, value_weight = params.exploration, params.epsilon, params.value_weight
     node = ROOT_INDEX
-    with_bonus = value_kind != VALUE_NONE or value_target == TARGET_TD
+    with_bonus = params.value_kind != VALUE_NONE or params.value_target == TARGET_TD
     k_units = state.meta[M_UNITS]
     max_move = state.meta[M_MAX_MOVE]
     span = (2 * max_move * max_move + 2 * max_move + 1) * (k_units + 1)
@@ -287,8 +328,8 @@ def descend_two_level(tree, kind, mover, state, player, exploration, epsilon, va
                 if with_bonus and own:
                     unit = tree.action_from_parent[node]
                     bonus = command_value(
-                        state, player, unit, state.rewards[player] - reward_before, value_target,
-                        gamma, value_kind, weights, enc, cells, dist, board_scratch, phi)
+                        state, player, unit, state.rewards[player] - reward_before, params, weights,
+                        enc, scratch)
                     tree.node_bonus[child] = bonus
                     if tree.node_visits[node] == 0 or bonus > tree.node_bonus[node]:
                         tree.node_bonus[node] = bonus
@@ -307,19 +348,19 @@ def descend_two_level(tree, kind, mover, state, player, exploration, epsilon, va
 
 
 @nb.njit(cache=True)
-def xcom_search_two_level(observation, player, tree, root, scratch, max_iterations, time_limit,
-                          exploration, epsilon, value_kind, value_target, gamma, value_weight,
-                          weights, enc, stats, rng):
+def xcom_search_two_level(observation, player, tree, root, scratch, params, weights, enc, stats, rng):
     """:func:`xcom_search` with the two-level move encoding: the root chooses a unit, the
     unit's node one of its commands (``move_encoding = "two_level"``). The same commands are
     reachable as with the flat encoding; the tree needs up to two nodes an iteration
     (``2 * max_iterations + 1``). The played command is the most visited command of the
     most visited unit. Arguments and result as :func:`xcom_search`."""
-    deadline = deadline_ns(time_limit)
+    deadline = deadline_ns(params.time_limit)
     start = monotonic_ns()
+    max_iterations, epsilon = params.max_iterations, params.epsilon
     copy_into(root, observation)
     owners = search_scratch(root, tree.children.shape[1], 1, weights)
-    mask, cells, dist, index_table, board_scratch, phi, _ = borrowed_scratch(owners)
+    work = borrowed_scratch(owners)
+    mask, cells, dist, index_table = work.mask, work.cells, work.dist, work.index_table
     k_units = root.meta[M_UNITS]
     span = cells.shape[0] * (k_units + 1)
     capacity = tree.node_visits.shape[0]
@@ -340,9 +381,7 @@ def xcom_search_two_level(observation, player, tree, root, scratch, max_iteratio
     iterations = 0
     while not budget_exhausted(iterations, max_iterations, start, deadline):
         copy_into(scratch, root)
-        leaf = descend_two_level(tree, kind, mover, scratch, player, exploration, epsilon,
-                                 value_kind, value_target, gamma, value_weight, weights, enc,
-                                 mask, umask, cells, dist, index_table, board_scratch, phi,
+        leaf = descend_two_level(tree, kind, mover, scratch, player, params, weights, enc, work, umask,
                                  stats, rng)
         while scratch.meta[M_DONE] == 0:
             random_command(scratch, cells, dist, rng)
@@ -440,6 +479,7 @@ class XcomSearchAgent(Agent):
         self._value_weight = 0.0
         self._value_target = TARGET_NEXT_STATE
         self._gamma = 0.0
+        self._params = None  # the XcomParams, built at the first search (subclasses set the value term's)
         self.search_stats = np.zeros(SEARCH_STATS, dtype=np.int64)
         """What the last search did with the value term (``STAT_*``; see the module docstring)."""
 
@@ -447,14 +487,20 @@ class XcomSearchAgent(Agent):
         super().begin_game(seat, seed)
         self._rng = make_rng(seed)
 
-    def search(self, observation) -> tuple[int, int]:
+    def search_params(self) -> XcomParams:
+        """The :class:`XcomParams` of this agent's budget, config and value term."""
         max_iterations, seconds = self.budget.kernel_args()
         c = self.config
+        return XcomParams(int(max_iterations), float(seconds), float(c.exploration), float(c.epsilon),
+                          int(self.value_kind), int(self._value_target), float(self._gamma),
+                          float(self._value_weight))
+
+    def search(self, observation) -> tuple[int, int]:
+        if self._params is None:
+            self._params = self.search_params()
         action, iterations = self._search(
-            observation, self.seat, self._tree, self._root, self._scratch, max_iterations, seconds,
-            float(c.exploration), float(c.epsilon), self.value_kind, self._value_target,
-            self._gamma, self._value_weight, self._weights, self._encoder, self.search_stats,
-            self._rng)
+            observation, self.seat, self._tree, self._root, self._scratch, self._params, self._weights,
+            self._encoder, self.search_stats, self._rng)
         return int(action), int(iterations)
 
     def decide(self, observation):

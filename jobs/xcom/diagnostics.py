@@ -71,12 +71,10 @@ class PlainReference:
         self.search = search_kernel(agent.config.move_encoding)
 
     def choose(self, observation, rng) -> int:
-        a, c = self.agent, self.agent.config
-        max_iterations, seconds = a.budget.kernel_args()
-        action, _ = self.search(
-            observation, a.seat, self.tree, self.root, self.scratch, max_iterations, seconds,
-            float(c.exploration), float(c.epsilon), VALUE_NONE, TARGET_NEXT_STATE, 0.0, 0.0,
-            self.weights, self.encoder, self.stats, rng)
+        params = self.agent.search_params()._replace(value_kind=VALUE_NONE, value_target=TARGET_NEXT_STATE,
+                                                      gamma=0.0, value_weight=0.0)
+        action, _ = self.search(observation, self.agent.seat, self.tree, self.root, self.scratch, params,
+                                self.weights, self.encoder, self.stats, rng)
         return int(action)
 
 

@@ -236,7 +236,7 @@ def test_search_marks_exactly_the_illegal_commands_of_every_node_it_went_on_from
     root's, replayed along the path) has no legal command, and only the legal commands are
     ever expanded."""
     from agents.search.tree import ILLEGAL
-    from agents.xcom.mcts import SEARCH_STATS, dummy_encoder, xcom_search
+    from agents.xcom.mcts import SEARCH_STATS, XcomParams, dummy_encoder, xcom_search
     from agents.xcom._value import TARGET_NEXT_STATE, VALUE_NONE
     from games.rng import make_rng
     from games.xcom.kernels import M_TO_MOVE, apply_action, copy_state
@@ -246,8 +246,8 @@ def test_search_marks_exactly_the_illegal_commands_of_every_node_it_went_on_from
     root = game.state
     player = int(root.meta[M_TO_MOVE])
     tree = new_tree(iterations + 1, game.config.num_actions)
-    xcom_search(root, player, tree, copy_state(root), copy_state(root), iterations, 0.0,
-                np.sqrt(2), 1e-6, VALUE_NONE, TARGET_NEXT_STATE, 0.0, 0.0, np.zeros(1),
+    params = XcomParams(iterations, 0.0, np.sqrt(2), 1e-6, VALUE_NONE, TARGET_NEXT_STATE, 0.0, 0.0)
+    xcom_search(root, player, tree, copy_state(root), copy_state(root), params, np.zeros(1),
                 dummy_encoder(), np.zeros(SEARCH_STATS, dtype=np.int64), make_rng(7))
     entered = 0
     for node in range(int(tree.num_nodes[0])):

@@ -29,7 +29,7 @@ def _position():
 def _two_level_tree(state, player, iterations, value_kind=None, value_weight=0.0, seed=0):
     from agents.search import new_tree
     from agents.xcom._value import TARGET_NEXT_STATE, TARGET_TD, VALUE_NONE
-    from agents.xcom.mcts import SEARCH_STATS, dummy_encoder, xcom_search_two_level
+    from agents.xcom.mcts import SEARCH_STATS, XcomParams, dummy_encoder, xcom_search_two_level
     from games.rng import make_rng
     from games.xcom.kernels import copy_state, legal_actions
 
@@ -38,10 +38,10 @@ def _two_level_tree(state, player, iterations, value_kind=None, value_weight=0.0
     stats = np.zeros(SEARCH_STATS, dtype=np.int64)
     kind = VALUE_NONE if value_kind is None else value_kind
     target = TARGET_TD if value_weight > 0 else TARGET_NEXT_STATE
+    params = XcomParams(iterations, 0.0, np.sqrt(2), 1e-6, kind, target, 0.9, value_weight)
     action, done = xcom_search_two_level(
-        state, player, tree, copy_state(state), copy_state(state), iterations, 0.0, np.sqrt(2),
-        1e-6, kind, target, 0.9, value_weight, np.zeros(1), dummy_encoder(), stats,
-        make_rng(seed))
+        state, player, tree, copy_state(state), copy_state(state), params, np.zeros(1), dummy_encoder(),
+        stats, make_rng(seed))
     assert done == iterations
     return tree, int(action), stats
 

@@ -74,15 +74,15 @@ def _root_bonuses(state, value_kind, value_target, gamma, weights, seed=0):
     the root yet); returns {action: node_bonus of its child} and the search stats."""
     from agents.search import ROOT_INDEX, new_tree
     from agents.xcom.mcts import SEARCH_STATS, STAT_BONUSES, STAT_ROOT_SELECTIONS, \
-        dummy_encoder, xcom_search
+        XcomParams, dummy_encoder, xcom_search
     from games.rng import make_rng
     from games.xcom.kernels import HUMANS, copy_state, legal_actions
 
     legal = np.flatnonzero(legal_actions(state, HUMANS))
     tree = new_tree(len(legal) + 1, legal_actions(state, HUMANS).shape[0])
     stats = np.zeros(SEARCH_STATS, dtype=np.int64)
-    xcom_search(state, HUMANS, tree, copy_state(state), copy_state(state), len(legal), 0.0,
-                np.sqrt(2), 1e-6, value_kind, value_target, gamma, 0.05, weights,
+    params = XcomParams(len(legal), 0.0, np.sqrt(2), 1e-6, value_kind, value_target, gamma, 0.05)
+    xcom_search(state, HUMANS, tree, copy_state(state), copy_state(state), params, weights,
                 dummy_encoder(), stats, make_rng(seed))
     assert stats[STAT_ROOT_SELECTIONS] == 0 and stats[STAT_BONUSES] == len(legal)
     return {int(a): float(tree.node_bonus[tree.children[ROOT_INDEX, a]]) for a in legal}
