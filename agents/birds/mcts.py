@@ -219,7 +219,8 @@ def search(root, tree, sim, det, scratch, weights, outcome_of, stats, params, rn
         rng: uint64[2].
     """
     exploration, chance_nodes, grouping = params.exploration, params.chance_nodes, params.grouping
-    chance_selection, widening_alpha, closed_loop = params.chance_selection, params.widening_alpha, params.closed_loop
+    chance_selection, widening_alpha = params.chance_selection, params.widening_alpha
+    closed_loop = params.closed_loop
     opp_model, rollout_model = params.opp_model, params.rollout_model
     backup_kind, margin_scale = params.backup_kind, params.margin_scale
     # Borrowed views (no reference counts) of the scratch states and the tree for the

@@ -101,7 +101,8 @@ def _mc_rollout_value(state, player, root, root_wood, params, partial, n_values,
     inlined copy costs compile time on a fresh cache, none of them speed. Inlined (into
     :func:`evaluate`), so that it compiles with the kernel's one ruleset.
     """
-    evaluate_act, discount, mc_length, quirks = params.evaluate_act, params.discount, params.mc_length, params.quirks
+    evaluate_act, discount = params.evaluate_act, params.discount
+    mc_length, quirks = params.mc_length, params.quirks
     acc = partial
     k = n_values
     ticks = 0
@@ -260,7 +261,8 @@ def rhea_search(observation, player, root, scratch, mc_state, evolved, has_popul
     """
     population, values = evolved.population, evolved.values
     offspring, off_values = evolved.offspring, evolved.off_values
-    max_iterations, tournament_size, mutation_rate = params.max_iterations, params.tournament_size, params.mutation_rate
+    max_iterations, tournament_size = params.max_iterations, params.tournament_size
+    mutation_rate = params.mutation_rate
     root, scratch, hidden, joint, n_hidden, root_wood, rng, start, deadline = begin_search(
         observation, root, scratch, rng, params.quirks, max_wood, params.time_limit)
     mc_state = borrowed_state(mc_state)  # a borrowed view (no reference counts) for the loop

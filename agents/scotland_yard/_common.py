@@ -429,7 +429,8 @@ def check_seat(agent_name: str, seat: int, expected: int) -> None:
 
 __all__ = [
     "BLACK_WASTED_ROUNDS", "categorize", "category_of", "category_weights",
-    "check_seat", "Determinization", "filter_mrx_moves", "LcTables", "greedy_detective_action", "greedy_mrx_action",
+    "check_seat", "Determinization", "filter_mrx_moves", "LcTables", "greedy_detective_action",
+    "greedy_mrx_action",
     "location_weights", "mean_detective_distance", "count_weights", "ratio_weights",
     "presence_counts", "LC_N_PRESENCE", "LC_N_LOCATIONS", "LC_DETAILED_COUNTS",
     "LC_DETAILED_RATIO", "PRIOR_ADD_ONE", "PRIOR_MEAN_FLOOR", "nearest_detective_distance",

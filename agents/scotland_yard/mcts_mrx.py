@@ -88,8 +88,10 @@ def mrx_decide(observation, tree, node_player, root, scratch, params, rng):
         rng: uint64[2] (advanced).
     Returns: (action, iterations).
     """
-    exploration, epsilon_mrx, epsilon_detectives = params.exploration, params.epsilon_mrx, params.epsilon_detectives
-    filter_black, filter_double, double_distance = params.filter_black, params.filter_double, params.double_distance
+    exploration, epsilon_mrx = params.exploration, params.epsilon_mrx
+    epsilon_detectives = params.epsilon_detectives
+    filter_black, filter_double = params.filter_black, params.filter_double
+    double_distance = params.double_distance
     max_iterations = params.max_iterations
     deadline = deadline_ns(params.time_limit)
     start = monotonic_ns()

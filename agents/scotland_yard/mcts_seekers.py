@@ -187,7 +187,8 @@ def seekers_iteration(scratch, tree, node_player, me, mask, occupied, moves, val
     detective's if ``all_detectives``, else only ``me``'s), expand one untried move,
     play out, back up the Coalition Reduction values. ``params``: :class:`SeekersParams`.
     Work buffers: ``mask`` bool[NUM_ACTIONS], ``occupied`` and ``moves`` (``_common.playout``)."""
-    exploration, epsilon_mrx, epsilon_detectives = params.exploration, params.epsilon_mrx, params.epsilon_detectives
+    exploration, epsilon_mrx = params.exploration, params.epsilon_mrx
+    epsilon_detectives = params.epsilon_detectives
     reduction, root_view, mrx_in_tree = params.reduction, params.root_view, params.mrx_in_tree
     node = ROOT_INDEX
     expanded = False
@@ -268,7 +269,8 @@ def seekers_decide(observation, tree, node_player, root, scratch, stations, cumu
         rng: uint64[2] (advanced).
     Returns: (action, iterations, possible locations m).
     """
-    max_iterations, trees, num_trees, best_mean = params.max_iterations, params.trees, params.num_trees, params.best_mean
+    max_iterations, trees = params.max_iterations, params.trees
+    num_trees, best_mean = params.num_trees, params.best_mean
     deadline = deadline_ns(params.time_limit)
     start = monotonic_ns()
     prepare_root(root, observation)

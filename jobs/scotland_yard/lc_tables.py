@@ -180,7 +180,8 @@ def log_probabilities(moves, tables: dict, samplers=None) -> dict[str, np.ndarra
     categories = len(tables["lc_general_n"])
     out: dict[str, list[float]] = {name: [] for name in ["uniform", *samplers]}
     weights = np.zeros(categories)
-    lc = LcTables(tables["lc_general_n"], tables["lc_general_a"], tables["lc_detailed_n"], tables["lc_detailed_a"])
+    lc = LcTables(tables["lc_general_n"], tables["lc_general_a"], tables["lc_detailed_n"],
+                  tables["lc_detailed_a"])
     for obs, station in moves:
         s = obs.possible.shape[0]
         if not (0 < station < s and obs.possible[station]):
