@@ -171,9 +171,9 @@ def test_a_host_killed_during_a_batch_loses_and_duplicates_nothing(ray_local, tm
     sizer = BatchSizer(target_seconds=10.0, max_games=16)
     die_after = {"batches": 0}
 
-    def arm(rows):  # the host dies in a batch after the first games are in
-        die_after["batches"] += 1
-        if die_after["batches"] == 3:
+    def arm(rows):  # the host dies in a batch dispatched after the first games are in (the first
+        die_after["batches"] += 1  # arrival: later ones may come when every batch is already out)
+        if die_after["batches"] == 1:
             die.write_text("x")
 
     result = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS, warm_up=False, batch_sizer=sizer,

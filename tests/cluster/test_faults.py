@@ -397,40 +397,28 @@ def arena_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("arena run:")]
 
 
-def test_a_second_driver_on_a_study_refuses_naming_the_first(tmp_path):
+def test_a_second_driver_refuses_then_sigterm_stores_what_arrived_and_a_resume_completes(ray_local, tmp_path):
+    """One driver runs a study: a second on the same study refuses, naming the first (exit 4,
+    opening no MLflow run); then SIGTERM stops the first (exit 143, one line, its run KILLED,
+    its results compacted); a resume plays only the missing games into the same run."""
     from cluster.run.lock import LOCK_FILE, Holder
 
-    spec_file = write_toml_spec(tmp_path, "dual", seeds=12)
-    study_dir = tmp_path / "studies" / "dual"
-    first = start_arena(spec_file)
+    spec_file = write_toml_spec(tmp_path, "term", seeds=12, sleep_ms=40)  # games outlast the second's refusal
+    study_dir = tmp_path / "studies" / "term"
+    proc = start_arena(spec_file)
     try:
         deadline = time.monotonic() + 60
         while not (study_dir / LOCK_FILE).is_file() or Holder.parse((study_dir / LOCK_FILE).read_text()) is None:
-            assert first.poll() is None and time.monotonic() < deadline, first.communicate()[1][-3000:]
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
             time.sleep(0.02)
         second = start_arena(spec_file)
         _, err = second.communicate(timeout=120)
         assert second.returncode == 4, err[-3000:]
         [line] = arena_lines(err)
         print(line)
-        assert "another driver is running this study" in line and f"pid {first.pid}" in line
+        assert "another driver is running this study" in line and f"pid {proc.pid}" in line
         assert "since " in line and "host " in line and "Traceback" not in err
-        out, err = first.communicate(timeout=120)
-    finally:
-        if first.poll() is None:
-            first.kill()
-    assert first.returncode == 0, err[-3000:]
-    assert "24 played, 0 skipped" in out
-    rows = ResultStore(study_dir).read()
-    assert len(rows) == 24 * 2 and not rows.duplicated(["game_index", "seat"]).any()
-    assert study_run_status(tmp_path, "dual") == "FINISHED"  # one run: the second never opened one
 
-
-def test_sigterm_stores_what_arrived_marks_the_run_killed_and_a_resume_completes(ray_local, tmp_path):
-    spec_file = write_toml_spec(tmp_path, "term", seeds=12)
-    study_dir = tmp_path / "studies" / "term"
-    proc = start_arena(spec_file)
-    try:
         wait_for_games(proc, study_dir, 3)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -440,7 +428,7 @@ def test_sigterm_stores_what_arrived_marks_the_run_killed_and_a_resume_completes
     assert proc.returncode == 143, err[-3000:]
     assert arena_lines(err) == ["arena run: stopped by SIGTERM"], err[-3000:]
     assert "Traceback" not in err
-    assert study_run_status(tmp_path, "term") == "KILLED"
+    assert study_run_status(tmp_path, "term") == "KILLED"  # one run: the second driver never opened one
     assert_compacted(study_dir)
     stored = len(ResultStore(study_dir).finished_games())
     assert 3 <= stored < 24
