@@ -230,6 +230,21 @@ class FakeAgent(Agent):
 # (``tests/agents/test_agent_contract.py``: every agent's kernels, compiled once).
 
 
+def pytest_collection_modifyitems(config, items):
+    """Run order for two test processes on a fresh clone (cold numba cache): the agent contract
+    first (its fixture compiles every agent's kernels into the cache), then ``tests/cluster``
+    (the fake game and agents on Ray: little to compile), then the rest, which then loads the
+    kernels instead of compiling them a second time beside the contract. The order inside each
+    part is the collection's."""
+    def part(item) -> int:
+        path = item.nodeid.replace("\\", "/")
+        if path.startswith("tests/agents/test_agent_contract.py"):
+            return 0
+        return 1 if path.startswith("tests/cluster/") else 2
+
+    items.sort(key=part)
+
+
 def pytest_configure(config):
     """Make the plugin example visible with its entry points, installing nothing
     (tests/plugin_install.py), before collection."""
