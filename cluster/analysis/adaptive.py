@@ -10,7 +10,9 @@ least resolved, until its order is (``[design] stop = { ranking = { ... } }``).
 (:func:`cluster.spec.adaptive.covering_tables`: every pair of entrants at a table, every
 entrant at about as many). Once the last planned round is complete (every game recorded,
 errored games included), the schedule fits the ratings of every complete round
-(:func:`cluster.analysis.ranking_stop.fit_ranking`) and looks at the adjacent pairs of their
+(:func:`cluster.analysis.ranking_stop.fit_ranking`, the leaderboard's model over pairwise
+results; in a free-for-all of more than two seats, the winner model's own fit,
+:func:`cluster.analysis.winner_stop.fit_winner`) and looks at the adjacent pairs of their
 order (:func:`cluster.analysis.ranking_stop.ranking_status`):
 
 * every pair ordered or within delta: **resolved**, stop;
@@ -18,7 +20,8 @@ order (:func:`cluster.analysis.ranking_stop.ranking_status`):
   tables: the last round takes as many whole tables as the cap leaves);
 * else the next round: ``round_growth`` times the boards so far (or ``tables_per_round``)
   tables chosen by
-  :func:`cluster.analysis.ranking_stop.choose_tables`, each played with every seat rotation
+  :func:`cluster.analysis.ranking_stop.choose_tables` (a free-for-all:
+  :func:`cluster.analysis.winner_stop.choose_winner_tables`), each played with every seat rotation
   on its own board (:func:`cluster.spec.adaptive.round_series`).
 
 **Determinism.** A decision reads the results of complete rounds only, in plan order, and
@@ -39,6 +42,7 @@ import numpy as np
 
 from cluster.analysis.ranking_stop import (OPEN, PairwiseTally, RankingFit, RankingStatus, choose_tables,
                                            fit_ranking, ranking_status)
+from cluster.analysis.winner_stop import WinnerTally, choose_winner_tables, fit_winner, winner_model_applies
 from cluster.analysis.rounds import RUNNING, RoundSchedule, ScheduledRound
 from cluster.spec.adaptive import seed_round_tables
 from cluster.spec.tasks import SeriesTask
@@ -101,7 +105,10 @@ class AdaptiveSchedule(RoundSchedule):
         # pairwise results one table gives a pair of its entrants: rotations x seats of one slot x of the other
         per_slot = self.seats // self.slots
         self.results_per_pair = float(self.slots * per_slot * per_slot)
-        self.tally = PairwiseTally(self.entrants)
+        # a free-for-all (more than two slots, one seat each): the winner model's fit
+        # (cluster.analysis.winner_stop); else the leaderboard's, over pairwise results
+        self.winner_model = winner_model_applies(self.slot_of_seat)
+        self.tally = WinnerTally(self.entrants, self.seats) if self.winner_model else PairwiseTally(self.entrants)
         self.status: RankingStatus | None = None
         self.fit: RankingFit | None = None
         self.looks: list[tuple[int, int, int]] = []
@@ -135,12 +142,12 @@ class AdaptiveSchedule(RoundSchedule):
 
     def _decide(self) -> list[SeriesTask]:
         used = self.games_planned
-        if len(self.tally.first) == 0:
+        if len(self.tally.board) == 0:
             self.decision = CAP if used >= self.max_games else RUNNING
             if self.finished:
                 return []
             return list(self._add_round(seed_round_tables(self.entrants, self.slot_of_seat)).series)
-        self.fit = fit_ranking(self.tally, start=self._start)
+        self.fit = (fit_winner if self.winner_model else fit_ranking)(self.tally, start=self._start)
         self._start = self.fit.optimum
         self.status = ranking_status(self.fit, self.alpha, self.delta)
         open_pairs = len(self.status.open_pairs)
@@ -152,7 +159,10 @@ class AdaptiveSchedule(RoundSchedule):
         if count < 1:
             self.decision = CAP
             return []
-        tables = choose_tables(self.fit, self.status, self.slots, count, self.results_per_pair)
+        if self.winner_model:
+            tables = choose_winner_tables(self.fit, self.status, self.slots, count, self.seats)
+        else:
+            tables = choose_tables(self.fit, self.status, self.slots, count, self.results_per_pair)
         return list(self._add_round(tables, open_pairs).series)
 
     def next_round_tables(self) -> int:
@@ -172,6 +182,14 @@ class AdaptiveSchedule(RoundSchedule):
                               fit=self.fit, looks=list(self.looks))
 
 
+def _model_text(result: AdaptiveResult) -> str:
+    if getattr(result.fit, "model", None) == "winner":
+        return ("the winner model (Plackett-Luce first place; games with no single winner count nothing): "
+                "the order and the differences below are its fit's; the leaderboard is Bradley-Terry-Davidson "
+                "over the pairwise results, whose order may differ where pairs are close")
+    return "Bradley-Terry-Davidson over the pairwise results (the leaderboard's)"
+
+
 def adaptive_markdown(result: AdaptiveResult) -> str:
     """The adaptive schedule's outcome in a few Markdown lines and a table of its adjacent pairs."""
     from cluster.analysis.tables import markdown_table
@@ -184,6 +202,7 @@ def adaptive_markdown(result: AdaptiveResult) -> str:
              f"{result.delta_elo:g} Elo apart (a sequential test per pair: a log likelihood ratio of "
              f"{threshold:.2f} orders it or puts it within delta), cap {result.max_games} games.", "",
              f"- Decision: **{verdict}**",
+             f"- Model: {_model_text(result)}",
              f"- Games: {result.games_used} in {result.rounds} rounds ({len(result.looks)} looks)"]
     rows = [[p["upper"], p["lower"], f"{p['difference']:.0f}", f"{p['se']:.0f}", f"{p['llr_ordered']:.2f}",
              f"{p['llr_within']:.2f}", {"ordered": "ordered", "within": f"within {result.delta_elo:g}",

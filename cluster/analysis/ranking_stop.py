@@ -6,6 +6,9 @@ pairwise results it implies, as the leaderboard counts them
 (:mod:`cluster.analysis.leaderboard`): seats of different teams, the better result wins,
 equal results tie, an entrant is never compared with itself, errored games count nothing.
 
+(A free-for-all of more than two seats, one entrant a seat, is fitted by the winner model
+instead, :mod:`cluster.analysis.winner_stop`; the tests below are the same.)
+
 **Fit.** Bradley-Terry-Davidson by maximum likelihood (:func:`cluster.analysis.ratings.fit_davidson`,
 the leaderboard's model). Its covariance is *cluster-robust over boards* (the sandwich
 ``H^-1 (sum_b g_b g_b^T) H^-1 B / (B - 1)``, with ``g_b`` a board's score and ``H`` the
@@ -129,6 +132,9 @@ class PairwiseTally:
 @dataclass
 class RankingFit:
     """A Davidson fit of a :class:`PairwiseTally` with its covariances (Elo scale)."""
+
+    model = "davidson"
+    """Which model (a class attribute: :class:`cluster.analysis.winner_stop.WinnerFit` is ``winner``)."""
 
     ratings: np.ndarray
     """Elo, centred on the entrants' mean."""

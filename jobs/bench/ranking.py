@@ -16,8 +16,10 @@ games of a board are correlated as real boards make them). The schedule is the d
 (:class:`cluster.analysis.adaptive.AdaptiveSchedule`: the same seed design, looks, stop and
 table choice, fed game results as the driver feeds it rows); the round robin is the complete
 design of :mod:`cluster.spec.tournament` (every set of ``players`` entrants a table, every seat
-rotation on one board), played round after round and rated with the same Bradley-Terry-Davidson
-fit.
+rotation on one board), played round after round and rated with the leaderboard's
+Bradley-Terry-Davidson fit over pairwise results. At more than two players the schedule reads
+the winner model (:mod:`cluster.analysis.winner_stop`), so the round robin is also rated by the
+winner model (``round_robin_winner``: the same games), to compare the designs under one model.
 
 Figures per setting, over ``--tournaments`` simulated tournaments (true strengths evenly spaced
 ``--gap`` Elo apart, a fresh draw of games each time):
@@ -47,6 +49,7 @@ import numpy as np
 from cluster.analysis.adaptive import CAP, RESOLVED, AdaptiveSchedule
 from cluster.analysis.ranking_stop import ORDERED, WITHIN, PairwiseTally
 from cluster.analysis.ratings import ELO_PER_NATURAL, fit_davidson
+from cluster.analysis.winner_stop import WinnerTally, fit_winner, winner_model_applies
 from cluster.spec.tournament import rotation_seatings, round_robin_tables
 
 __all__ = ["KnownStrengthGame", "simulate_adaptive", "simulate_round_robin", "ranking_bench", "bench", "main"]
@@ -104,21 +107,33 @@ def simulate_adaptive(game: KnownStrengthGame, ranking: RankingSettings, max_gam
     return schedule
 
 
-def simulate_round_robin(game: KnownStrengthGame, rounds: Sequence[int], rng: np.random.Generator) -> list[np.ndarray]:
-    """The ratings (Elo) after each count of full rounds in ``rounds`` (increasing) of the round robin."""
+def simulate_round_robin(game: KnownStrengthGame, rounds: Sequence[int], rng: np.random.Generator,
+                         winner: bool = False) -> list[np.ndarray] | tuple[list[np.ndarray], list[np.ndarray]]:
+    """The ratings (Elo) after each count of full rounds in ``rounds`` (increasing) of the round
+    robin, by the leaderboard's fit (Bradley-Terry-Davidson over pairwise results); with
+    ``winner``, also by the winner model's (:func:`cluster.analysis.winner_stop.fit_winner`) of
+    the same games: (pairwise, winner)."""
     n, players = len(game.strengths), game.players
     tables = np.asarray(round_robin_tables(n, players), dtype=np.int64)
     seating = np.asarray(rotation_seatings(tables, tuple(range(players))), dtype=np.int64).reshape(-1, players)
     tally = PairwiseTally(n)
-    out, start = [], None
+    winners = WinnerTally(n, players)
+    out, out_winner, start, start_winner = [], [], None, None
     for r in range(max(rounds)):
         boards = np.repeat(np.arange(len(tables)) + r * len(tables), players)
-        tally.add_games(boards, seating, game.play(seating, boards, rng), tuple(range(players)))
+        ranks = game.play(seating, boards, rng)
+        tally.add_games(boards, seating, ranks, tuple(range(players)))
+        if winner:
+            winners.add_games(boards, seating, ranks)
         if r + 1 in rounds:
             wins, ties = tally.counts()
             ratings, _, start = fit_davidson(wins, ties, start=start)
             out.append(ratings - ratings.mean())
-    return out
+            if winner:
+                fit = fit_winner(winners, start=start_winner)
+                start_winner = fit.optimum
+                out_winner.append(fit.ratings)
+    return (out, out_winner) if winner else out
 
 
 def round_grid(most: int, ratio: float = 1.15) -> list[int]:
@@ -139,7 +154,7 @@ def wrong_pairs(truth: np.ndarray, ratings: np.ndarray, delta: float) -> tuple[i
 
 def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, confidence: float, delta: float,
                   max_games: int | None, rr_rounds: int, seat_elo: float, board_sd: float, seed: int,
-                  tables_per_round: int | None = None) -> dict:
+                  tables_per_round: int | None = None, round_growth: float = 0.25) -> dict:
     """The figures of one setting (see the module docstring)."""
     truth = (np.arange(entrants)[::-1] * gap).astype(float)
     truth -= truth.mean()
@@ -147,12 +162,17 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
     rr_round_games = len(round_robin_tables(entrants, players)) * players
     cap = max_games or DEFAULT_MAX_GAMES
     grid = round_grid(rr_rounds or max(1, -(-cap // rr_round_games)))
-    ranking = RankingSettings(confidence=confidence, delta_elo=delta, tables_per_round=tables_per_round)
+    ranking = RankingSettings(confidence=confidence, delta_elo=delta, tables_per_round=tables_per_round,
+                              round_growth=round_growth)
+    # a free-for-all: the schedule reads the winner model; the round robin is rated both ways
+    winner = winner_model_applies(tuple(range(players)))
     root = np.random.SeedSequence(seed)
     games, decisions, adaptive_wrong, exact, far_pairs = [], [], 0, 0, 0
     claims = {ORDERED: [0, 0], WITHIN: [0, 0]}
     rr_wrong = np.zeros(len(grid))
     rr_exact = np.zeros(len(grid))
+    rr_wrong_winner = np.zeros(len(grid))
+    rr_exact_winner = np.zeros(len(grid))
     t0 = time.process_time()
     for t in range(tournaments):
         adaptive_rng, rr_rng = (np.random.default_rng(s) for s in root.spawn(2))
@@ -170,21 +190,33 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
             elif pair.state == WITHIN:
                 claims[WITHIN][0] += 1
                 claims[WITHIN][1] += abs(truth[pair.upper] - truth[pair.lower]) >= delta
-        for r, ratings in enumerate(simulate_round_robin(game, grid, rr_rng)):
+        rated = simulate_round_robin(game, grid, rr_rng, winner=winner)
+        for r, ratings in enumerate(rated[0] if winner else rated):
             wrong, _ = wrong_pairs(truth, ratings, delta)
             rr_wrong[r] += wrong
             rr_exact[r] += wrong == 0
+        for r, ratings in enumerate(rated[1] if winner else []):
+            wrong, _ = wrong_pairs(truth, ratings, delta)
+            rr_wrong_winner[r] += wrong
+            rr_exact_winner[r] += wrong == 0
     seconds = time.process_time() - t0
     games = np.asarray(games)
     adaptive_rate = adaptive_wrong / max(far_pairs, 1)
     rr_rate = rr_wrong / max(far_pairs, 1)
-    match = np.flatnonzero(rr_rate <= adaptive_rate)
-    rounds_to_match = grid[int(match[0])] if len(match) else None
-    games_to_match = rounds_to_match * rr_round_games if rounds_to_match else None
+
+    def to_match(rate):
+        match = np.flatnonzero(rate <= adaptive_rate)
+        rounds = grid[int(match[0])] if len(match) else None
+        return rounds, (rounds * rr_round_games if rounds else None)
+
+    rounds_to_match, games_to_match = to_match(rr_rate)
+    rr_rate_winner = rr_wrong_winner / max(far_pairs, 1)
+    winner_rounds, winner_games = to_match(rr_rate_winner)
     return {
         "entrants": entrants, "players": players, "tournaments": tournaments, "gap_elo": gap,
         "confidence": confidence, "delta_elo": delta, "max_games": cap, "seat_elo": seat_elo, "board_sd": board_sd,
         "tables_per_round": tables_per_round, "round_growth": ranking.round_growth,
+        "adaptive_model": "winner" if winner else "pairwise",
         "adaptive": {
             "games_mean": float(games.mean()), "games_p10": float(np.percentile(games, 10)),
             "games_p50": float(np.percentile(games, 50)), "games_p90": float(np.percentile(games, 90)),
@@ -197,6 +229,11 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
                         "exact": [float(x) / tournaments for x in rr_exact]},
         "rounds_to_match": rounds_to_match, "games_to_match": games_to_match,
         "games_ratio": float(games.mean() / games_to_match) if games_to_match else None,
+        "round_robin_winner": ({"wrong_pairs": [float(x) for x in rr_rate_winner],
+                                "exact": [float(x) / tournaments for x in rr_exact_winner],
+                                "rounds_to_match": winner_rounds, "games_to_match": winner_games,
+                                "games_ratio": float(games.mean() / winner_games) if winner_games else None}
+                               if winner else None),
         "cpu_seconds": seconds,
     }
 
@@ -204,8 +241,9 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
 def table_markdown(settings: Sequence[dict]) -> str:
     """The settings' figures as the Markdown table of jobs/TOURNAMENTS.md."""
     head = ("| Entrants | Players | Adaptive games (10-90%) | Resolved | Wrong pairs | Exact | Claims wrong | "
-            "Round robin, as many games: wrong pairs | Round robin to match | Ratio |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            "Round robin, as many games: wrong pairs | Round robin to match | Ratio | "
+            "Round robin rated by the winner model: to match, ratio |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [head]
     for f in settings:
         a = f["adaptive"]
@@ -222,8 +260,19 @@ def table_markdown(settings: Sequence[dict]) -> str:
         lines.append(f"| {f['entrants']} | {f['players']} | {a['games_mean']:,.0f} ({a['games_p10']:,.0f}-"
                      f"{a['games_p90']:,.0f}) | {100 * a['resolved']:.0f}% | {100 * a['wrong_pairs']:.3f}% | "
                      f"{100 * a['exact']:.1f}% | {int(round(wrong))} of {claims} ({100 * wrong / max(claims, 1):.2f}%) | "
-                     f"{same} | {match} | {ratio} |")
+                     f"{same} | {match} | {ratio} | {_winner_match(f)} |")
     return "\n".join(lines)
+
+
+def _winner_match(f: dict) -> str:
+    """The round robin rated by the winner model: rounds and games to match, and the ratio."""
+    w = f.get("round_robin_winner")
+    if not w:
+        return "(two players: the same model)"
+    if w["rounds_to_match"] is None:
+        last = f["round_robin"]["rounds"][-1]
+        return f"more than {last} rounds, < {f['adaptive']['games_mean'] / (last * f['round_robin']['round_games']):.2f}"
+    return f"{w['rounds_to_match']} rounds, {w['games_to_match']:,} games, {w['games_ratio']:.2f}"
 
 
 def bench(options) -> dict:
@@ -252,6 +301,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rr-rounds", type=int, default=None,
                         help="the round robin's most rounds (default: as many as the cap's games)")
     parser.add_argument("--tables-per-round", type=int, default=None)
+    parser.add_argument("--round-growth", type=float, default=0.25, help="a round's tables over the boards so far")
     parser.add_argument("--seat-elo", type=float, default=DEFAULTS["seat_elo"])
     parser.add_argument("--board-sd", type=float, default=DEFAULTS["board_sd"])
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
@@ -267,7 +317,8 @@ def main(argv=None) -> int:
     for n in args.entrants:
         for k in args.players:
             figures = ranking_bench(n, k, args.tournaments, args.gap, args.confidence, args.delta, args.max_games,
-                                    args.rr_rounds, args.seat_elo, args.board_sd, args.seed, args.tables_per_round)
+                                    args.rr_rounds, args.seat_elo, args.board_sd, args.seed, args.tables_per_round,
+                                    args.round_growth)
             out.append(figures)
             if not args.json:
                 print(json.dumps(figures), flush=True)

@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cluster.analysis.adaptive import RESOLVED, AdaptiveSchedule
+from cluster.analysis.adaptive import RESOLVED, AdaptiveSchedule, adaptive_markdown
 from cluster.analysis.ranking_stop import ORDERED, OPEN, WITHIN, PairwiseTally, fit_ranking, pair_state
+from cluster.analysis.winner_stop import WinnerTally, fit_winner
 from cluster.results.store import ResultStore
 from cluster.spec.adaptive import covering_tables
 from cluster.spec.plan import plan_study
@@ -109,6 +110,84 @@ def test_a_pair_is_ordered_within_delta_or_open_by_its_likelihood_ratios():
     llr_ordered, llr_within, _ = pair_state(10.0, 100.0, alpha, delta)
     assert llr_ordered == pytest.approx(2 * delta * 10.0 / 100.0)
     assert llr_within == pytest.approx(delta * (delta / 2 - 10.0) / 100.0)
+
+
+# --- the winner model (a free-for-all) --------------------------------------------------------------
+def _ffa_tally(strengths, rounds, rng, board_sd=0.0):
+    """The round robin of a four-seat free-for-all whose winner follows Plackett-Luce (the
+    simulator's game), ``rounds`` times, as a winner tally."""
+    from cluster.spec.tournament import rotation_seatings, round_robin_tables
+    from jobs.bench.ranking import KnownStrengthGame as FreeForAll
+
+    game = FreeForAll(strengths, 4, seat_elo=30.0, board_sd=board_sd)
+    tables = np.asarray(round_robin_tables(len(strengths), 4))
+    seating = np.tile(np.asarray(rotation_seatings(tables, (0, 1, 2, 3))).reshape(-1, 4), (rounds, 1))
+    boards = np.repeat(np.arange(len(seating) // 4), 4)
+    tally = WinnerTally(len(strengths), 4)
+    tally.add_games(boards, seating, game.play(seating, boards, rng))
+    return tally
+
+
+def test_the_winner_tally_counts_single_winners_only():
+    tally = WinnerTally(5, 4)
+    tally.add_games(np.array([0, 0, 1, 1]), np.array([[0, 1, 2, 3], [1, 2, 3, 0], [4, 0, 1, 2], [0, 1, 2, 4]]),
+                    np.array([[0, 0, 2, 0], [1, 1, 1, 1], [2, 2, 0, 0], [-1, -1, -1, -1]]))
+    assert tally.games == 1 and tally.draws == 2  # the errored game is neither
+    assert tally.seating.tolist() == [[0, 1, 2, 3]] and tally.winner.tolist() == [2]
+
+
+def test_the_winner_fit_recovers_known_strengths_within_its_interval():
+    """Twelve rounds of a six-entrant free-for-all: every rating within three standard errors
+    of the truth (Elo, centred), the differences on the truth's scale, not the pairwise fit's."""
+    truth = np.array([100.0, 60.0, 20.0, -20.0, -60.0, -100.0])
+    fit = fit_winner(_ffa_tally(truth, 12, np.random.default_rng(5)))
+    assert fit.model == "winner" and fit.results == 12 * 15 * 4
+    se = np.sqrt(np.diag(fit.covariance))
+    assert np.all(np.abs(fit.ratings - truth) < 3.0 * se), (fit.ratings, se)
+    assert np.all(se < 30.0)
+    assert tuple(np.argsort(-fit.ratings)) == tuple(range(6))
+
+
+def test_the_winner_sandwich_grows_with_correlated_boards_and_follows_the_spread():
+    """A strong board effect shared by a board's rotations: the sandwich variance of a
+    difference follows its spread over repeated tournaments and exceeds the model's; without
+    one the two agree."""
+    rng = np.random.default_rng(3)
+    strengths = np.array([90.0, 45.0, 0.0, -45.0, -90.0, -135.0])
+    ratios = {}
+    for board_sd in (0.0, 150.0):
+        estimates, sandwich, model = [], [], []
+        for _ in range(40):
+            fit = fit_winner(_ffa_tally(strengths, 5, rng, board_sd=board_sd))
+            c, m = fit.covariance, fit.model_covariance
+            estimates.append(fit.ratings[0] - fit.ratings[1])
+            sandwich.append(c[0, 0] + c[1, 1] - 2 * c[0, 1])
+            model.append(m[0, 0] + m[1, 1] - 2 * m[0, 1])
+        ratios[board_sd] = np.mean(sandwich) / np.mean(model), np.mean(sandwich) / np.var(estimates, ddof=1)
+    assert 0.85 < ratios[0.0][0] < 1.15 and ratios[150.0][0] > 1.25, ratios
+    assert 0.6 < ratios[150.0][1] < 1.5, ratios
+
+
+def test_a_free_for_all_decides_by_the_winner_model_whatever_the_arrival_order():
+    """Six entrants at four seats: the schedule fits the winner model, and its rounds, looks and
+    decision are the same when each round's results arrive shuffled, and after a restart."""
+    from jobs.bench.ranking import KnownStrengthGame as FreeForAll
+
+    game = FreeForAll(np.array([150.0, 75.0, 0.0, -75.0, -150.0, -225.0]), 4, seat_elo=30.0)
+    ranking = RankingSettings(confidence=0.9, delta_elo=40.0)
+    first = _play_out(AdaptiveSchedule(6, (0, 1, 2, 3), ranking, 7, False, 6000), game, np.random.default_rng(2))
+    second = _play_out(AdaptiveSchedule(6, (0, 1, 2, 3), ranking, 7, False, 6000), game, np.random.default_rng(2),
+                       order="shuffled")
+    assert first.winner_model and first.fit.model == "winner"
+    assert first.decision == second.decision == RESOLVED and len(first.rounds) >= 3
+    assert [r.tables for r in first.rounds] == [r.tables for r in second.rounds] and first.looks == second.looks
+    assert np.array_equal(first.fit.ratings, second.fit.ratings)
+    rows = pd.DataFrame([{"game_index": g, "seat": s, "result": {2: "win", 1: "tie", 0: "loss"}[int(r)]}
+                         for g, ranks in first.ranks.items() for s, r in enumerate(ranks)])
+    resumed = AdaptiveSchedule(6, (0, 1, 2, 3), ranking, 7, False, 6000)
+    resumed.add_frame(rows.sample(frac=1.0, random_state=0))
+    assert [r.tables for r in resumed.rounds] == [r.tables for r in first.rounds] and resumed.looks == first.looks
+    assert "winner model" in adaptive_markdown(resumed.result())
 
 
 # --- decisions ----------------------------------------------------------------------------------
