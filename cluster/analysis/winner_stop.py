@@ -30,10 +30,14 @@ clustered by board (``g_b`` the score of a board's games: ``sum e_winner - J^T p
 difference's variance the larger of the sandwich's and the model's (``H^-1``, ``H`` the
 observed information ``sum_g J^T (diag(p) - p p^T) J`` plus the prior).
 
-**Where to play next** (:func:`choose_winner_tables`): candidates as for the pairwise model
-(:func:`~cluster.analysis.ranking_stop.candidate_tables`), each valued by how much its games
-(every seat rotation) would shrink the winner model's variance of the open pairs'
+**Where to play next** (:func:`choose_winner_tables`): the pairwise model's candidates
+(:func:`~cluster.analysis.ranking_stop.candidate_tables`: neighbours in the order) and every
+table seating an open pair with any others (:func:`filler_tables`), each valued by how much
+its games (every seat rotation) would shrink the winner model's variance of the open pairs'
 differences, relative to now, greedily as :func:`~cluster.analysis.ranking_stop.choose_tables`.
+Two close entrants are told apart when one of them wins, so they learn most beside weak
+others: the winner model sees that, the pairwise one does not (and its stop did not gain from
+such tables; this one does, jobs/TOURNAMENTS.md).
 """
 from __future__ import annotations
 
@@ -168,8 +172,7 @@ def _fit_winner(tally: WinnerTally, start: np.ndarray | None) -> WinnerFit:
                      tie_parameter=float("nan"), boards=len(boards), results=int(tally.games), optimum=theta)
 
 
-#: Also value the tables seating an open pair with any others (at most MAX_FILLER_SETS per pair).
-FILLERS = False
+#: Most sets of others seated with an open pair among the candidates (:func:`filler_tables`).
 MAX_FILLER_SETS = 120
 
 
@@ -208,7 +211,7 @@ def choose_winner_tables(fit: WinnerFit, status: RankingStatus, slots: int, coun
     :func:`~cluster.analysis.ranking_stop.choose_tables`. ``games_per_table``: its rotations."""
     open_pairs = status.open_pairs
     candidates = candidate_tables(status, slots)
-    if FILLERS and slots > 2:
+    if slots > 2:
         candidates = sorted(set(candidates) | set(filler_tables(status, slots)))
     if not open_pairs or not candidates or count < 1:
         return []
