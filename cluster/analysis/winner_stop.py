@@ -41,6 +41,8 @@ such tables; this one does, jobs/TOURNAMENTS.md).
 """
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -49,7 +51,7 @@ import numpy as np
 from cluster.analysis.ranking_stop import (MAX_PICKS_PER_OPEN_PAIR, RankingFit, RankingStatus, candidate_tables)
 from cluster.analysis.ratings import ELO_PER_NATURAL, PRIOR_SD_ELO
 
-__all__ = ["WinnerTally", "WinnerFit", "fit_winner", "choose_winner_tables", "winner_model_applies"]
+__all__ = ["WinnerTally", "WinnerFit", "fit_winner", "choose_winner_tables", "filler_tables", "winner_model_applies"]
 
 
 def winner_model_applies(slot_of_seat: Sequence[int]) -> bool:
@@ -179,9 +181,6 @@ MAX_FILLER_SETS = 120
 def filler_tables(status: RankingStatus, slots: int) -> list[tuple[int, ...]]:
     """Tables seating an open adjacent pair with any ``slots - 2`` others (when there are more
     than :data:`MAX_FILLER_SETS` sets of others, those among the ``2 slots`` lowest rated)."""
-    import itertools
-    import math
-
     order = status.order
     out = set()
     for pair in status.open_pairs:

@@ -271,7 +271,8 @@ def _winner_match(f: dict) -> str:
         return "(two players: the same model)"
     if w["rounds_to_match"] is None:
         last = f["round_robin"]["rounds"][-1]
-        return f"more than {last} rounds, < {f['adaptive']['games_mean'] / (last * f['round_robin']['round_games']):.2f}"
+        bound = f["adaptive"]["games_mean"] / (last * f["round_robin"]["round_games"])
+        return f"more than {last} rounds, < {bound:.2f}"
     return f"{w['rounds_to_match']} rounds, {w['games_to_match']:,} games, {w['games_ratio']:.2f}"
 
 
