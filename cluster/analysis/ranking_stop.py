@@ -70,7 +70,7 @@ import numpy as np
 
 from cluster.analysis.ratings import ELO_PER_NATURAL, LOG_NU_BOUNDS, PRIOR_SD_ELO, fit_davidson
 
-__all__ = ["PairwiseTally", "RankingFit", "PairStatus", "RankingStatus", "fit_ranking", "pair_state",
+__all__ = ["PairwiseTally", "RankingFit", "greedy_start", "PairStatus", "RankingStatus", "fit_ranking", "pair_state",
            "ranking_status", "candidate_tables", "choose_tables", "ORDERED", "WITHIN", "OPEN"]
 
 #: States of an adjacent pair.
@@ -296,29 +296,38 @@ def candidate_tables(status: RankingStatus, slots: int) -> list[tuple[int, ...]]
     return sorted(out)
 
 
+def greedy_start(fit: RankingFit, open_pairs, count: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """What a greedy choice of tables starts from (:func:`choose_tables`, and the winner model's
+    :func:`cluster.analysis.winner_stop.choose_winner_tables`): the model covariance (Elo^2,
+    regularised), the open pairs' contrasts (n x P: +1 upper, -1 lower) and how many tables each
+    greedy step takes. At most ``MAX_PICKS_PER_OPEN_PAIR`` steps per open pair, each taking its
+    table as many times as the count allows (a round late in a long tournament has hundreds of
+    tables; the values change slowly)."""
+    n = len(fit.ratings)
+    sigma = fit.model_covariance.copy() + 1e-9 * np.eye(n)
+    contrasts = np.zeros((n, len(open_pairs)))
+    for k, pair in enumerate(open_pairs):
+        contrasts[pair.upper, k], contrasts[pair.lower, k] = 1.0, -1.0
+    picks = min(count, MAX_PICKS_PER_OPEN_PAIR * len(open_pairs))
+    copies = [count // picks + (k < count % picks) for k in range(picks)]
+    return sigma, contrasts, copies
+
+
 def choose_tables(fit: RankingFit, status: RankingStatus, slots: int, count: int,
                   results_per_pair: float) -> list[tuple[int, ...]]:
     """``count`` tables (sorted entrant tuples, repeats allowed) that shrink the variance of the
     open adjacent pairs' differences the most, relative to now; greedy, each pick's information
     added before the next (see the module docstring). ``results_per_pair``: pairwise results a
     table gives each pair of its entrants (its seat rotations times the pairs of seats)."""
-    open_pairs = status.open_pairs
     candidates = candidate_tables(status, slots)
-    if not open_pairs or not candidates or count < 1:
+    if not status.open_pairs or not candidates or count < 1:
         return []
     n = len(fit.ratings)
-    sigma = fit.model_covariance.copy() + 1e-9 * np.eye(n)
-    contrasts = np.zeros((n, len(open_pairs)))
-    for k, pair in enumerate(open_pairs):
-        contrasts[pair.upper, k], contrasts[pair.lower, k] = 1.0, -1.0
+    sigma, contrasts, copies = greedy_start(fit, status.open_pairs, count)
     tables = np.asarray(candidates, dtype=np.int64)
     pairs = np.asarray(list(itertools.combinations(range(slots), 2)), dtype=np.int64)
     a, b = tables[:, pairs[:, 0]], tables[:, pairs[:, 1]]  # candidates x table pairs
     information = results_per_pair * fit.pair_information[a, b]
-    # at most MAX_PICKS greedy steps, each taking its table as many times as the count allows
-    # (a round late in a long tournament has hundreds of tables; the values change slowly)
-    picks = min(count, MAX_PICKS_PER_OPEN_PAIR * len(open_pairs))
-    copies = [count // picks + (k < count % picks) for k in range(picks)]
     chosen = []
     for times in copies:
         inverse_d = 1.0 / np.maximum(times * information, 1e-12)

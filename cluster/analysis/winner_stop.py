@@ -48,7 +48,7 @@ from typing import Sequence
 
 import numpy as np
 
-from cluster.analysis.ranking_stop import (MAX_PICKS_PER_OPEN_PAIR, RankingFit, RankingStatus, candidate_tables)
+from cluster.analysis.ranking_stop import RankingFit, RankingStatus, candidate_tables, greedy_start
 from cluster.analysis.ratings import ELO_PER_NATURAL, PRIOR_SD_ELO
 
 __all__ = ["WinnerTally", "WinnerFit", "fit_winner", "choose_winner_tables", "filler_tables", "winner_model_applies"]
@@ -208,24 +208,17 @@ def choose_winner_tables(fit: WinnerFit, status: RankingStatus, slots: int, coun
     """``count`` tables (sorted entrant tuples, repeats allowed) that shrink the winner model's
     variance of the open adjacent pairs' differences the most, relative to now; greedy as
     :func:`~cluster.analysis.ranking_stop.choose_tables`. ``games_per_table``: its rotations."""
-    open_pairs = status.open_pairs
-    candidates = candidate_tables(status, slots)
-    if slots > 2:
-        candidates = sorted(set(candidates) | set(filler_tables(status, slots)))
-    if not open_pairs or not candidates or count < 1:
+    # a free-for-all has more than two slots: the neighbours' tables and every open pair's with others
+    candidates = sorted(set(candidate_tables(status, slots)) | set(filler_tables(status, slots)))
+    if not status.open_pairs or not candidates or count < 1:
         return []
     n = len(fit.ratings)
-    sigma = fit.model_covariance.copy() + 1e-9 * np.eye(n)
-    contrasts = np.zeros((n, len(open_pairs)))
-    for j, pair in enumerate(open_pairs):
-        contrasts[pair.upper, j], contrasts[pair.lower, j] = 1.0, -1.0
+    sigma, contrasts, copies = greedy_start(fit, status.open_pairs, count)
     tables = np.asarray(candidates, dtype=np.int64)
     factors = _winner_factors(fit.optimum, tables) * np.sqrt(games_per_table) / ELO_PER_NATURAL  # C x k x k
     # U (n x k per candidate) = J^T F: rows of F added at the table's entrants
     u = np.zeros((len(tables), n, slots))
     np.add.at(u, (np.repeat(np.arange(len(tables)), slots), tables.ravel()), factors.reshape(-1, slots))
-    picks = min(count, MAX_PICKS_PER_OPEN_PAIR * len(open_pairs))
-    copies = [count // picks + (j < count % picks) for j in range(picks)]
     chosen = []
     for times in copies:
         variance = np.einsum("ik,ij,jk->k", contrasts, sigma, contrasts)
