@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -144,6 +145,12 @@ def round_grid(most: int, ratio: float = 1.15) -> list[int]:
     return grid
 
 
+def far_gaps(truth: np.ndarray, delta: float) -> np.ndarray:
+    """The true differences (Elo) of the pairs at least ``delta`` apart."""
+    dt = truth[:, None] - truth[None, :]
+    return np.abs(dt[np.triu(np.abs(dt) >= delta, k=1)])
+
+
 def wrong_pairs(truth: np.ndarray, ratings: np.ndarray, delta: float) -> tuple[int, int]:
     """(pairs at least ``delta`` apart in ``truth`` that ``ratings`` order wrongly, such pairs)."""
     dt = truth[:, None] - truth[None, :]
@@ -173,6 +180,7 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
     rr_exact = np.zeros(len(grid))
     rr_wrong_winner = np.zeros(len(grid))
     rr_exact_winner = np.zeros(len(grid))
+    per_tournament = {"games": [], "wrong": [], "rr_wrong": []}  # for the fitted match and its interval
     t0 = time.process_time()
     for t in range(tournaments):
         adaptive_rng, rr_rng = (np.random.default_rng(s) for s in root.spawn(2))
@@ -190,11 +198,15 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
             elif pair.state == WITHIN:
                 claims[WITHIN][0] += 1
                 claims[WITHIN][1] += abs(truth[pair.upper] - truth[pair.lower]) >= delta
+        per_tournament["games"].append(schedule.games_planned)
+        per_tournament["wrong"].append(wrong)
         rated = simulate_round_robin(game, grid, rr_rng, winner=winner)
+        per_tournament["rr_wrong"].append([])
         for r, ratings in enumerate(rated[0] if winner else rated):
             wrong, _ = wrong_pairs(truth, ratings, delta)
             rr_wrong[r] += wrong
             rr_exact[r] += wrong == 0
+            per_tournament["rr_wrong"][-1].append(wrong)
         for r, ratings in enumerate(rated[1] if winner else []):
             wrong, _ = wrong_pairs(truth, ratings, delta)
             rr_wrong_winner[r] += wrong
@@ -234,8 +246,83 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
                                 "rounds_to_match": winner_rounds, "games_to_match": winner_games,
                                 "games_ratio": float(games.mean() / winner_games) if winner_games else None}
                                if winner else None),
+        "fitted_match": fitted_match(np.asarray(per_tournament["games"]), np.asarray(per_tournament["wrong"]),
+                                     np.asarray(per_tournament["rr_wrong"]), grid, far_gaps(truth, delta),
+                                     rr_round_games, seed=seed),
         "cpu_seconds": seconds,
     }
+
+
+def _pairs_curve(rounds: np.ndarray, gaps: np.ndarray):
+    """The wrong-pair rate after ``R`` rounds of the round robin, ``mean_p Phi(-c |gap_p| R^beta)``
+    over the pairs at least delta apart (``gaps``, Elo): each pair's estimated difference normal
+    with a standard error ``1 / (c R^beta)`` (``beta`` 1/2 when it shrinks as the square root
+    of the games), one ``c`` for all pairs."""
+    from scipy.special import ndtr
+
+    def rate(params, r=rounds):
+        c, beta = math.exp(params[0]), params[1]
+        z = -c * np.abs(gaps)[None, :] * np.power(np.asarray(r, dtype=float), beta)[:, None]
+        return ndtr(z).mean(axis=1)
+    return rate
+
+
+def _fit_curve(rounds: np.ndarray, wrong: np.ndarray, trials: float, gaps: np.ndarray,
+               start: np.ndarray | None = None) -> np.ndarray:
+    """``(log c, beta)`` of :func:`_pairs_curve` fitted to the round robin's counts ``wrong`` (of
+    ``trials`` pairs at each round count) by binomial maximum likelihood."""
+    from scipy.optimize import minimize
+
+    rate = _pairs_curve(rounds, gaps)
+
+    def loss(params):
+        p = np.clip(rate(params), 1e-300, 1.0 - 1e-16)
+        return -(wrong * np.log(p) + (trials - wrong) * np.log1p(-p)).sum()
+
+    if start is None:
+        start = np.array([math.log(1.0 / (np.abs(gaps).mean() + 1.0)), 0.5])
+    return minimize(loss, start, method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-10}).x
+
+
+def fitted_match(games: np.ndarray, wrong: np.ndarray, rr_wrong: np.ndarray, grid: Sequence[int], gaps: np.ndarray,
+                 round_games: int, resamples: int = 1000, seed: int = 0) -> dict:
+    """The round robin's games at the adaptive schedule's accuracy, from a smooth curve and with
+    an interval. The round robin's wrong-pair rate after ``R`` rounds is fitted over every round
+    count played (:func:`_pairs_curve`: each pair at least delta apart wrong with chance
+    ``Phi(-c |gap| R^beta)``), solved for the rate the adaptive schedule reached, and the ratio
+    of games given with a 95% percentile interval over tournaments resampled with replacement
+    (adaptive and round robin together). Where the step match (``rounds_to_match``) rests on one
+    or two wrong pairs, this reads every round count's. ``games``, ``wrong``: per tournament;
+    ``rr_wrong``: tournaments x round counts; ``gaps``: the true differences of the pairs at
+    least delta apart (one tournament's). A resample whose schedule ordered nothing wrongly
+    would need infinitely many rounds: its ratio counts as 0."""
+    from scipy.optimize import brentq
+
+    rounds = np.asarray(grid)
+    far = len(gaps)
+    curve = _pairs_curve(rounds, gaps)
+
+    def match(index, start=None):
+        params = _fit_curve(rounds, rr_wrong[index].sum(axis=0), float(len(index) * far), gaps, start)
+        rate = wrong[index].sum() / float(len(index) * far)
+        if rate <= 0.0:
+            return 0.0, math.inf, params
+        if curve(params, [1e-6])[0] <= rate:
+            return games[index].mean() / 1e-6, 1e-6, params
+        high = 1.0
+        while curve(params, [high])[0] > rate and high < 1e9:
+            high *= 2.0
+        r = brentq(lambda x: curve(params, [x])[0] - rate, 1e-6, high, xtol=1e-6)
+        return games[index].mean() / (r * round_games), r, params
+
+    point, match_rounds, params = match(np.arange(len(games)))
+    rng = np.random.default_rng(seed)
+    draws = [match(rng.integers(0, len(games), len(games)), params)[0] for _ in range(resamples)]
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return {"rounds": match_rounds, "games": match_rounds * round_games, "ratio": point,
+            "ratio_95": [float(low), float(high)], "resamples": resamples,
+            "curve": {"c": math.exp(params[0]), "beta": float(params[1]),
+                      "fitted": [float(x) for x in curve(params)]}}
 
 
 def table_markdown(settings: Sequence[dict]) -> str:

@@ -47,3 +47,29 @@ def test_the_bench_compares_with_the_round_robin_on_the_same_entrants():
         assert rr["wrong_pairs"][k] <= adaptive["wrong_pairs"] and all(w > adaptive["wrong_pairs"]
                                                                        for w in rr["wrong_pairs"][:k])
         assert figures["games_to_match"] == figures["rounds_to_match"] * rr["round_games"]
+
+
+def test_the_fitted_match_recovers_the_round_robin_games_of_a_known_curve():
+    """Round robin counts drawn from a known curve (pairs 20, 40 and 60 Elo apart, standard
+    error 300 / sqrt(R) Elo) and an adaptive schedule whose wrong-pair rate is the curve's at 30
+    rounds: the fitted match finds about 30 rounds, its interval covers the true ratio, and a
+    schedule that ordered nothing wrongly counts as ratio 0 (infinitely many rounds)."""
+    from scipy.stats import norm
+
+    from jobs.bench.ranking import fitted_match
+
+    rng = np.random.default_rng(5)
+    gaps = np.array([20.0] * 7 + [40.0] * 6 + [60.0] * 5)
+    grid = [1, 2, 4, 8, 16, 32, 64]
+    tournaments = 400
+    rate = lambda r: norm.cdf(-gaps * np.sqrt(r) / 300.0).mean()  # noqa: E731
+    rr_wrong = np.array([[rng.binomial(len(gaps), rate(r)) for r in grid] for _ in range(tournaments)])
+    wrong = rng.binomial(len(gaps), rate(30.0), size=tournaments)
+    games = np.full(tournaments, 1500)
+    figures = fitted_match(games, wrong, rr_wrong, grid, gaps, round_games=100, resamples=100, seed=1)
+    assert 24.0 < figures["rounds"] < 37.0, figures["rounds"]
+    assert abs(figures["curve"]["beta"] - 0.5) < 0.1
+    low, high = figures["ratio_95"]
+    assert low < 1500 / 3000 < high and high - low < 0.4
+    none = fitted_match(games, np.zeros(tournaments, dtype=int), rr_wrong, grid, gaps, 100, resamples=20)
+    assert none["ratio"] == 0.0 and none["rounds"] == float("inf")
