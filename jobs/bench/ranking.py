@@ -295,16 +295,20 @@ def fitted_match(games: np.ndarray, wrong: np.ndarray, rr_wrong: np.ndarray, gri
     or two wrong pairs, this reads every round count's. ``games``, ``wrong``: per tournament;
     ``rr_wrong``: tournaments x round counts; ``gaps``: the true differences of the pairs at
     least delta apart (one tournament's). A resample whose schedule ordered nothing wrongly
-    would need infinitely many rounds: its ratio counts as 0."""
+    would need infinitely many rounds: its ratio counts as 0. ``ratio_at_rate_upper``: the ratio
+    were the schedule's rate at its one-sided 97.5% Clopper-Pearson bound (the pairs counted as
+    independent trials), a bound that holds also when it ordered nothing wrongly."""
     from scipy.optimize import brentq
+    from scipy.stats import beta as beta_distribution
 
     rounds = np.asarray(grid)
     far = len(gaps)
     curve = _pairs_curve(rounds, gaps)
 
-    def match(index, start=None):
+    def match(index, start=None, rate=None):
         params = _fit_curve(rounds, rr_wrong[index].sum(axis=0), float(len(index) * far), gaps, start)
-        rate = wrong[index].sum() / float(len(index) * far)
+        if rate is None:
+            rate = wrong[index].sum() / float(len(index) * far)
         if rate <= 0.0:
             return 0.0, math.inf, params
         if curve(params, [1e-6])[0] <= rate:
@@ -319,8 +323,15 @@ def fitted_match(games: np.ndarray, wrong: np.ndarray, rr_wrong: np.ndarray, gri
     rng = np.random.default_rng(seed)
     draws = [match(rng.integers(0, len(games), len(games)), params)[0] for _ in range(resamples)]
     low, high = np.percentile(draws, [2.5, 97.5])
+    # with few wrong pairs the resamples say little: the ratio were the adaptive schedule's rate at
+    # its one-sided 97.5% Clopper-Pearson bound (pairs counted as independent trials)
+    everything = np.arange(len(games))
+    events, trials = int(wrong.sum()), len(games) * far
+    rate_high = float(beta_distribution.ppf(0.975, events + 1, trials - events))
+    ratio_high = match(everything, params, rate=rate_high)[0]
     return {"rounds": match_rounds, "games": match_rounds * round_games, "ratio": point,
             "ratio_95": [float(low), float(high)], "resamples": resamples,
+            "wrong": events, "pairs": trials, "rate_upper": rate_high, "ratio_at_rate_upper": ratio_high,
             "curve": {"c": math.exp(params[0]), "beta": float(params[1]),
                       "fitted": [float(x) for x in curve(params)]}}
 
@@ -329,8 +340,9 @@ def table_markdown(settings: Sequence[dict]) -> str:
     """The settings' figures as the Markdown table of jobs/TOURNAMENTS.md."""
     head = ("| Entrants | Players | Adaptive games (10-90%) | Resolved | Wrong pairs | Exact | Claims wrong | "
             "Round robin, as many games: wrong pairs | Round robin to match | Ratio | "
-            "Round robin rated by the winner model: to match, ratio |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            "Round robin rated by the winner model: to match, ratio | "
+            "Fitted: round robin games, ratio (95%; at most) |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [head]
     for f in settings:
         a = f["adaptive"]
@@ -347,8 +359,20 @@ def table_markdown(settings: Sequence[dict]) -> str:
         lines.append(f"| {f['entrants']} | {f['players']} | {a['games_mean']:,.0f} ({a['games_p10']:,.0f}-"
                      f"{a['games_p90']:,.0f}) | {100 * a['resolved']:.0f}% | {100 * a['wrong_pairs']:.3f}% | "
                      f"{100 * a['exact']:.1f}% | {int(round(wrong))} of {claims} ({100 * wrong / max(claims, 1):.2f}%) | "
-                     f"{same} | {match} | {ratio} | {_winner_match(f)} |")
+                     f"{same} | {match} | {ratio} | {_winner_match(f)} | {_fitted(f)} |")
     return "\n".join(lines)
+
+
+def _fitted(f: dict) -> str:
+    """The fitted match (:func:`fitted_match`): the round robin's games and the ratio with its interval."""
+    m = f.get("fitted_match")
+    if not m:
+        return "(not computed)"
+    low, high = m["ratio_95"]
+    if math.isinf(m["games"]):
+        return f"no wrong pair: at most {m['ratio_at_rate_upper']:.2f}"
+    return (f"{m['games']:,.0f}, {m['ratio']:.2f} ({low:.2f}-{high:.2f}; "
+            f"at most {m['ratio_at_rate_upper']:.2f})")
 
 
 def _winner_match(f: dict) -> str:

@@ -53,7 +53,8 @@ def test_the_fitted_match_recovers_the_round_robin_games_of_a_known_curve():
     """Round robin counts drawn from a known curve (pairs 20, 40 and 60 Elo apart, standard
     error 300 / sqrt(R) Elo) and an adaptive schedule whose wrong-pair rate is the curve's at 30
     rounds: the fitted match finds about 30 rounds, its interval covers the true ratio, and a
-    schedule that ordered nothing wrongly counts as ratio 0 (infinitely many rounds)."""
+    schedule that ordered nothing wrongly counts as ratio 0 (infinitely many rounds), with a
+    finite bound from its rate's upper confidence bound."""
     from scipy.stats import norm
 
     from jobs.bench.ranking import fitted_match
@@ -71,5 +72,7 @@ def test_the_fitted_match_recovers_the_round_robin_games_of_a_known_curve():
     assert abs(figures["curve"]["beta"] - 0.5) < 0.1
     low, high = figures["ratio_95"]
     assert low < 1500 / 3000 < high and high - low < 0.4
+    assert figures["ratio_at_rate_upper"] > figures["ratio"]  # a higher rate: fewer rounds to match
     none = fitted_match(games, np.zeros(tournaments, dtype=int), rr_wrong, grid, gaps, 100, resamples=20)
     assert none["ratio"] == 0.0 and none["rounds"] == float("inf")
+    assert 0.0 < none["ratio_at_rate_upper"] < figures["ratio_at_rate_upper"]  # bounded by the rule of three
