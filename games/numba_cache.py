@@ -10,15 +10,21 @@ package is imported, before any of its kernels is defined::
     configure_numba_cache("games", "agents")  # agents/__init__.py
 
 so an edit to ``agents/`` recompiles the agents' kernels only, and ``games``
-never reads the sources of the layer above it. Set ``NUMBA_CACHE_DIR`` to
-choose the directory yourself, or ``ARENA_CACHE_DIR`` to move the root
-(default ``~/.cache/arena``).
+never reads the sources of the layer above it. A kernel caches under its own
+layer's key whatever was imported first (:class:`LayerCacheLocator`): a game's
+forward model compiled in a process that imported ``agents`` first is the one a
+process importing only ``games`` loads, not a second copy compiled beside it.
+Set ``NUMBA_CACHE_DIR`` to choose the directory yourself, or ``ARENA_CACHE_DIR``
+to move the root (default ``~/.cache/arena``).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
+
+from numba.core.caching import UserProvidedCacheLocator
 
 #: Set beside ``NUMBA_CACHE_DIR`` when Arena chose it (not the user), so a
 #: subprocess's layers still key their own directories.
@@ -36,18 +42,65 @@ def source_hash(*packages: str) -> str:
     return digest.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=None)
+def _layer_hash(packages: tuple[str, ...]) -> str:
+    return source_hash(*packages)
+
+
+def _arena_root() -> Path:
+    return Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
+
+
 def configure_numba_cache(*packages: str) -> None:
     """Point numba's cache at ``<root>/numba/<source_hash(packages)>`` (unless the
-    user set ``NUMBA_CACHE_DIR``); subprocesses and Ray workers inherit it."""
+    user set ``NUMBA_CACHE_DIR``); subprocesses and Ray workers inherit it. Kernels
+    of ``games/`` and ``agents/`` cache under their own layer's directory whichever
+    layer configured last (:class:`LayerCacheLocator`)."""
     if os.environ.get("NUMBA_CACHE_DIR") and not os.environ.get(_AUTO):
         return
-    base = Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
-    cache_dir = base / "numba" / source_hash(*packages)
+    cache_dir = _arena_root() / "numba" / _layer_hash(tuple(packages))
     import numba
 
     numba.config.CACHE_DIR = str(cache_dir)
     os.environ["NUMBA_CACHE_DIR"] = str(cache_dir)
     os.environ[_AUTO] = "1"
+    # numba >= 0.61 takes its cache locators from a setting; the user's own list is kept
+    if getattr(numba.config, "CACHE_LOCATOR_CLASSES", None) == "":
+        numba.config.CACHE_LOCATOR_CLASSES = _LOCATORS
+
+
+#: The layers whose kernels cache under their own key (``configure_numba_cache``'s packages).
+_LAYER_KEYS = {"games": ("games",), "agents": ("games", "agents")}
+#: numba's locators, :class:`LayerCacheLocator` first (names without a module are numba's own).
+_LOCATORS = ("games.numba_cache.LayerCacheLocator,UserProvidedCacheLocator,InTreeCacheLocator,"
+             "UserWideCacheLocator,IPythonCacheLocator,ZipCacheLocator")
+
+
+def layer_cache_dir(py_file: str | Path) -> Path | None:
+    """The cache directory of a kernel defined in ``py_file``: its layer's
+    (``<root>/numba/<source_hash(layer and below)>``) for a file of ``games/`` or
+    ``agents/``, else None (the current ``NUMBA_CACHE_DIR``)."""
+    try:
+        rel = Path(py_file).resolve().relative_to(_ROOT)
+    except (OSError, ValueError):
+        return None
+    packages = _LAYER_KEYS.get(rel.parts[0]) if len(rel.parts) > 1 else None
+    return None if packages is None else _arena_root() / "numba" / _layer_hash(packages)
+
+
+class LayerCacheLocator(UserProvidedCacheLocator):
+    """numba's locator for a cache directory of Arena's choosing, with the directory
+    chosen by the kernel's layer (:func:`layer_cache_dir`) instead of by whichever
+    layer was imported last: ``agents`` configures its directory on import, and a
+    game's module imported after it would otherwise cache its kernels there too,
+    compiling them twice on a machine (once per directory). Anything else, or a
+    ``NUMBA_CACHE_DIR`` the user chose, is numba's own behaviour."""
+
+    def __init__(self, py_func, py_file):
+        super().__init__(py_func, py_file)
+        directory = None if _user_chose_cache_dir() else layer_cache_dir(py_file)
+        if directory is not None:
+            self._cache_path = os.path.join(str(directory), self.get_suitable_cache_subpath(py_file))
 
 
 def _user_chose_cache_dir() -> bool:

@@ -369,3 +369,40 @@ def test_merging_an_index_of_a_plugin_type_this_process_cannot_import_skips_it(t
     assert run.returncode == 0 and run.stdout.strip() == "3", run.stderr[-2000:]
     assert list((tmp_path / "private").rglob("*.nbi")), "the kernel was cached"
     assert merge_cache(tmp_path / "private", tmp_path / "node_cache") == 0
+
+
+LAYER_CALL = textwrap.dedent("""
+    import json, sys
+    if sys.argv[1] == "agents":
+        import agents  # noqa: F401  (configures the agents' cache directory first)
+    from games.rng import make_rng, rng_integer
+    value = int(rng_integer(make_rng(3), 10))
+    stats = rng_integer.stats
+    print(json.dumps({"value": value, "hits": sum(stats.cache_hits.values()),
+                      "misses": sum(stats.cache_misses.values()),
+                      "index": rng_integer._cache._cache_file._index_path}))
+""")
+
+
+def test_a_games_kernel_caches_under_its_own_layer_whatever_was_imported_first(tmp_path):
+    """A game kernel first compiled by a process that imported ``agents`` first (whose import
+    points numba at the agents' cache directory) is loaded, not compiled again, by a process that
+    imports only ``games``: both find it under the games layer's directory."""
+    env = dict(os.environ, ARENA_CACHE_DIR=str(tmp_path / "cache"))
+    for name in ("NUMBA_CACHE_DIR", "ARENA_NUMBA_CACHE_AUTO"):
+        env.pop(name, None)
+
+    def call(first: str) -> dict:
+        run = subprocess.run([sys.executable, "-c", LAYER_CALL, first], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    from games.numba_cache import source_hash
+
+    compiled = call("agents")
+    assert compiled["misses"] == 1 and compiled["hits"] == 0
+    games_dir = tmp_path / "cache" / "numba" / source_hash("games")
+    assert compiled["index"].startswith(str(games_dir)), compiled["index"]
+    loaded = call("games")
+    assert loaded == dict(compiled, misses=0, hits=1)
