@@ -131,7 +131,8 @@ run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=Fal
 
 def test_a_driver_killed_during_a_batched_study_loses_and_duplicates_nothing(ray_local, tmp_path):
     """SIGKILL to a driver whose hosts play batches of short games of learning series: the
-    resumed study holds every game once, with the rows of an uninterrupted run."""
+    resumed study holds every game once, with the rows of an uninterrupted run (learned state
+    carried correctly over the restart)."""
     lineup = [{"agent": "fake", "label": "A", "params": {"learn": True, "sleep_ms": 0.5}},
               {"agent": "fake", "label": "B"}]
     design = {"seeds": 40, "games_per_seed": 15}

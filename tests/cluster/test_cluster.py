@@ -6,10 +6,6 @@ test runs last: it shuts the shared local Ray down and builds its own cluster.
 """
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -195,49 +191,6 @@ def test_reproducible_pommerman_1_and_2_workers(ray_local, tmp_path):
     one = run_study(make_spec(tmp_path / "one", "repro-pm", **base), num_workers=1, progress=False)
     two = run_study(make_spec(tmp_path / "two", "repro-pm", **base), num_workers=2, progress=False)
     pd.testing.assert_frame_equal(comparable(rows_of(one)), comparable(rows_of(two)))
-
-
-_DRIVER = """
-import json, sys
-import conftest  # registers the fake game and agent
-from cluster.spec.build import spec_from_dict
-from cluster.run.driver import run_study
-spec = spec_from_dict(json.load(open(sys.argv[1])))
-run_study(spec, address=sys.argv[2], num_workers=2, progress=False, tracking=False, plugins=["conftest"])
-"""
-
-
-def test_killed_driver_resumes_without_duplicates(ray_local, tmp_path):
-    lineup = [{"agent": "fake", "label": "A", "params": {"learn": True, "sleep_ms": 5}},
-              {"agent": "fake", "label": "B", "params": {"sleep_ms": 5}}]
-    design = {"seeds": 4, "games_per_seed": 6}
-    spec = make_spec(tmp_path / "killed", "resume", lineup=lineup, design=design)
-    spec_file = tmp_path / "spec.json"
-    spec_file.write_text(json.dumps(spec.to_dict()))
-    address = ray_local.get_runtime_context().gcs_address
-    proc = subprocess.Popen([sys.executable, "-c", _DRIVER, str(spec_file), address],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    done = 0
-    while done < 5:
-        assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
-        assert time.monotonic() < deadline, "the subprocess recorded no games"
-        time.sleep(0.05)
-        done = len(ResultStore(spec.study_dir).finished_games())
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    recorded = len(ResultStore(spec.study_dir).finished_games())
-    assert 5 <= recorded < spec.design.total_games, "kill the driver mid-study"
-
-    result = run_study(spec, num_workers=2, progress=False, plugins=PLUGINS)
-    assert result.games_skipped == recorded
-    assert result.games_played == spec.design.total_games - recorded
-    resumed = rows_of(result)
-    assert_complete_once(spec, resumed)
-    # Same rows as an uninterrupted run (learned state carried correctly over the restart).
-    reference = run_study(make_spec(tmp_path / "ref", "resume", lineup=lineup, design=design),
-                          num_workers=2, progress=False, plugins=PLUGINS)
-    pd.testing.assert_frame_equal(comparable(resumed), comparable(rows_of(reference)))
 
 
 # --- multi-node (last: replaces the shared local Ray by its own cluster) -----------------
