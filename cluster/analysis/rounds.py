@@ -14,6 +14,12 @@ rounds. A driver killed and restarted feeds the stored games to a new schedule
 games still missing. Table ``j`` of a round is board ``first_board + j`` (boards numbered on
 through the rounds, one per table), its games ``board * slots + rotation``, so every game's
 seeds follow from the study seed and these indices (:func:`cluster.spec.adaptive.round_series`).
+
+**Checked on resume.** A stored game is read only if it was played as the schedule plans it
+(the same entrants at the same seats, on the same board) and every stored game is one the
+schedule plans: games played to another plan (a study begun by a version of Arena whose
+schedule decided otherwise) are refused (:class:`PlanMismatch`, the driver's exit 2), never
+read as if they were this plan's.
 """
 from __future__ import annotations
 
@@ -23,10 +29,15 @@ from typing import Sequence
 import numpy as np
 
 from cluster.analysis.ratings import RESULT_RANK
+from cluster.results.store import StoreError
 from cluster.spec.adaptive import ADAPTIVE_TABLE_STREAM, round_series
 from cluster.spec.tasks import SeriesTask
 
-__all__ = ["RoundSchedule", "ScheduledRound", "RUNNING"]
+__all__ = ["RoundSchedule", "ScheduledRound", "RUNNING", "PlanMismatch"]
+
+
+class PlanMismatch(StoreError):
+    """Stored games that this schedule does not plan, or plans otherwise (module docstring)."""
 
 #: The decision of a schedule that still plans rounds.
 RUNNING = "running"
@@ -118,8 +129,9 @@ class RoundSchedule:
             return
         game_index = int(rows[0]["game_index"])
         if game_index not in self.seating:
-            return  # a game of another plan (not ours to read)
+            return  # not planned yet: add_frame checks that every stored game is, in the end
         by_seat = sorted(rows, key=lambda r: int(r["seat"]))
+        self._check_planned(game_index, by_seat)
         results = [r["result"] for r in by_seat]
         self.record(game_index, None if "error" in results else [RESULT_RANK[r] for r in results])
 
@@ -135,8 +147,30 @@ class RoundSchedule:
                 self.add_game(games[game_index].to_dict("records"))
             more = self.advance()
             if not more:
-                return added
+                break
             added += more
+        unplanned = sorted(set(games) - set(self.seating))
+        if unplanned:
+            raise PlanMismatch(f"{len(unplanned)} stored games (game_index {unplanned[0]}"
+                               f"{', ...' if len(unplanned) > 1 else ''}) are not in the plan this schedule "
+                               f"decides from the games before them: {_ANOTHER_PLAN}")
+        return added
+
+    def _check_planned(self, game_index: int, by_seat: Sequence[dict]) -> None:
+        """Refuse a stored game played otherwise than planned (where the rows say: a store's
+        rows carry the seats' labels and the board)."""
+        labels = getattr(self, "labels", None)
+        if labels is not None and all("label" in r for r in by_seat):
+            planned = [labels[e] for e in self.seating[game_index]]
+            stored = [r["label"] for r in by_seat]
+            if stored != planned:
+                raise PlanMismatch(f"game {game_index} was played with {stored} at its seats, but this "
+                                   f"schedule plans {planned}: {_ANOTHER_PLAN}")
+        if all("board_seed" in r for r in by_seat):
+            boards = {int(r["board_seed"]) for r in by_seat}
+            if boards != {int(self.board_of[game_index])}:
+                raise PlanMismatch(f"game {game_index} was played on board {sorted(boards)[0]}, but this "
+                                   f"schedule plans board {self.board_of[game_index]}: {_ANOTHER_PLAN}")
 
     # --- decisions ------------------------------------------------------------------------
     def _complete(self, scheduled: ScheduledRound) -> bool:
@@ -166,6 +200,10 @@ class RoundSchedule:
         raise NotImplementedError
 
 
+_ANOTHER_PLAN = ("the study's games were played to another plan (begun by a version of Arena whose schedule "
+                 "decided otherwise?); finish it with that version, or start it afresh in a new results directory")
+
+
 def replayed_schedule(cls, study_dir, rows, applies, what: str):
     """``cls.from_spec`` of the stored spec of ``study_dir`` (when ``applies(design)``), fed
     ``rows``, and its ``result()``; None for any other study, or (with a warning naming
@@ -188,5 +226,9 @@ def replayed_schedule(cls, study_dir, rows, applies, what: str):
         warnings.warn(f"{Path(study_dir) / 'spec.json'}: {what} not reported ({exc})", RuntimeWarning, stacklevel=3)
         return None
     schedule = cls.from_spec(spec)
-    schedule.add_frame(rows)
+    try:
+        schedule.add_frame(rows)
+    except PlanMismatch as exc:
+        warnings.warn(f"{Path(study_dir) / 'results'}: {what} not reported ({exc})", RuntimeWarning, stacklevel=3)
+        return None
     return schedule.result()

@@ -68,6 +68,7 @@ from cluster.analysis.adaptive import AdaptiveSchedule, adaptive_markdown, write
 from cluster.analysis.report import by_condition_markdown, result_table, to_markdown
 from cluster.analysis.learning_curves import SEGMENT
 from cluster.analysis.swiss import SwissSchedule, swiss_markdown, write_swiss_report
+from cluster.analysis.rounds import PlanMismatch
 from cluster.analysis.sequential import SequentialMonitor, sequential_markdown, truncate_plan, write_sequential_report
 from cluster.replay.records import record_path, save_record, save_record_packs
 from cluster.results.populations import PopulationExportError, export_population
@@ -232,7 +233,10 @@ def _plan_and_resume_adaptive(spec, store: ResultStore) -> Prepared:
     schedule = SwissSchedule.from_spec(spec) if swiss else AdaptiveSchedule.from_spec(spec)
     finished = store.finished_set()
     if finished:
-        schedule.add_frame(store.read())
+        try:
+            schedule.add_frame(store.read())
+        except PlanMismatch as exc:
+            raise PlanMismatch(f"{store.results_dir}: {exc}") from None
     else:
         schedule.advance()
     learns = any(agent_class(seat.agent).learns(seat.config) for seat in spec.lineup)

@@ -350,3 +350,36 @@ def test_an_adaptive_tournament_stops_early_survives_a_driver_kill_and_logs_its_
     # run again: decided, nothing to play
     again = run_study(spec, num_workers=1, progress=False, plugins=PLUGINS, warm_up=False)
     assert again.games_played == 0 and again.adaptive.decision == RESOLVED
+
+
+def test_stored_games_played_to_another_plan_are_refused_not_read():
+    """A resume whose stored games were played to another plan (a study begun by a version whose
+    schedule decided otherwise): a game at other seats, on another board, or one the schedule
+    never plans is refused with one error naming the game; the plan's own rows are read."""
+    from cluster.analysis.rounds import PlanMismatch
+
+    truth = np.array([120.0, 60.0, 0.0, -60.0, -120.0, -180.0])
+    ranking = RankingSettings(confidence=0.9, delta_elo=40.0)
+    labels = [f"E{i}" for i in range(6)]
+    first = _play_out(AdaptiveSchedule(6, (0, 1), ranking, 7, False, 4000, labels=labels),
+                      KnownStrengthGame(truth, 2, seat_elo=30.0), np.random.default_rng(1))
+    rows = pd.DataFrame([{"game_index": g, "seat": s, "result": {2: "win", 1: "tie", 0: "loss"}[int(r)],
+                          "label": labels[first.seating[g][s]], "board_seed": first.board_of[g]}
+                         for g, ranks in first.ranks.items() for s, r in enumerate(ranks)])
+    again = AdaptiveSchedule(6, (0, 1), ranking, 7, False, 4000, labels=labels)
+    again.add_frame(rows)
+    assert again.decision == first.decision and again.looks == first.looks
+
+    late = first.rounds[2].games[0]
+    swapped = rows.copy()
+    at = swapped["game_index"] == late
+    swapped.loc[at, "label"] = swapped.loc[at, "label"].values[::-1]
+    moved = rows.copy()
+    moved.loc[moved["game_index"] == late, "board_seed"] += 1000
+    extra = pd.concat([rows, rows[rows["game_index"] == 0].assign(game_index=first.games_planned + 50)])
+    for changed, message in [(swapped, rf"^game {late} was played with \['E\d', 'E\d'\] at its seats, but this "
+                                       r"schedule plans"),
+                             (moved, rf"^game {late} was played on board \d+, but this schedule plans board"),
+                             (extra, rf"^1 stored games \(game_index {first.games_planned + 50}\) are not in the plan")]:
+        with pytest.raises(PlanMismatch, match=message):
+            AdaptiveSchedule(6, (0, 1), ranking, 7, False, 4000, labels=labels).add_frame(changed)
