@@ -338,53 +338,25 @@ def fitted_match(games: np.ndarray, wrong: np.ndarray, rr_wrong: np.ndarray, gri
 
 def table_markdown(settings: Sequence[dict]) -> str:
     """The settings' figures as the Markdown table of jobs/TOURNAMENTS.md."""
-    head = ("| Entrants | Players | Adaptive games (10-90%) | Resolved | Wrong pairs | Exact | Claims wrong | "
-            "Round robin, as many games: wrong pairs | Round robin to match | Ratio | "
-            "Round robin rated by the winner model: to match, ratio | "
-            "Fitted: round robin games, ratio (95%; at most) |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    lines = [head]
+    lines = ["| Entrants | Players | Apart (Elo) | Adaptive games (10-90%) | Wrong pairs | Claims wrong | "
+             "Round robin to match (fitted) | Ratio (95%) | Ratio at most | Step match: rounds, ratio |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for f in settings:
-        a = f["adaptive"]
+        a, m = f["adaptive"], f["fitted_match"]
         claims = a["ordered_claims"] + a["within_claims"]
         wrong = a["ordered_claims_wrong"] * a["ordered_claims"] + a["within_claims_wrong"] * a["within_claims"]
-        match = (f"{f['rounds_to_match']} rounds, {f['games_to_match']:,} games" if f["rounds_to_match"]
-                 else f"more than {f['round_robin']['rounds'][-1]} rounds")
-        ratio = f"{f['games_ratio']:.2f}" if f["games_ratio"] is not None else "< " + \
-            f"{a['games_mean'] / (f['round_robin']['rounds'][-1] * f['round_robin']['round_games']):.2f}"
-        rr = f["round_robin"]
-        within = [k for k, r in enumerate(rr["rounds"]) if r * rr["round_games"] <= a["games_mean"]]
-        same = (f"{100 * rr['wrong_pairs'][within[-1]]:.2f}% ({rr['rounds'][within[-1]]} rounds)" if within
-                else f"(one round is {rr['round_games']:,} games)")
-        lines.append(f"| {f['entrants']} | {f['players']} | {a['games_mean']:,.0f} ({a['games_p10']:,.0f}-"
-                     f"{a['games_p90']:,.0f}) | {100 * a['resolved']:.0f}% | {100 * a['wrong_pairs']:.3f}% | "
-                     f"{100 * a['exact']:.1f}% | {int(round(wrong))} of {claims} ({100 * wrong / max(claims, 1):.2f}%) | "
-                     f"{same} | {match} | {ratio} | {_winner_match(f)} | {_fitted(f)} |")
+        if math.isinf(m["games"]):
+            fitted, ratio = "any (none wrong)", "0"
+        else:
+            low, high = m["ratio_95"]
+            fitted, ratio = f"{m['rounds']:.1f} rounds, {m['games']:,.0f} games", f"{m['ratio']:.2f} ({low:.2f}-{high:.2f})"
+        step = (f"{f['rounds_to_match']}, {f['games_ratio']:.2f}" if f["rounds_to_match"]
+                else f"more than {f['round_robin']['rounds'][-1]}")
+        lines.append(f"| {f['entrants']} | {f['players']} | {f['gap_elo']:g} | {a['games_mean']:,.0f} "
+                     f"({a['games_p10']:,.0f}-{a['games_p90']:,.0f}) | {m['wrong']} of {m['pairs']:,} | "
+                     f"{int(round(wrong))} of {claims:,} ({100 * wrong / max(claims, 1):.2f}%) | {fitted} | {ratio} | "
+                     f"{m['ratio_at_rate_upper']:.2f} | {step} |")
     return "\n".join(lines)
-
-
-def _fitted(f: dict) -> str:
-    """The fitted match (:func:`fitted_match`): the round robin's games and the ratio with its interval."""
-    m = f.get("fitted_match")
-    if not m:
-        return "(not computed)"
-    low, high = m["ratio_95"]
-    if math.isinf(m["games"]):
-        return f"no wrong pair: at most {m['ratio_at_rate_upper']:.2f}"
-    return (f"{m['games']:,.0f}, {m['ratio']:.2f} ({low:.2f}-{high:.2f}; "
-            f"at most {m['ratio_at_rate_upper']:.2f})")
-
-
-def _winner_match(f: dict) -> str:
-    """The round robin rated by the winner model: rounds and games to match, and the ratio."""
-    w = f.get("round_robin_winner")
-    if not w:
-        return "(two players: the same model)"
-    if w["rounds_to_match"] is None:
-        last = f["round_robin"]["rounds"][-1]
-        bound = f["adaptive"]["games_mean"] / (last * f["round_robin"]["round_games"])
-        return f"more than {last} rounds, < {bound:.2f}"
-    return f"{w['rounds_to_match']} rounds, {w['games_to_match']:,} games, {w['games_ratio']:.2f}"
 
 
 def bench(options) -> dict:
