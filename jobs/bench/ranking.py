@@ -33,6 +33,9 @@ Figures per setting, over ``--tournaments`` simulated tournaments (true strength
 * ``round_robin``: the same accuracy after 1, 2, ... full rounds, and ``rounds_to_match``: the
   fewest full rounds whose ``wrong_pairs`` is at or below the adaptive schedule's, with their
   games (``games_to_match``); ``games_ratio`` is the adaptive schedule's mean games over those.
+* ``fitted_match``: the same from a curve fitted over every round count (:func:`fitted_match`),
+  with a 95% interval over resampled tournaments and an upper bound that holds also when the
+  schedule ordered nothing wrongly: the figures of jobs/TOURNAMENTS.md.
 """
 from __future__ import annotations
 
