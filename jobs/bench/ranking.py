@@ -314,12 +314,12 @@ def fitted_match(games: np.ndarray, wrong: np.ndarray, rr_wrong: np.ndarray, gri
             rate = wrong[index].sum() / float(len(index) * far)
         if rate <= 0.0:
             return 0.0, math.inf, params
-        if curve(params, [1e-6])[0] <= rate:
-            return games[index].mean() / 1e-6, 1e-6, params
-        high = 1.0
+        if curve(params, [1.0])[0] <= rate:  # one full round already as accurate: no fraction of one is a design
+            return games[index].mean() / round_games, 1.0, params
+        high = 2.0
         while curve(params, [high])[0] > rate and high < 1e9:
             high *= 2.0
-        r = brentq(lambda x: curve(params, [x])[0] - rate, 1e-6, high, xtol=1e-6)
+        r = brentq(lambda x: curve(params, [x])[0] - rate, 1.0, high, xtol=1e-6)
         return games[index].mean() / (r * round_games), r, params
 
     point, match_rounds, params = match(np.arange(len(games)))
