@@ -51,6 +51,11 @@ def _arena_root() -> Path:
     return Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
 
 
+def _layer_dir(packages: tuple[str, ...]) -> Path:
+    """``<root>/numba/<source_hash(packages)>``: the cache directory of a layer and those below."""
+    return _arena_root() / "numba" / _layer_hash(packages)
+
+
 def configure_numba_cache(*packages: str) -> None:
     """Point numba's cache at ``<root>/numba/<source_hash(packages)>`` (unless the
     user set ``NUMBA_CACHE_DIR``); subprocesses and Ray workers inherit it. Kernels
@@ -58,7 +63,7 @@ def configure_numba_cache(*packages: str) -> None:
     layer configured last (:class:`LayerCacheLocator`)."""
     if os.environ.get("NUMBA_CACHE_DIR") and not os.environ.get(_AUTO):
         return
-    cache_dir = _arena_root() / "numba" / _layer_hash(tuple(packages))
+    cache_dir = _layer_dir(tuple(packages))
     import numba
 
     numba.config.CACHE_DIR = str(cache_dir)
@@ -85,7 +90,7 @@ def layer_cache_dir(py_file: str | Path) -> Path | None:
     except (OSError, ValueError):
         return None
     packages = _LAYER_KEYS.get(rel.parts[0]) if len(rel.parts) > 1 else None
-    return None if packages is None else _arena_root() / "numba" / _layer_hash(packages)
+    return None if packages is None else _layer_dir(packages)
 
 
 class LayerCacheLocator(UserProvidedCacheLocator):
@@ -113,7 +118,7 @@ def cache_root() -> Path:
     default ``~/.cache/arena``)."""
     if _user_chose_cache_dir():
         return Path(os.environ["NUMBA_CACHE_DIR"])
-    return Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
+    return _arena_root()
 
 
 def private_cache_env(private_root: str | Path) -> dict[str, str]:
@@ -143,7 +148,7 @@ def seed_private_cache(private_root: str | Path) -> int:
     if _user_chose_cache_dir():
         sources = [root]
     else:
-        sources = [root / "numba" / source_hash("games"), root / "numba" / source_hash("games", "agents")]
+        sources = [_layer_dir(packages) for packages in _LAYER_KEYS.values()]
     private_root = Path(private_root)
     linked = 0
     for source in sources:
