@@ -85,6 +85,9 @@ class RoundSchedule:
         """Rounds whose results have been read."""
         self.decision = RUNNING
 
+    labels: list[str] | None = None
+    """Every entrant's label (a subclass's; stored games are checked against it on resume)."""
+
     # --- the plan so far ------------------------------------------------------------------
     @property
     def games_planned(self) -> int:
@@ -159,9 +162,8 @@ class RoundSchedule:
     def _check_planned(self, game_index: int, by_seat: Sequence[dict]) -> None:
         """Refuse a stored game played otherwise than planned (where the rows say: a store's
         rows carry the seats' labels and the board)."""
-        labels = getattr(self, "labels", None)
-        if labels is not None and all("label" in r for r in by_seat):
-            planned = [labels[e] for e in self.seating[game_index]]
+        if self.labels is not None and all("label" in r for r in by_seat):
+            planned = [self.labels[e] for e in self.seating[game_index]]
             stored = [r["label"] for r in by_seat]
             if stored != planned:
                 raise PlanMismatch(f"game {game_index} was played with {stored} at its seats, but this "
