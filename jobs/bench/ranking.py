@@ -177,13 +177,11 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
     # a free-for-all: the schedule reads the winner model; the round robin is rated both ways
     winner = winner_model_applies(tuple(range(players)))
     root = np.random.SeedSequence(seed)
-    games, decisions, adaptive_wrong, exact, far_pairs = [], [], 0, 0, 0
+    # per tournament: the schedule's games and wrong pairs, the round robin's wrong pairs per round count
+    games, decisions, adaptive_wrongs, rr_wrongs, far_pairs = [], [], [], [], 0
     claims = {ORDERED: [0, 0], WITHIN: [0, 0]}
-    rr_wrong = np.zeros(len(grid))
-    rr_exact = np.zeros(len(grid))
     rr_wrong_winner = np.zeros(len(grid))
     rr_exact_winner = np.zeros(len(grid))
-    per_tournament = {"games": [], "wrong": [], "rr_wrong": []}  # for the fitted match and its interval
     t0 = time.process_time()
     for t in range(tournaments):
         adaptive_rng, rr_rng = (np.random.default_rng(s) for s in root.spawn(2))
@@ -191,9 +189,8 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
         games.append(schedule.games_planned)
         decisions.append(schedule.decision)
         wrong, far = wrong_pairs(truth, schedule.fit.ratings, delta)
-        adaptive_wrong += wrong
+        adaptive_wrongs.append(wrong)
         far_pairs += far
-        exact += wrong == 0
         for pair in schedule.status.pairs:
             if pair.state == ORDERED:
                 claims[ORDERED][0] += 1
@@ -201,21 +198,16 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
             elif pair.state == WITHIN:
                 claims[WITHIN][0] += 1
                 claims[WITHIN][1] += abs(truth[pair.upper] - truth[pair.lower]) >= delta
-        per_tournament["games"].append(schedule.games_planned)
-        per_tournament["wrong"].append(wrong)
         rated = simulate_round_robin(game, grid, rr_rng, winner=winner)
-        per_tournament["rr_wrong"].append([])
-        for r, ratings in enumerate(rated[0] if winner else rated):
-            wrong, _ = wrong_pairs(truth, ratings, delta)
-            rr_wrong[r] += wrong
-            rr_exact[r] += wrong == 0
-            per_tournament["rr_wrong"][-1].append(wrong)
+        rr_wrongs.append([wrong_pairs(truth, ratings, delta)[0] for ratings in (rated[0] if winner else rated)])
         for r, ratings in enumerate(rated[1] if winner else []):
             wrong, _ = wrong_pairs(truth, ratings, delta)
             rr_wrong_winner[r] += wrong
             rr_exact_winner[r] += wrong == 0
     seconds = time.process_time() - t0
-    games = np.asarray(games)
+    games, adaptive_wrongs, rr_wrongs = np.asarray(games), np.asarray(adaptive_wrongs), np.asarray(rr_wrongs)
+    adaptive_wrong, exact = int(adaptive_wrongs.sum()), int((adaptive_wrongs == 0).sum())
+    rr_wrong, rr_exact = rr_wrongs.sum(axis=0), (rr_wrongs == 0).sum(axis=0)
     adaptive_rate = adaptive_wrong / max(far_pairs, 1)
     rr_rate = rr_wrong / max(far_pairs, 1)
 
@@ -249,8 +241,7 @@ def ranking_bench(entrants: int, players: int, tournaments: int, gap: float, con
                                 "rounds_to_match": winner_rounds, "games_to_match": winner_games,
                                 "games_ratio": float(games.mean() / winner_games) if winner_games else None}
                                if winner else None),
-        "fitted_match": fitted_match(np.asarray(per_tournament["games"]), np.asarray(per_tournament["wrong"]),
-                                     np.asarray(per_tournament["rr_wrong"]), grid, far_gaps(truth, delta),
+        "fitted_match": fitted_match(games, adaptive_wrongs, rr_wrongs, grid, far_gaps(truth, delta),
                                      rr_round_games, seed=seed),
         "cpu_seconds": seconds,
     }
@@ -322,13 +313,13 @@ def fitted_match(games: np.ndarray, wrong: np.ndarray, rr_wrong: np.ndarray, gri
         r = brentq(lambda x: curve(params, [x])[0] - rate, 1.0, high, xtol=1e-6)
         return games[index].mean() / (r * round_games), r, params
 
-    point, match_rounds, params = match(np.arange(len(games)))
+    everything = np.arange(len(games))
+    point, match_rounds, params = match(everything)
     rng = np.random.default_rng(seed)
     draws = [match(rng.integers(0, len(games), len(games)), params)[0] for _ in range(resamples)]
     low, high = np.percentile(draws, [2.5, 97.5])
     # with few wrong pairs the resamples say little: the ratio were the adaptive schedule's rate at
     # its one-sided 97.5% Clopper-Pearson bound (pairs counted as independent trials)
-    everything = np.arange(len(games))
     events, trials = int(wrong.sum()), len(games) * far
     rate_high = float(beta_distribution.ppf(0.975, events + 1, trials - events))
     ratio_high = match(everything, params, rate=rate_high)[0]
